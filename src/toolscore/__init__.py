@@ -1,0 +1,44 @@
+"""toolscore: score what an LLM agent did with its tools, offline, against what a correct agent
+would have done, with comparison rules that belong to each tool."""
+
+from toolscore.cases import parse_case, read_cases
+from toolscore.errors import CaseError, InputError, OutputError, SpecError
+from toolscore.matching import best_plan, iter_mismatches, matches
+from toolscore.model import MISMATCH_CODES, MISSING, Call, Case, CaseResult, Mismatch, Trajectory
+from toolscore.outputs import parse_output, read_outputs
+from toolscore.rules import Rule, compile_rule
+from toolscore.scoring import Scoring, Summary, score, score_case
+from toolscore.specs import SpecSet, load_specs, parse_specs
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MISMATCH_CODES",
+    "MISSING",
+    "Call",
+    "Case",
+    "CaseError",
+    "CaseResult",
+    "InputError",
+    "Mismatch",
+    "OutputError",
+    "Rule",
+    "Scoring",
+    "SpecError",
+    "SpecSet",
+    "Summary",
+    "Trajectory",
+    "__version__",
+    "best_plan",
+    "compile_rule",
+    "iter_mismatches",
+    "load_specs",
+    "matches",
+    "parse_case",
+    "parse_output",
+    "parse_specs",
+    "read_cases",
+    "read_outputs",
+    "score",
+    "score_case",
+]

@@ -1,0 +1,141 @@
+"""Read a cases file (JSON Lines) into `Case` values, checked against the spec set.
+
+A case is the target of scoring: a broken one is an input error naming the line and the field
+(it cannot be scored), unlike a broken produced call, which is a scored failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from toolscore.errors import CaseError
+from toolscore.jsonl import read_jsonl
+from toolscore.model import AnyOf, Call, Case, Plan, Ref
+from toolscore.specs import SpecSet
+
+_CALL_KEYS = frozenset({"name", "args", "id", "after"})
+
+
+def read_cases(path: str | Path, specs: SpecSet) -> Iterator[Case]:
+    """Stream the cases of a JSONL file, validating each line against `specs`."""
+    source = str(path)
+    for number, raw, data in read_jsonl(path, CaseError):
+        yield parse_case(data, specs, source, number, has_markers=b'"$' in raw)
+
+
+def parse_case(
+    data: Mapping[str, Any],
+    specs: SpecSet,
+    source: str = "<cases>",
+    line: int | None = None,
+    has_markers: bool = True,
+) -> Case:
+    """Build one `Case` from its parsed JSON object; CaseError names the field at fault.
+
+    `has_markers=False` promises that no value is a `$any`/`$ref` marker, skipping that walk.
+    """
+
+    def fail(where: str, message: str) -> CaseError:
+        return CaseError(source, message, line=line, field=where)
+
+    case_id = data.get("id")
+    if not isinstance(case_id, str) or not case_id:
+        raise fail("id", "every case needs a non-empty string id")
+    plans_node = data.get("plans")
+    if not isinstance(plans_node, list):
+        raise fail("plans", "must be a list of plans (use [] when no call is expected)")
+    plans: list[Plan] = []
+    for p, plan_node in enumerate(plans_node):
+        if not isinstance(plan_node, list):
+            raise fail(f"plans[{p}]", "a plan must be a list of calls")
+        plans.append(_plan(plan_node, specs, f"plans[{p}]", fail, has_markers))
+    tags = data.get("tags", ())
+    if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
+        raise fail("tags", "must be a list of strings")
+    extra = {k: v for k, v in data.items() if k not in ("id", "plans", "prompt", "tags")}
+    linked = any(call.after for plan in plans for call in plan) or (
+        has_markers and any(plan_refs(plan) for plan in plans)
+    )
+    return Case(case_id, tuple(plans), data.get("prompt"), tuple(tags), line, extra, linked)
+
+
+def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Any, has_markers: bool) -> Plan:
+    calls: list[Call] = []
+    labels = [n.get("id") for n in nodes if isinstance(n, Mapping) and n.get("id") is not None]
+    for c, node in enumerate(nodes):
+        here = f"{where}[{c}]"
+        if not isinstance(node, Mapping):
+            raise fail(here, "a call must be an object with name and args")
+        unknown = node.keys() - _CALL_KEYS
+        if unknown:
+            raise fail(f"{here}.{sorted(unknown)[0]}", "unknown key (a call has name, args, id, after)")
+        name = node.get("name")
+        tool = specs.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            known = ", ".join(sorted(specs.tools))
+            raise fail(f"{here}.name", f"{name!r} is not a tool in the spec (tools: {known})")
+        args = node.get("args", {})
+        if not isinstance(args, Mapping):
+            raise fail(f"{here}.args", "must be an object")
+        for arg in args:
+            if arg not in tool.args.args:
+                raise fail(f"{here}.args.{arg}", f"tool {name!r} has no argument {arg!r}")
+        label = node.get("id")
+        if label is not None and (not isinstance(label, str) or labels.count(label) > 1):
+            raise fail(f"{here}.id", "a call label must be a string, unique within its plan")
+        after = node.get("after", [])
+        if not isinstance(after, list) or not all(a in labels for a in after):
+            raise fail(f"{here}.after", f"must list labels of calls in this plan ({labels})")
+        if has_markers:
+            args = {k: _markers(v, labels, f"{here}.args.{k}", fail) for k, v in args.items()}
+        calls.append(Call(name, args, label=label, after=tuple(after)))
+    return tuple(calls)
+
+
+def _markers(value: Any, labels: list[Any], where: str, fail: Any) -> Any:
+    """Turn `{"$any": [...]}` and `{"$ref": "L#/p"}` into AnyOf and Ref, recursively."""
+    if isinstance(value, dict):
+        if "$any" in value:
+            options = value["$any"]
+            if len(value) != 1 or not isinstance(options, list) or not options:
+                raise fail(where, '$any must be the only key, with a non-empty list')
+            return AnyOf(_markers(o, labels, where, fail) for o in options)
+        if "$ref" in value:
+            return _ref(value, labels, where, fail)
+        return {k: _markers(v, labels, f"{where}.{k}", fail) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_markers(v, labels, f"{where}[{i}]", fail) for i, v in enumerate(value)]
+    return value
+
+
+def _ref(value: Mapping[str, Any], labels: list[Any], where: str, fail: Any) -> Ref:
+    target = value["$ref"]
+    if len(value) != 1 or not isinstance(target, str) or "#" not in target:
+        raise fail(where, '$ref must be the only key, a string "LABEL#/json/pointer"')
+    label, pointer = target.split("#", 1)
+    if label not in labels:
+        raise fail(where, f"$ref to unknown label {label!r} (labels in this plan: {labels})")
+    if pointer and not pointer.startswith("/"):
+        raise fail(where, f"{pointer!r} is not a JSON pointer (it must start with '/')")
+    return Ref(label, pointer)
+
+
+def plan_refs(plan: Plan) -> list[Ref]:
+    """Every `$ref` in a plan's argument values."""
+    found: list[Ref] = []
+
+    def walk(value: Any) -> None:
+        if type(value) is Ref:
+            found.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list | tuple):
+            for v in value:
+                walk(v)
+
+    for call in plan:
+        walk(call.args)
+    return found

@@ -1,0 +1,36 @@
+"""Errors about the user's input (specs, cases, outputs files): each names file, line and field.
+
+They are distinct from anything an agent produced: bad produced output is a scored failure,
+never an exception (STYLE.md 7).
+"""
+
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """A file the user gave cannot be used; the message is one line naming where and why."""
+
+    def __init__(
+        self, source: str, message: str, *, line: int | None = None, field: str | None = None
+    ) -> None:
+        self.source = source
+        self.line = line
+        self.field = field
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class SpecError(InputError):
+    """A spec file that is not a valid spec; `field` is the dotted path to the bad node."""
+
+
+class CaseError(InputError):
+    """A cases file line that is not a valid case."""
+
+
+class OutputError(InputError):
+    """An outputs file line whose structure (not the agent's content) is broken."""

@@ -1,0 +1,33 @@
+"""Stream a JSON Lines file as (line number, parsed object), without loading it whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from toolscore.errors import InputError
+
+
+def read_jsonl(
+    path: str | Path, error: type[InputError] = InputError
+) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+    """Yield (line number, raw line, object) for each non-blank line; `error` for bad lines."""
+    source = str(path)
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below, after the check
+    except OSError as failure:
+        raise error(source, f"cannot read: {failure.strerror or failure}") from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError as failure:
+                raise error(source, f"not valid JSON: {failure.msg}", line=number) from None
+            if type(value) is not dict:
+                raise error(source, "each line must be a JSON object", line=number)
+            yield number, line, value

@@ -1,0 +1,391 @@
+"""Argument comparison and optimal, order-free matching of produced calls to plans.
+
+`iter_mismatches` is the one walk every verdict is built on (STYLE.md 3): it descends objects
+and lists, applies defaults, handles `$any`, and asks scalar rules to judge. Plans are matched
+as a multiset by maximum bipartite matching, never greedily and never by position.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolscore.model import MISSING, AnyOf, Call, Mismatch, Ref
+from toolscore.rules import ListRule, ObjectRule, Rule, show
+
+Path = tuple[str | int, ...]
+
+
+def iter_mismatches(rule: Rule, expected: Any, produced: Any, path: Path = ()) -> Iterator[Mismatch]:
+    """Yield every reason why `produced` differs from `expected` under `rule`, with its path."""
+    if not rule.compared:
+        return
+    if type(expected) is AnyOf:
+        yield from _any_of(rule, expected, produced, path)
+        return
+    if type(expected) is Ref:
+        yield Mismatch(
+            "unresolved_ref", path, rule.describe(), str(expected), produced,
+            f"the value of {expected} was not resolved",
+        )
+        return
+    if expected is None or produced is None:
+        if expected is not produced:
+            yield Mismatch(
+                "value_mismatch", path, rule.describe(), expected, produced,
+                f"{show(produced)} does not equal {show(expected)}",
+            )
+        return
+    if rule.scalar:
+        verdict = rule.judge(expected, produced)
+        if verdict is not None:
+            yield Mismatch(verdict[0], path, rule.describe(), expected, produced, verdict[1])
+    elif type(rule) is ObjectRule:
+        yield from _object(rule, expected, produced, path)
+    elif type(rule) is ListRule:
+        yield from _list(rule, expected, produced, path)
+
+
+def matches(rule: Rule, expected: Any, produced: Any) -> bool:
+    """True when `produced` equals `expected` under `rule` (the walk finds nothing)."""
+    return next(iter_mismatches(rule, expected, produced), None) is None
+
+
+def value_problem(rule: Rule, value: Any) -> str | None:
+    """Why `rule` rejects `value` even compared with itself, or None when it is acceptable."""
+    for mismatch in iter_mismatches(rule, value, value):
+        return f"{mismatch.pointer}: {mismatch.message}" if mismatch.path else mismatch.message
+    return None
+
+
+def _any_of(rule: Rule, alternatives: AnyOf, produced: Any, path: Path) -> Iterator[Mismatch]:
+    first: Mismatch | None = None
+    for alternative in alternatives:
+        mismatch = next(iter_mismatches(rule, alternative, produced, path), None)
+        if mismatch is None:
+            return
+        first = first or mismatch
+    shown = ", ".join(show(a) for a in alternatives)
+    code = first.code if first is not None and len(alternatives) == 1 else "value_mismatch"
+    yield Mismatch(
+        code, path, rule.describe(), list(alternatives), produced,
+        f"{show(produced)} matches none of the acceptable values {shown}",
+    )
+
+
+def _object(rule: ObjectRule, expected: Any, produced: Any, path: Path) -> Iterator[Mismatch]:
+    if not isinstance(produced, Mapping):
+        yield Mismatch(
+            "type_mismatch", path, "object", expected, produced,
+            f"expected an object, got {show(produced)}",
+        )
+        return
+    if not isinstance(expected, Mapping):
+        yield Mismatch("type_mismatch", path, "object", expected, produced, "expected is not an object")
+        return
+    for name, sub in rule.args.items():
+        if not sub.compared:
+            continue
+        e = expected.get(name, sub.default)
+        p = produced.get(name, sub.default)
+        if e is MISSING or p is MISSING:
+            if e is p or rule.ignore_missing:
+                continue
+            if p is MISSING:
+                yield Mismatch(
+                    "missing_argument", (*path, name), sub.describe(), e, MISSING,
+                    f"argument {name!r} is missing (expected {show(e)})",
+                )
+            else:
+                yield Mismatch(
+                    "unexpected_argument", (*path, name), sub.describe(), MISSING, p,
+                    f"argument {name!r} was given ({show(p)}) but the plan omits it "
+                    "and it has no default",
+                )
+            continue
+        if sub.scalar and e is not None and p is not None and type(e) is not AnyOf:
+            verdict = sub.judge(e, p)
+            if verdict is not None:
+                yield Mismatch(verdict[0], (*path, name), sub.describe(), e, p, verdict[1])
+        else:
+            yield from iter_mismatches(sub, e, p, (*path, name))
+    if not rule.allow_unknown and len(produced.keys() - rule.args.keys()):
+        for name in produced:
+            if name not in rule.args:
+                yield Mismatch(
+                    "unexpected_argument", (*path, name), None, MISSING, produced[name],
+                    f"argument {name!r} is not in the spec",
+                )
+
+
+def _list(rule: ListRule, expected: Any, produced: Any, path: Path) -> Iterator[Mismatch]:
+    if not isinstance(produced, list):
+        yield Mismatch(
+            "type_mismatch", path, rule.describe(), expected, produced,
+            f"expected an array, got {show(produced)}",
+        )
+        return
+    if not isinstance(expected, list):
+        yield Mismatch("type_mismatch", path, rule.describe(), expected, produced,
+                       "expected is not an array")
+        return
+    if rule.ordered:
+        for index, (e, p) in enumerate(zip(expected, produced, strict=False)):
+            yield from iter_mismatches(rule.items, e, p, (*path, index))
+        if len(expected) != len(produced):
+            yield Mismatch(
+                "value_mismatch", path, rule.describe(), expected, produced,
+                f"expected {len(expected)} items, got {len(produced)}",
+            )
+        return
+    edges = [
+        [j for j, p in enumerate(produced) if matches(rule.items, e, p)] for e in expected
+    ]
+    paired = max_matching(edges, len(produced))
+    unmatched = len(expected) - sum(1 for j in paired if j is not None)
+    if unmatched or len(expected) != len(produced):
+        yield Mismatch(
+            "value_mismatch", path, rule.describe(), expected, produced,
+            f"as a multiset: {unmatched} of {len(expected)} expected items have no equal, "
+            f"{len(produced)} items given",
+        )
+
+
+def max_matching(
+    edges: Sequence[Sequence[int]],
+    n_right: int,
+    left_of: list[int | None] | None = None,
+    order: Sequence[int] | None = None,
+) -> list[int | None]:
+    """Maximum bipartite matching by augmenting paths (Kuhn); returns the right partner of each left.
+
+    `left_of` (right -> left) may hold a starting matching; augmenting keeps every vertex that
+    is already matched matched, which `match_plan` relies on. Written here rather than taken
+    from scipy because plans are small and the per-call overhead of a sparse matrix would
+    dominate the scorer's time.
+    """
+    left_of = [None] * n_right if left_of is None else left_of
+    right_of: list[int | None] = [None] * len(edges)
+    for right, left in enumerate(left_of):
+        if left is not None:
+            right_of[left] = right
+
+    def augment(left: int, seen: list[bool]) -> bool:
+        for right in edges[left]:
+            if seen[right]:
+                continue
+            seen[right] = True
+            owner = left_of[right]
+            if owner is None or augment(owner, seen):
+                left_of[right] = left
+                right_of[left] = right
+                return True
+        return False
+
+    for left in range(len(edges)) if order is None else order:
+        if right_of[left] is None:
+            augment(left, [False] * n_right)
+    return right_of
+
+
+@dataclass(frozen=True, slots=True)
+class PlanVerdict:
+    """The outcome of matching the produced calls against one plan (or the best of several)."""
+
+    plan: int | None
+    passed: bool
+    pairs: tuple[tuple[int, int], ...]
+    mismatches: tuple[Mismatch, ...]
+
+
+def _call_mismatches(rule: ObjectRule, expected: Call, produced: Call) -> list[Mismatch]:
+    if produced.args is None:
+        return [
+            Mismatch(
+                "arguments_unparseable", (), None, MISSING, produced.raw_args,
+                f"arguments could not be parsed: {produced.args_error}",
+            )
+        ]
+    return list(iter_mismatches(rule, expected.args, produced.args))
+
+
+def _call_matches(rule: ObjectRule, expected: Call, produced: Call) -> bool:
+    return produced.args is not None and matches(rule, expected.args, produced.args)
+
+
+def plan_passes(
+    tools: Mapping[str, ObjectRule],
+    extra_ok: frozenset[str],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+) -> tuple[tuple[int, int], ...] | None:
+    """The pairing under which `calls` carry out `plan` exactly, or None when there is none.
+
+    Every expected call must be paired with an equal produced call of the same tool, and
+    every produced call paired too, except calls to tools in `extra_ok` (relaxed extras).
+    """
+    n, m = len(plan), len(calls)
+    if m < n or (m > n and not extra_ok):
+        return None
+    if n == 0:
+        relaxed = all(call.name in extra_ok for call in calls)
+        return () if relaxed else None
+    if n == 1 and m == 1:
+        e, p = plan[0], calls[0]
+        ok = e.name == p.name and _call_matches(tools[e.name], e, p)
+        return ((0, 0),) if ok else None
+    by_name: dict[str, list[int]] = {}
+    for j, call in enumerate(calls):
+        by_name.setdefault(call.name, []).append(j)
+    edges = [
+        [j for j in by_name.get(e.name, ()) if _call_matches(tools[e.name], e, calls[j])]
+        for e in plan
+    ]
+    strict = [j for j, call in enumerate(calls) if call.name not in extra_ok]
+    left_of: list[int | None] | None = None
+    if len(strict) < m:
+        # Match the produced calls that may not stay unpaired first, from their side; the
+        # augmenting passes from the plan's side below keep them matched (Berge).
+        reverse: list[list[int]] = [[] for _ in range(m)]
+        for i, rights in enumerate(edges):
+            for j in rights:
+                reverse[j].append(i)
+        left_of = max_matching(reverse, n, order=strict)
+        if any(left_of[j] is None for j in strict):
+            return None
+    right_of = max_matching(edges, m, left_of)
+    if any(j is None for j in right_of):
+        return None
+    return tuple((i, j) for i, j in enumerate(right_of) if j is not None)
+
+
+def diagnose_plan(
+    tools: Mapping[str, ObjectRule],
+    extra_ok: frozenset[str],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+) -> tuple[tuple[tuple[int, int], ...], list[Mismatch]]:
+    """The best pairing for a plan the calls do not carry out, and the mismatches it leaves.
+
+    Best means most same-tool pairs, then fewest mismatches (a minimum-cost assignment), so
+    the reasons shown do not depend on the order of the calls.
+    """
+    pairs, pair_mismatches = _best_pairing(tools, plan, calls)
+    mismatches: list[Mismatch] = []
+    for (i, j), found in zip(pairs, pair_mismatches, strict=True):
+        mismatches.extend(mm.at(j, i) for mm in found)
+    paired_plan = {i for i, _ in pairs}
+    paired_calls = {j for _, j in pairs}
+    leftover_plan = [i for i in range(len(plan)) if i not in paired_plan]
+    leftover_calls = [j for j in range(len(calls)) if j not in paired_calls]
+    known_extras = [
+        j for j in leftover_calls if calls[j].name in tools and calls[j].name not in extra_ok
+    ]
+    for i in leftover_plan:
+        e = plan[i]
+        if known_extras:
+            j = known_extras.pop(0)
+            leftover_calls.remove(j)
+            mismatches.append(
+                Mismatch(
+                    "wrong_tool", (), None, e.name, calls[j].name,
+                    f"called {calls[j].name!r} where {e.name!r} was expected", j, i,
+                )
+            )
+        else:
+            mismatches.append(
+                Mismatch(
+                    "missing_call", (), None, e.name, MISSING,
+                    f"expected a call to {e.name!r}, none was made", None, i,
+                )
+            )
+    for j in leftover_calls:
+        name = calls[j].name
+        if name not in tools:
+            known = ", ".join(sorted(tools))
+            mismatches.append(
+                Mismatch(
+                    "unknown_tool", (), None, MISSING, name,
+                    f"{name!r} is not a tool in the spec (tools: {known})", j, None,
+                )
+            )
+        elif name not in extra_ok:
+            mismatches.append(
+                Mismatch(
+                    "extra_call", (), None, MISSING, name,
+                    f"call to {name!r} is not in the plan", j, None,
+                )
+            )
+    return pairs, mismatches
+
+
+def _best_pairing(
+    tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
+) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+    found: dict[tuple[int, int], list[Mismatch]] = {}
+    for i, e in enumerate(plan):
+        for j, p in enumerate(calls):
+            if e.name == p.name:
+                found[i, j] = _call_mismatches(tools[e.name], e, p)
+    if not found:
+        return (), []
+    rows = sorted({i for i, _ in found})
+    cols = sorted({j for _, j in found})
+    if len(found) == 1:
+        ((i, j),) = found
+        return ((i, j),), [found[i, j]]
+    # A pair costs its number of mismatches; "no pair" costs more than every real pair put
+    # together, so the assignment maximises pairs first and minimises mismatches second.
+    unpaired = 1 + sum(len(v) for v in found.values())
+    cost = [[len(found[i, j]) if (i, j) in found else unpaired for j in cols] for i in rows]
+    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415 - only failed cases need it
+
+    row_index, col_index = linear_sum_assignment(cost)
+    pairs = []
+    for r, c in zip(row_index.tolist(), col_index.tolist(), strict=True):
+        if (rows[r], cols[c]) in found:
+            pairs.append((rows[r], cols[c]))
+    pairs.sort()
+    return tuple(pairs), [found[pair] for pair in pairs]
+
+
+def names_match(plans: Sequence[Sequence[Call]], calls: Sequence[Call], extra_ok: frozenset[str]) -> bool:
+    """True when the produced tool names equal some plan's as a multiset (relaxed extras aside)."""
+    produced = Counter(call.name for call in calls)
+    for plan in plans:
+        surplus = produced.copy()
+        surplus.subtract(call.name for call in plan)
+        if all(count == 0 or (count > 0 and name in extra_ok) for name, count in surplus.items()):
+            return True
+    return False
+
+
+def best_plan(
+    tools: Mapping[str, ObjectRule],
+    extra_ok: frozenset[str],
+    plans: Sequence[Sequence[Call]],
+    calls: Sequence[Call],
+    diagnose: bool = True,
+) -> PlanVerdict:
+    """Match `calls` against every acceptable plan: the first that passes, else the closest.
+
+    No plan at all means the right answer is no call (abstention). `diagnose=False` skips
+    working out the reasons for a failure (the lowercase baseline only needs the verdict).
+    """
+    candidates: list[tuple[int | None, Sequence[Call]]] = list(enumerate(plans)) or [(None, ())]
+    for index, plan in candidates:
+        pairs = plan_passes(tools, extra_ok, plan, calls)
+        if pairs is not None:
+            return PlanVerdict(index, True, pairs, ())
+    if not diagnose:
+        return PlanVerdict(None, False, (), ())
+    best: tuple[tuple[int, int], PlanVerdict] | None = None
+    for index, plan in candidates:
+        pairs, mismatches = diagnose_plan(tools, extra_ok, plan, calls)
+        rank = (-len(pairs), len(mismatches))
+        if best is None or rank < best[0]:
+            best = (rank, PlanVerdict(index, False, pairs, tuple(mismatches)))
+    assert best is not None
+    return best[1]

@@ -1,0 +1,175 @@
+"""Value types shared by every part of toolscore: calls, plans, cases, trajectories, verdicts.
+
+They are plain, immutable (or append-only) records with no I/O, so that readers, the matcher
+and the reports can pass them around without caring where they came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+MISMATCH_CODES: Final = (
+    "missing_call",
+    "extra_call",
+    "unknown_tool",
+    "wrong_tool",
+    "missing_argument",
+    "unexpected_argument",
+    "type_mismatch",
+    "value_mismatch",
+    "arguments_unparseable",
+    "order_violation",
+    "unresolved_ref",
+)
+"""The closed set of mismatch codes (DESIGN.md); a test proves each is produced somewhere."""
+
+
+class _Missing:
+    """The absence of an argument, distinct from JSON `null`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _Missing()
+
+
+class AnyOf(tuple[Any, ...]):
+    """`{"$any": [...]}` in an expected value: any one alternative is acceptable."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"AnyOf{tuple(self)!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """`{"$ref": "LABEL#/pointer"}`: a value taken from the result of the call labelled LABEL."""
+
+    label: str
+    pointer: str
+
+    def __str__(self) -> str:
+        return f"{self.label}#{self.pointer}"
+
+
+def pointer_of(path: tuple[str | int, ...]) -> str:
+    """Return the JSON pointer (RFC 6901) for a sequence of keys and indexes."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call, expected (in a plan) or produced (by the agent).
+
+    `args` is None when the produced arguments could not be parsed; `args_error` then says why
+    and `raw_args` keeps what the agent sent. Expected calls may carry a `label` and `after`.
+    """
+
+    name: str
+    args: Mapping[str, Any] | None
+    raw_args: str | None = None
+    args_error: str | None = None
+    label: str | None = None
+    after: tuple[str, ...] = ()
+    call_id: str | None = None
+    result: Any = MISSING
+
+
+Plan = tuple[Call, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """A prompt and the acceptable plans; no non-empty plan means the right answer is no call."""
+
+    id: str
+    plans: tuple[Plan, ...]
+    prompt: Any = None
+    tags: tuple[str, ...] = ()
+    line: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    linked: bool = False
+    """True when some plan links calls by `$ref` or `after` (checked through data flow)."""
+
+    @property
+    def kind(self) -> Literal["tool", "abstention"]:
+        """`tool` when some plan has a call, else `abstention` (DESIGN.md metrics)."""
+        return "tool" if any(self.plans) else "abstention"
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """What the agent did for one case: its calls in order and its final response."""
+
+    case_id: str
+    calls: tuple[Call, ...]
+    response: str | None = None
+    missing: bool = False
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """One reason a case failed, machine-readable (STYLE.md 1).
+
+    `call` is the produced call's position in the trajectory, `plan_call` the expected call's
+    position in the plan; either is None when that side has no call (missing or extra calls).
+    """
+
+    code: str
+    path: tuple[str | int, ...] = ()
+    rule: str | None = None
+    expected: Any = MISSING
+    produced: Any = MISSING
+    message: str = ""
+    call: int | None = None
+    plan_call: int | None = None
+
+    @property
+    def pointer(self) -> str:
+        """The JSON pointer of `path` within the call's arguments."""
+        return pointer_of(self.path)
+
+    def at(self, call: int | None, plan_call: int | None) -> Mismatch:
+        """Return this mismatch located at the given produced and expected call positions."""
+        return Mismatch(
+            self.code,
+            self.path,
+            self.rule,
+            self.expected,
+            self.produced,
+            self.message,
+            call,
+            plan_call,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """The verdict on one case, with the evidence that decided it.
+
+    `pairs` lists (plan call index, produced call index) of the chosen pairing; `name_ok` says
+    whether the produced tool names equal some plan's as a multiset; `baselines` holds the
+    exact-JSON and lowercase verdicts computed in the same pass.
+    """
+
+    id: str
+    passed: bool
+    kind: Literal["tool", "abstention"]
+    plan: int | None
+    mismatches: tuple[Mismatch, ...]
+    baselines: Mapping[str, bool]
+    name_ok: bool
+    pairs: tuple[tuple[int, int], ...] = ()
+    expected_tools: tuple[str, ...] = ()
+    produced_calls: int = 0
+    missing_output: bool = False

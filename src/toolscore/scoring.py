@@ -1,0 +1,366 @@
+"""Score cases against what the agent produced: one verdict per case, streamed, and a summary.
+
+Every case is scored three ways in the same pass: by the rules, by exact JSON comparison with
+the first plan, and by the lowercase scorer (every string casefolded, omissions ignored), so
+that the report shows what the rules changed (DESIGN.md metrics).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolscore.errors import CaseError, OutputError
+from toolscore.matching import best_plan, names_match
+from toolscore.model import Call, Case, CaseResult, Mismatch, Trajectory
+from toolscore.rules import json_equal
+from toolscore.specs import SpecSet
+
+DISAGREEMENT_IDS_KEPT = 10_000
+"""How many ids of cases where a baseline and the rules disagree the summary keeps."""
+
+
+def exact_baseline(plans: Sequence[Sequence[Call]], calls: Sequence[Call]) -> bool:
+    """The naive scorer: the produced calls equal the first plan as parsed JSON, by position."""
+    plan = plans[0] if plans else ()
+    if len(plan) != len(calls):
+        return False
+    for e, p in zip(plan, calls, strict=True):
+        if e.name != p.name or p.args is None:
+            return False
+        if e.args != p.args or not json_equal(e.args, p.args):
+            return False
+    return True
+
+
+def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult:
+    """The verdict on one case: best plan, pairing, mismatches, and both baselines."""
+    if case.linked:
+        raise CaseError(
+            "<cases>" if case.line is None else "cases",
+            "$ref and after need data-flow matching, which this version does not support yet",
+            line=case.line,
+            field="plans",
+        )
+    calls = trajectory.calls
+    verdict = best_plan(specs.rules, specs.extra_ok, case.plans, calls)
+    lowercase = verdict.passed or best_plan(
+        specs.lowercase_rules, specs.extra_ok, case.plans, calls, diagnose=False
+    ).passed
+    name_ok = verdict.passed or names_match(case.plans, calls, specs.extra_ok)
+    return CaseResult(
+        id=case.id,
+        passed=verdict.passed,
+        kind=case.kind,
+        plan=verdict.plan,
+        mismatches=verdict.mismatches,
+        baselines={"exact": exact_baseline(case.plans, calls), "lowercase": lowercase},
+        name_ok=name_ok,
+        pairs=verdict.pairs,
+        produced_calls=len(calls),
+        missing_output=trajectory.missing,
+    )
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A proportion with its denominator, so that 1.0 over 2 cases does not pass for 1.0 over 2,000."""
+
+    passed: int
+    n: int
+
+    @property
+    def value(self) -> float | None:
+        """passed / n, or None when there is nothing to measure."""
+        return self.passed / self.n if self.n else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The rate as the report shows it: value, denominator, and numerator."""
+        value = self.value
+        return {"value": None if value is None else round(value, 4), "n": self.n, "passed": self.passed}
+
+
+@dataclass
+class Tally:
+    """Pass/fail counts and mismatch codes for one tool or one argument."""
+
+    passed: int = 0
+    failed: int = 0
+    extra: int = 0
+    codes: Counter[str] = field(default_factory=Counter)
+
+    def to_json(self, top: int = 3) -> dict[str, Any]:
+        """Counts and the most common mismatch codes."""
+        data: dict[str, Any] = {"passed": self.passed, "failed": self.failed}
+        if self.extra:
+            data["extra"] = self.extra
+        data["top_codes"] = [[code, count] for code, count in self.codes.most_common(top)]
+        return data
+
+
+@dataclass
+class BaselineTally:
+    """How a baseline scorer did, and where it disagreed with the rules."""
+
+    passed: int = 0
+    only_rules_pass: int = 0
+    only_baseline_passes: int = 0
+    ids: list[str] = field(default_factory=list)
+
+    def add(self, case_id: str, baseline: bool, rules: bool) -> None:
+        """Count one case's baseline verdict beside the rules' verdict."""
+        self.passed += baseline
+        if baseline != rules:
+            if rules:
+                self.only_rules_pass += 1
+            else:
+                self.only_baseline_passes += 1
+            if len(self.ids) < DISAGREEMENT_IDS_KEPT:
+                self.ids.append(case_id)
+
+    def to_json(self, cases: int) -> dict[str, Any]:
+        """Passes, accuracy and disagreements with the rules, ids included (capped)."""
+        disagreements = self.only_rules_pass + self.only_baseline_passes
+        return {
+            "passed": self.passed,
+            "accuracy": round(self.passed / cases, 4) if cases else None,
+            "disagreements": disagreements,
+            "only_rules_pass": self.only_rules_pass,
+            "only_baseline_passes": self.only_baseline_passes,
+            "disagreement_ids": self.ids,
+            "disagreement_ids_truncated": disagreements > len(self.ids),
+        }
+
+
+@dataclass
+class Summary:
+    """The metrics of a scoring run (DESIGN.md), each with its denominator."""
+
+    cases: int = 0
+    passed: int = 0
+    name: Rate = field(default_factory=lambda: Rate(0, 0))
+    arguments: Rate = field(default_factory=lambda: Rate(0, 0))
+    abstention: Rate = field(default_factory=lambda: Rate(0, 0))
+    missed_calls: int = 0
+    missing_outputs: int = 0
+    unmatched_outputs: int = 0
+    baselines: dict[str, BaselineTally] = field(default_factory=dict)
+    per_tool: dict[str, Tally] = field(default_factory=dict)
+    per_argument: dict[str, Tally] = field(default_factory=dict)
+    codes: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def accuracy(self) -> float | None:
+        """Passed cases over all cases."""
+        return self.passed / self.cases if self.cases else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The `summary` block of the report JSON."""
+        accuracy = self.accuracy
+        return {
+            "cases": self.cases,
+            "passed": self.passed,
+            "accuracy": None if accuracy is None else round(accuracy, 4),
+            "name_accuracy": self.name.to_json(),
+            "argument_accuracy": self.arguments.to_json(),
+            "abstention_accuracy": self.abstention.to_json(),
+            "missed_calls": self.missed_calls,
+            "missing_outputs": self.missing_outputs,
+            "unmatched_outputs": self.unmatched_outputs,
+            "baselines": {k: v.to_json(self.cases) for k, v in self.baselines.items()},
+            "codes": dict(self.codes.most_common()),
+            "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
+            "per_argument": {k: v.to_json() for k, v in sorted(self.per_argument.items())},
+        }
+
+
+class SummaryBuilder:
+    """Accumulates case results into a `Summary` in constant memory (but for capped id lists)."""
+
+    def __init__(self, specs: SpecSet) -> None:
+        self._specs = specs
+        self._counts = Counter[str]()
+        self._exact = BaselineTally()
+        self._lowercase = BaselineTally()
+        self._tools: dict[str, Tally] = {}
+        self._args: dict[str, Tally] = {}
+        self._codes = Counter[str]()
+        self._arg_keys = {
+            tool: {arg: f"{tool}.{arg}" for arg, rule in spec.args.args.items() if rule.compared}
+            for tool, spec in specs.tools.items()
+        }
+        self.unmatched_outputs = 0
+
+    def add(self, case: Case, trajectory: Trajectory, result: CaseResult) -> None:
+        """Count one case: its verdict, metrics, per-tool and per-argument tallies."""
+        counts = self._counts
+        counts["cases"] += 1
+        counts["passed"] += result.passed
+        counts["missing"] += result.missing_output
+        self._exact.add(result.id, result.baselines["exact"], result.passed)
+        self._lowercase.add(result.id, result.baselines["lowercase"], result.passed)
+        if result.kind == "abstention":
+            counts["abstention_n"] += 1
+            counts["abstention_ok"] += result.passed
+        else:
+            counts["tool_cases"] += 1
+            counts["name_ok"] += result.name_ok
+            if not result.passed and result.produced_calls == 0:
+                counts["missed_calls"] += 1
+        plan = case.plans[result.plan] if result.plan is not None else ()
+        self._tally_calls(plan, trajectory.calls, result)
+        for mismatch in result.mismatches:
+            self._codes[mismatch.code] += 1
+
+    def _tally_calls(self, plan: Sequence[Call], calls: Sequence[Call], result: CaseResult) -> None:
+        by_pair: dict[tuple[int | None, int | None], list[Mismatch]] = {}
+        for mismatch in result.mismatches:
+            by_pair.setdefault((mismatch.plan_call, mismatch.call), []).append(mismatch)
+        counts = self._counts
+        for i, j in result.pairs:
+            expected, produced = plan[i], calls[j]
+            found = by_pair.get((i, j), ())
+            counts["arg_n"] += 1
+            counts["arg_ok"] += not found
+            tool = self._tool(expected.name)
+            if found:
+                tool.failed += 1
+                tool.codes.update(m.code for m in found)
+            else:
+                tool.passed += 1
+            self._tally_arguments(expected, produced, found)
+        for mismatch in result.mismatches:
+            if mismatch.code in ("missing_call", "wrong_tool") and mismatch.plan_call is not None:
+                tool = self._tool(plan[mismatch.plan_call].name)
+                tool.failed += 1
+                tool.codes[mismatch.code] += 1
+            if mismatch.code in ("extra_call", "wrong_tool", "unknown_tool") and mismatch.call is not None:
+                tool = self._tool(calls[mismatch.call].name)
+                tool.extra += 1
+                if mismatch.code != "wrong_tool":
+                    tool.codes[mismatch.code] += 1
+
+    def _tally_arguments(self, expected: Call, produced: Call, found: Sequence[Mismatch]) -> None:
+        keys = self._arg_keys[expected.name]
+        failing = {m.path[0]: m.code for m in found if m.path}
+        names = set(expected.args or ())
+        if produced.args is not None:
+            names.update(produced.args)
+        for name in names:
+            key = keys.get(name)
+            if key is None:
+                if name not in failing:
+                    continue
+                key = f"{expected.name}.{name}"
+            tally = self._args.get(key)
+            if tally is None:
+                tally = self._args[key] = Tally()
+            code = failing.get(name)
+            if code is None:
+                tally.passed += 1
+            else:
+                tally.failed += 1
+                tally.codes[code] += 1
+
+    def _tool(self, name: str) -> Tally:
+        tally = self._tools.get(name)
+        if tally is None:
+            tally = self._tools[name] = Tally()
+        return tally
+
+    def finish(self) -> Summary:
+        """The summary of everything added so far."""
+        c = self._counts
+        return Summary(
+            cases=c["cases"],
+            passed=c["passed"],
+            name=Rate(c["name_ok"], c["tool_cases"]),
+            arguments=Rate(c["arg_ok"], c["arg_n"]),
+            abstention=Rate(c["abstention_ok"], c["abstention_n"]),
+            missed_calls=c["missed_calls"],
+            missing_outputs=c["missing"],
+            unmatched_outputs=self.unmatched_outputs,
+            baselines={"exact": self._exact, "lowercase": self._lowercase},
+            per_tool=dict(self._tools),
+            per_argument=dict(self._args),
+            codes=self._codes,
+        )
+
+
+def join(
+    cases: Iterable[Case], outputs: Iterable[Trajectory], on_unmatched: Any = None
+) -> Iterator[tuple[Case, Trajectory]]:
+    """Pair each case with its output by id, streaming when both files are in the same order.
+
+    Outputs read ahead of their case wait in memory; a case with no output gets an empty,
+    `missing` trajectory. Duplicate ids in either file are input errors.
+    """
+    pending: dict[str, Trajectory] = {}
+    remaining = iter(outputs)
+    seen_cases: set[str] = set()
+    seen_outputs: set[str] = set()
+
+    def take(trajectory: Trajectory) -> Trajectory:
+        if trajectory.case_id in seen_outputs:
+            raise OutputError("outputs", f"duplicate output for case {trajectory.case_id!r}",
+                              line=trajectory.line, field="id")
+        seen_outputs.add(trajectory.case_id)
+        return trajectory
+
+    for case in cases:
+        if case.id in seen_cases:
+            raise CaseError("cases", f"duplicate case id {case.id!r}", line=case.line, field="id")
+        seen_cases.add(case.id)
+        found = pending.pop(case.id, None)
+        while found is None:
+            following = next(remaining, None)
+            if following is None:
+                break
+            take(following)
+            if following.case_id == case.id:
+                found = following
+            else:
+                pending[following.case_id] = following
+        yield case, found or Trajectory(case.id, (), missing=True)
+    unmatched = list(pending)
+    for following in remaining:
+        unmatched.append(take(following).case_id)
+    if on_unmatched is not None:
+        on_unmatched(unmatched)
+
+
+class Scoring:
+    """A scoring run: iterate it for case results as they are decided, then ask for `summary()`."""
+
+    def __init__(self, specs: SpecSet, cases: Iterable[Case], outputs: Iterable[Trajectory]) -> None:
+        self.specs = specs
+        self.unmatched_output_ids: list[str] = []
+        self._builder = SummaryBuilder(specs)
+        self._pairs = join(cases, outputs, self._unmatched)
+        self._done = False
+
+    def _unmatched(self, ids: list[str]) -> None:
+        self.unmatched_output_ids = ids
+        self._builder.unmatched_outputs = len(ids)
+
+    def __iter__(self) -> Iterator[CaseResult]:
+        specs, builder = self.specs, self._builder
+        for case, trajectory in self._pairs:
+            result = score_case(specs, case, trajectory)
+            builder.add(case, trajectory, result)
+            yield result
+        self._done = True
+
+    def summary(self) -> Summary:
+        """Finish the run (scoring whatever was not iterated yet) and return its summary."""
+        if not self._done:
+            for _ in self:
+                pass
+        return self._builder.finish()
+
+
+def score(specs: SpecSet, cases: Iterable[Case], outputs: Iterable[Trajectory]) -> Scoring:
+    """Score `cases` against `outputs` (joined by id) under `specs`, lazily and in one pass."""
+    return Scoring(specs, cases, outputs)

@@ -1,0 +1,315 @@
+"""Load and validate spec files: the native YAML/JSON format and OpenAI-style tool lists.
+
+A spec set says, per tool and per argument, which differences are harmless. It is checked
+completely when loaded, so that scoring never meets a broken rule (STYLE.md 4).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError as JsonSchemaError
+
+from toolscore.errors import SpecError
+from toolscore.matching import value_problem
+from toolscore.model import MISSING
+from toolscore.rules import ListRule, ObjectRule, Rule, RuleError, compile_rule, show, suggest
+
+RELAXATIONS = ("extra_calls", "unknown_args")
+_TOP_KEYS = ("version", "tools", "relax")
+_TOOL_KEYS = ("version", "args", "description")
+_RELAX_KEYS = ("allow", "tools", "reason")
+
+
+@dataclass(frozen=True, slots=True)
+class Relaxation:
+    """A declared exception to failing closed, with the reason it is harmless."""
+
+    allow: str
+    tools: tuple[str, ...]
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The relaxation as reports list it."""
+        return {"allow": self.allow, "tools": list(self.tools), "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool: its spec version and the rule for its arguments (an object rule)."""
+
+    name: str
+    version: str | int | None
+    args: ObjectRule
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class SpecSet:
+    """Every tool's rules, the relaxations in force, and where they came from."""
+
+    tools: Mapping[str, ToolSpec]
+    relaxations: tuple[Relaxation, ...] = ()
+    version: str | None = None
+    source: str = "<specs>"
+    sha256: str = ""
+    rules: Mapping[str, ObjectRule] = field(init=False)
+    lowercase_rules: Mapping[str, ObjectRule] = field(init=False)
+    extra_ok: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        rules = {name: tool.args for name, tool in self.tools.items()}
+        object.__setattr__(self, "rules", rules)
+        lowered = {name: rule.lowercased() for name, rule in rules.items()}
+        object.__setattr__(self, "lowercase_rules", lowered)
+        extra = {t for r in self.relaxations if r.allow == "extra_calls" for t in r.tools}
+        object.__setattr__(self, "extra_ok", frozenset(extra))
+
+    def describe(self) -> dict[str, Any]:
+        """The provenance block of a report: version label, content hash, tool versions."""
+        return {
+            "version": self.version,
+            "sha256": self.sha256,
+            "tools": {name: tool.version for name, tool in self.tools.items()},
+        }
+
+
+class _Problems:
+    """Collects spec problems so that `lint` can show them all and loading can raise the first."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.errors: list[SpecError] = []
+
+    def add(self, where: str, message: str) -> None:
+        self.errors.append(SpecError(self.source, message, field=where))
+
+
+def load_specs(path: str | Path) -> SpecSet:
+    """Read a spec file (`.yaml`, `.yml` or `.json`) and return its validated spec set."""
+    specs, problems = _load(path)
+    if problems:
+        raise problems[0]
+    assert specs is not None
+    return specs
+
+
+def check_specs(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
+    """Every problem of a spec file, for `lint`; the spec set too when there are none."""
+    return _load(path)
+
+
+def _load(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
+    source = str(path)
+    try:
+        content = Path(path).read_bytes()
+    except OSError as error:
+        raise SpecError(source, f"cannot read: {error.strerror or error}") from None
+    data = _parse_document(content, source)
+    return parse_specs(data, source, hashlib.sha256(content).hexdigest())
+
+
+def _parse_document(content: bytes, source: str) -> Any:
+    if source.endswith(".json"):
+        try:
+            return orjson.loads(content)
+        except orjson.JSONDecodeError as error:
+            raise SpecError(source, f"not valid JSON: {error}", line=error.lineno) from None
+    try:
+        return yaml.safe_load(content)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise SpecError(source, f"not valid YAML: {problem}", line=line) from None
+
+
+def parse_specs(data: Any, source: str = "<specs>", sha256: str = "") -> tuple[SpecSet | None, list[SpecError]]:
+    """Validate parsed spec data (native or OpenAI-style); return the spec set or the problems."""
+    problems = _Problems(source)
+    if isinstance(data, list):
+        tools = dict(_openai_tools(data, problems))
+        relaxations: tuple[Relaxation, ...] = ()
+        version = None
+    elif isinstance(data, Mapping):
+        for key in data:
+            if key not in _TOP_KEYS:
+                problems.add(str(key), f"unknown key{suggest(str(key), _TOP_KEYS)}")
+        version = data.get("version")
+        if version is not None and not isinstance(version, str | int | float):
+            problems.add("version", "must be a string")
+        tools = dict(_native_tools(data.get("tools"), problems))
+        relaxations = tuple(_relaxations(data.get("relax", []), tools, problems))
+    else:
+        problems.add("(top)", "a spec is a mapping with 'tools', or a list of tool definitions")
+        return None, problems.errors
+    for name, tool in tools.items():
+        _check_defaults(tool.args, f"tools.{name}.args", problems)
+    if problems.errors:
+        return None, problems.errors
+    label = None if version is None else str(version)
+    return SpecSet(tools, relaxations, label, source, sha256), []
+
+
+def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpec]]:
+    if not isinstance(node, Mapping) or not node:
+        problems.add("tools", "must be a non-empty mapping of tool names to tool specs")
+        return
+    for name, tool in node.items():
+        where = f"tools.{name}"
+        if not isinstance(tool, Mapping):
+            problems.add(where, "must be a mapping with 'args' (and optionally 'version')")
+            continue
+        for key in tool:
+            if key not in _TOOL_KEYS:
+                problems.add(f"{where}.{key}", f"unknown key{suggest(str(key), _TOOL_KEYS)}")
+        args = tool.get("args") or {}
+        version = tool.get("version")
+        if version is not None and not isinstance(version, str | int):
+            problems.add(f"{where}.version", "must be a string or an integer")
+        rule = _compile_tool(args, where + ".args", problems)
+        if rule is not None:
+            yield str(name), ToolSpec(str(name), version, rule, tool.get("description"))
+
+
+def _compile_tool(args: Any, where: str, problems: _Problems) -> ObjectRule | None:
+    try:
+        rule = compile_rule({"kind": "object", "args": args})
+    except RuleError as error:
+        path = ".".join(str(p) for p in error.path)
+        problems.add(f"{where}.{path}" if path else where, error.message)
+        return None
+    assert isinstance(rule, ObjectRule)
+    return rule
+
+
+def _relaxations(
+    node: Any, tools: Mapping[str, ToolSpec], problems: _Problems
+) -> Iterator[Relaxation]:
+    if not isinstance(node, list):
+        problems.add("relax", "must be a list of {allow, tools, reason} entries")
+        return
+    for index, entry in enumerate(node):
+        where = f"relax[{index}]"
+        if not isinstance(entry, Mapping):
+            problems.add(where, "must be a mapping with allow, tools and reason")
+            continue
+        for key in entry:
+            if key not in _RELAX_KEYS:
+                problems.add(f"{where}.{key}", f"unknown key{suggest(str(key), _RELAX_KEYS)}")
+        allow, names, reason = entry.get("allow"), entry.get("tools"), entry.get("reason")
+        ok = True
+        if allow not in RELAXATIONS:
+            problems.add(f"{where}.allow", f"must be one of {', '.join(RELAXATIONS)}"
+                         f"{suggest(str(allow), RELAXATIONS)}")
+            ok = False
+        if not isinstance(reason, str) or not reason.strip():
+            problems.add(f"{where}.reason", "every relaxation needs a reason")
+            ok = False
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            problems.add(f"{where}.tools", "must be a non-empty list of tool names")
+            continue
+        for name in names:
+            if name not in tools:
+                problems.add(f"{where}.tools", f"unknown tool {name!r}{suggest(name, list(tools))}")
+                ok = False
+        if ok:
+            yield Relaxation(str(allow), tuple(names), str(reason))
+
+
+def _check_defaults(rule: Rule, where: str, problems: _Problems) -> None:
+    """A default must be a value its own rule accepts (null is always a valid default)."""
+    if isinstance(rule, ObjectRule):
+        for name, sub in rule.args.items():
+            _check_defaults(sub, f"{where}.{name}", problems)
+    elif isinstance(rule, ListRule):
+        _check_defaults(rule.items, f"{where}.items", problems)
+    if rule.default is not None and rule.default is not MISSING:
+        problem = value_problem(rule, rule.default)
+        if problem:
+            problems.add(where, f"default {show(rule.default)} is rejected by its own rule: {problem}")
+
+
+# --- OpenAI-style tool definitions ----------------------------------------------------------
+
+_SCHEMA_KINDS = {"string": "exact", "number": "number", "integer": "integer",
+                 "boolean": "boolean", "object": "object", "array": "list"}
+
+
+def _openai_tools(items: list[Any], problems: _Problems) -> Iterator[tuple[str, ToolSpec]]:
+    if not items:
+        problems.add("(top)", "the tool list is empty")
+    for index, item in enumerate(items):
+        where = f"[{index}]"
+        function = item.get("function", item) if isinstance(item, Mapping) else None
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            problems.add(where, "a tool definition needs 'name' (or 'function': {name, ...})")
+            continue
+        name = function["name"]
+        where = f"tools.{name}"
+        parameters = function.get("parameters") or {"type": "object", "properties": {}}
+        try:
+            Draft202012Validator.check_schema(parameters)
+        except JsonSchemaError as error:
+            problems.add(f"{where}.parameters", f"not a valid JSON Schema: {error.message}")
+            continue
+        try:
+            args = _schema_args(parameters, ())
+        except RuleError as error:
+            path = ".".join(str(p) for p in error.path)
+            problems.add(f"{where}.args.{path}", error.message)
+            continue
+        rule = _compile_tool(args, where + ".args", problems)
+        if rule is not None:
+            yield name, ToolSpec(name, function.get("x-version"), rule, function.get("description"))
+
+
+def _schema_args(schema: Mapping[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
+    properties = schema.get("properties") or {}
+    return {name: _schema_rule(prop, (*path, name)) for name, prop in properties.items()}
+
+
+def _schema_rule(prop: Any, path: tuple[str | int, ...]) -> dict[str, Any]:
+    """The rule node for one JSON Schema property: its `x-compare`, else derived from the type."""
+    if not isinstance(prop, Mapping):
+        return {"kind": "exact"}
+    compare = prop.get("x-compare")
+    if compare is not None:
+        node = {"kind": compare} if isinstance(compare, str) else dict(compare)
+        if not isinstance(compare, str | Mapping):
+            raise RuleError(path, "x-compare must be a kind name or a kind object")
+        kind = node.get("kind")
+        if kind == "object" and "args" not in node:
+            node["args"] = _schema_args(prop, path)
+        if kind == "list" and "items" not in node and isinstance(prop.get("items"), Mapping):
+            node["items"] = _schema_rule(prop["items"], (*path, "items"))
+        if kind == "enum" and "values" not in node and isinstance(prop.get("enum"), list):
+            node["values"] = prop["enum"]
+    else:
+        node = _derived(prop, path)
+    if "default" in prop and "default" not in node:
+        node["default"] = prop["default"]
+    return node
+
+
+def _derived(prop: Mapping[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
+    if isinstance(prop.get("enum"), list):
+        return {"kind": "enum", "values": prop["enum"]}
+    types = prop.get("type")
+    if isinstance(types, list):
+        types = next((t for t in types if t != "null"), None)
+    kind = _SCHEMA_KINDS.get(types, "exact") if isinstance(types, str) else "exact"
+    node: dict[str, Any] = {"kind": kind}
+    if kind == "object":
+        node["args"] = _schema_args(prop, path)
+    elif kind == "list":
+        items = prop.get("items")
+        node["items"] = _schema_rule(items, (*path, "items")) if isinstance(items, Mapping) else "exact"
+    return node
