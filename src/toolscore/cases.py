@@ -11,18 +11,35 @@ from pathlib import Path
 from typing import Any
 
 from toolscore.errors import CaseError
-from toolscore.jsonl import read_jsonl
+from toolscore.jsonl import ByteCounter, read_jsonl
 from toolscore.model import AnyOf, Call, Case, Plan, Ref
 from toolscore.specs import SpecSet
 
 _CALL_KEYS = frozenset({"name", "args", "id", "after"})
 
 
-def read_cases(path: str | Path, specs: SpecSet) -> Iterator[Case]:
-    """Stream the cases of a JSONL file, validating each line against `specs`."""
+def read_cases(
+    path: str | Path,
+    specs: SpecSet,
+    counter: ByteCounter | None = None,
+    allow_links: bool = False,
+) -> Iterator[Case]:
+    """Stream the cases of a JSONL file, validating each line against `specs`.
+
+    Plans linked by `$ref` or `after` need data-flow matching, which this version lacks: they
+    are refused with a clear error unless `allow_links` (as `lint` does, to check them).
+    """
     source = str(path)
-    for number, raw, data in read_jsonl(path, CaseError):
-        yield parse_case(data, specs, source, number, has_markers=b'"$' in raw)
+    for number, raw, data in read_jsonl(path, CaseError, counter):
+        case = parse_case(data, specs, source, number, has_markers=b'"$' in raw)
+        if case.linked and not allow_links:
+            raise CaseError(
+                source,
+                "$ref and after need data-flow matching, which this version does not support",
+                line=number,
+                field="plans",
+            )
+        yield case
 
 
 def parse_case(

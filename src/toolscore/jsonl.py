@@ -11,8 +11,17 @@ import orjson
 from toolscore.errors import InputError
 
 
+class ByteCounter:
+    """How many bytes of a file have been read so far, for a progress bar."""
+
+    __slots__ = ("done",)
+
+    def __init__(self) -> None:
+        self.done = 0
+
+
 def read_jsonl(
-    path: str | Path, error: type[InputError] = InputError
+    path: str | Path, error: type[InputError] = InputError, counter: ByteCounter | None = None
 ) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
     """Yield (line number, raw line, object) for each non-blank line; `error` for bad lines."""
     source = str(path)
@@ -22,6 +31,8 @@ def read_jsonl(
         raise error(source, f"cannot read: {failure.strerror or failure}") from None
     with handle:
         for number, line in enumerate(handle, 1):
+            if counter is not None:
+                counter.done += len(line)
             if not line.strip():
                 continue
             try:

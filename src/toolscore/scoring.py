@@ -8,14 +8,14 @@ that the report shows what the rules changed (DESIGN.md metrics).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolscore.errors import CaseError, OutputError
 from toolscore.matching import best_plan, names_match
-from toolscore.model import Call, Case, CaseResult, Mismatch, Trajectory
-from toolscore.rules import json_equal
+from toolscore.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
+from toolscore.rules import json_equal, show
 from toolscore.specs import SpecSet
 
 DISAGREEMENT_IDS_KEPT = 10_000
@@ -35,12 +35,29 @@ def exact_baseline(plans: Sequence[Sequence[Call]], calls: Sequence[Call]) -> bo
     return True
 
 
+def exact_difference(plans: Sequence[Sequence[Call]], calls: Sequence[Call]) -> str | None:
+    """Why the exact baseline fails a case, in a few words (None when it passes)."""
+    plan = plans[0] if plans else ()
+    if len(plan) != len(calls):
+        return f"{len(calls)} calls made, the first plan has {len(plan)}"
+    for index, (e, p) in enumerate(zip(plan, calls, strict=True)):
+        if e.name != p.name:
+            return f"call {index} is {p.name!r}, the first plan has {e.name!r} there"
+        if p.args is None:
+            return f"call {index}: arguments could not be parsed"
+        for key in sorted(set(e.args or {}) | set(p.args)):
+            want, got = (e.args or {}).get(key, MISSING), p.args.get(key, MISSING)
+            if want is MISSING or got is MISSING or not json_equal(want, got):
+                return f"call {index} /{key}: {show(got)} where the plan has {show(want)}"
+    return None
+
+
 def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult:
     """The verdict on one case: best plan, pairing, mismatches, and both baselines."""
     if case.linked:
         raise CaseError(
-            "<cases>" if case.line is None else "cases",
-            "$ref and after need data-flow matching, which this version does not support yet",
+            f"<case {case.id}>",
+            "$ref and after need data-flow matching, which this version does not support",
             line=case.line,
             field="plans",
         )
@@ -290,7 +307,10 @@ class SummaryBuilder:
 
 
 def join(
-    cases: Iterable[Case], outputs: Iterable[Trajectory], on_unmatched: Any = None
+    cases: Iterable[Case],
+    outputs: Iterable[Trajectory],
+    on_unmatched: Callable[[list[str]], None] | None = None,
+    sources: tuple[str, str] = ("<cases>", "<outputs>"),
 ) -> Iterator[tuple[Case, Trajectory]]:
     """Pair each case with its output by id, streaming when both files are in the same order.
 
@@ -304,14 +324,14 @@ def join(
 
     def take(trajectory: Trajectory) -> Trajectory:
         if trajectory.case_id in seen_outputs:
-            raise OutputError("outputs", f"duplicate output for case {trajectory.case_id!r}",
+            raise OutputError(sources[1], f"duplicate output for case {trajectory.case_id!r}",
                               line=trajectory.line, field="id")
         seen_outputs.add(trajectory.case_id)
         return trajectory
 
     for case in cases:
         if case.id in seen_cases:
-            raise CaseError("cases", f"duplicate case id {case.id!r}", line=case.line, field="id")
+            raise CaseError(sources[0], f"duplicate case id {case.id!r}", line=case.line, field="id")
         seen_cases.add(case.id)
         found = pending.pop(case.id, None)
         while found is None:
@@ -334,11 +354,17 @@ def join(
 class Scoring:
     """A scoring run: iterate it for case results as they are decided, then ask for `summary()`."""
 
-    def __init__(self, specs: SpecSet, cases: Iterable[Case], outputs: Iterable[Trajectory]) -> None:
+    def __init__(
+        self,
+        specs: SpecSet,
+        cases: Iterable[Case],
+        outputs: Iterable[Trajectory],
+        sources: tuple[str, str] = ("<cases>", "<outputs>"),
+    ) -> None:
         self.specs = specs
         self.unmatched_output_ids: list[str] = []
         self._builder = SummaryBuilder(specs)
-        self._pairs = join(cases, outputs, self._unmatched)
+        self._pairs = join(cases, outputs, self._unmatched, sources)
         self._done = False
 
     def _unmatched(self, ids: list[str]) -> None:
@@ -361,6 +387,14 @@ class Scoring:
         return self._builder.finish()
 
 
-def score(specs: SpecSet, cases: Iterable[Case], outputs: Iterable[Trajectory]) -> Scoring:
-    """Score `cases` against `outputs` (joined by id) under `specs`, lazily and in one pass."""
-    return Scoring(specs, cases, outputs)
+def score(
+    specs: SpecSet,
+    cases: Iterable[Case],
+    outputs: Iterable[Trajectory],
+    sources: tuple[str, str] = ("<cases>", "<outputs>"),
+) -> Scoring:
+    """Score `cases` against `outputs` (joined by id) under `specs`, lazily and in one pass.
+
+    `sources` names the two inputs in error messages (duplicate ids).
+    """
+    return Scoring(specs, cases, outputs, sources)

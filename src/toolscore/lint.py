@@ -1,0 +1,107 @@
+"""`toolscore lint`: find problems in a spec and its cases before they distort a score.
+
+Errors are things that make scoring wrong or impossible (a broken spec, an expected value its
+own rule rejects, a call to a tool the spec lacks); warnings are lenient rules with no reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from toolscore.cases import parse_case
+from toolscore.errors import CaseError, InputError
+from toolscore.jsonl import read_jsonl
+from toolscore.matching import value_problem
+from toolscore.model import AnyOf, Ref
+from toolscore.rules import ListRule, ObjectRule, Rule
+from toolscore.specs import SpecSet, check_specs
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem `lint` found, located like an input error."""
+
+    severity: Literal["error", "warning"]
+    problem: InputError
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.problem}"
+
+
+def lint_files(specs_path: str | Path, cases_path: str | Path | None = None) -> list[Finding]:
+    """Every problem of a spec file and, when given, of a cases file checked against it."""
+    specs, errors = check_specs(specs_path)
+    findings = [Finding("error", error) for error in errors]
+    if specs is None:
+        return findings
+    findings += lenient_without_reason(specs)
+    if cases_path is not None:
+        findings += lint_cases(specs, cases_path)
+    return findings
+
+
+def lenient_without_reason(specs: SpecSet) -> list[Finding]:
+    """Warn where a lenient rule (casefold, coerce) does not say why it is harmless."""
+    found: list[Finding] = []
+
+    def walk(rule: Rule, where: str) -> None:
+        if rule.is_lenient() and not rule.reason:
+            message = f"{rule.describe()} forgives differences: add a reason saying why that is safe"
+            found.append(Finding("warning", InputError(specs.source, message, field=where)))
+        if isinstance(rule, ObjectRule):
+            for name, sub in rule.args.items():
+                walk(sub, f"{where}.{name}")
+        elif isinstance(rule, ListRule):
+            walk(rule.items, f"{where}.items")
+
+    for name, tool in specs.tools.items():
+        walk(tool.args, f"tools.{name}.args")
+    return found
+
+
+def lint_cases(specs: SpecSet, cases_path: str | Path) -> list[Finding]:
+    """Errors for every case line that is invalid or expects a value its own rule rejects."""
+    source = str(cases_path)
+    found: list[Finding] = []
+    seen: set[str] = set()
+    for number, _raw, data in read_jsonl(cases_path, CaseError):
+        try:
+            case = parse_case(data, specs, source, number)
+        except CaseError as error:
+            found.append(Finding("error", error))
+            continue
+        if case.id in seen:
+            found.append(Finding("error", CaseError(source, f"duplicate case id {case.id!r}",
+                                                    line=number, field="id")))
+        seen.add(case.id)
+        for p, plan in enumerate(case.plans):
+            for c, call in enumerate(plan):
+                rule = specs.rules[call.name]
+                for where, message in _rejected(rule, call.args or {}, f"plans[{p}][{c}].args"):
+                    found.append(Finding("error", CaseError(
+                        source, f"expected value rejected by its own rule: {message}",
+                        line=number, field=where,
+                    )))
+    return found
+
+
+def _rejected(rule: Rule, value: Any, where: str) -> list[tuple[str, str]]:
+    """(field, why) for each part of an expected value that `rule` would never accept."""
+    if type(value) is AnyOf:
+        return [found for option in value for found in _rejected(rule, option, where)]
+    if type(value) is Ref or value is None:
+        return []
+    if isinstance(rule, ObjectRule) and isinstance(value, dict):
+        problems: list[tuple[str, str]] = []
+        for name, sub in value.items():
+            if name in rule.args:
+                problems += _rejected(rule.args[name], sub, f"{where}.{name}")
+            else:
+                problems.append((f"{where}.{name}", "not an argument in the spec"))
+        return problems
+    if isinstance(rule, ListRule) and isinstance(value, list):
+        return [found for i, item in enumerate(value) for found in _rejected(rule.items, item, f"{where}[{i}]")]
+    problem = value_problem(rule, value)
+    return [] if problem is None else [(where, problem)]

@@ -1,0 +1,1 @@
+"""Renderers of scoring results: terminal (rich) and report JSON."""

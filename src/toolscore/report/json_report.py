@@ -1,0 +1,125 @@
+"""The report JSON of DESIGN.md, written streaming and atomically.
+
+Case results go to a spool file as they are decided; the final file (summary first, then the
+cases) appears only when scoring completed, so a failed run leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from toolscore.model import MISSING, AnyOf, CaseResult, Mismatch, Ref
+from toolscore.scoring import Summary
+from toolscore.specs import SpecSet
+
+
+def plain(value: Any) -> Any:
+    """A value as JSON shows it: `$any` alternatives as a list, `$ref` as its string."""
+    if type(value) is AnyOf:
+        return [plain(v) for v in value]
+    if type(value) is Ref:
+        return {"$ref": str(value)}
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def mismatch_to_json(mismatch: Mismatch) -> dict[str, Any]:
+    """One mismatch as the report shows it; an omitted value is left out, not null."""
+    data: dict[str, Any] = {
+        "code": mismatch.code,
+        "call": mismatch.call,
+        "plan_call": mismatch.plan_call,
+        "path": mismatch.pointer,
+        "rule": mismatch.rule,
+    }
+    if mismatch.expected is not MISSING:
+        data["expected"] = plain(mismatch.expected)
+    if mismatch.produced is not MISSING:
+        data["produced"] = plain(mismatch.produced)
+    data["message"] = mismatch.message
+    return data
+
+
+def case_to_json(result: CaseResult) -> dict[str, Any]:
+    """One case's verdict as the report shows it."""
+    data: dict[str, Any] = {
+        "id": result.id,
+        "passed": result.passed,
+        "kind": result.kind,
+        "plan": result.plan,
+        "baselines": dict(result.baselines),
+        "mismatches": [mismatch_to_json(m) for m in result.mismatches],
+    }
+    if result.missing_output:
+        data["missing_output"] = True
+    return data
+
+
+def report_header(specs: SpecSet, version: str) -> dict[str, Any]:
+    """The provenance of a report: scorer version, spec set, relaxations in force."""
+    return {
+        "toolscore": version,
+        "specs": specs.describe(),
+        "relaxations": [r.to_json() for r in specs.relaxations],
+    }
+
+
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value, default=plain)
+
+
+class ReportWriter:
+    """Writes a report to PATH (atomically) or to stdout (`-`) once the run has finished."""
+
+    def __init__(self, target: str, stdout: IO[bytes] | None = None) -> None:
+        self.target = target
+        self._stdout = stdout
+        directory = "." if target == "-" else str(Path(target).resolve().parent)
+        self._spool: IO[bytes] = tempfile.TemporaryFile(dir=directory)
+        self._first = True
+
+    def add(self, result: CaseResult) -> None:
+        """Append one case result to the spool."""
+        self._spool.write(b"\n" if self._first else b",\n")
+        self._first = False
+        self._spool.write(_dumps(case_to_json(result)))
+
+    def finish(self, header: dict[str, Any], summary: Summary) -> None:
+        """Write the complete report: header, summary, then the spooled cases."""
+        head = dict(header, summary=summary.to_json())
+        opening = _dumps(head)[:-1] + b',"cases":['
+        self._spool.seek(0)
+        if self.target == "-":
+            out = self._stdout or sys.stdout.buffer
+            out.write(opening)
+            shutil.copyfileobj(self._spool, out)
+            out.write(b"\n]}\n")
+            out.flush()
+        else:
+            path = Path(self.target)
+            fd, temporary = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(opening)
+                    shutil.copyfileobj(self._spool, handle)
+                    handle.write(b"\n]}\n")
+                os.replace(temporary, path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        self._spool.close()
+
+    def discard(self) -> None:
+        """Drop the spool without writing anything (the run failed)."""
+        self._spool.close()

@@ -1,0 +1,145 @@
+"""The readable summary of a scoring run, rendered with rich for a terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from toolscore.model import CaseResult, Mismatch
+from toolscore.scoring import Rate, Summary, Tally
+from toolscore.specs import SpecSet
+
+
+def percent(value: float | None) -> str:
+    """A proportion as a percentage, or a dash when nothing was measured."""
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _rate_row(label: str, rate: Rate) -> tuple[str, str, str]:
+    return label, percent(rate.value), f"{rate.passed}/{rate.n}"
+
+
+def provenance(specs: SpecSet, version: str, cases: int) -> Text:
+    """One line naming the scorer, the spec set and how many cases were scored."""
+    label = specs.version or "unversioned"
+    digest = specs.sha256[:12] if specs.sha256 else "-"
+    return Text(
+        f"toolscore {version} · specs {specs.source} (version {label}, sha256 {digest}) · "
+        f"{cases} cases",
+        style="bold",
+    )
+
+
+def relaxations(specs: SpecSet) -> Text:
+    """The relaxations in force, each with its reason, or 'none' (every report lists them)."""
+    if not specs.relaxations:
+        return Text("Relaxations in force: none")
+    lines = ["Relaxations in force:"]
+    lines += [
+        f"  allow {r.allow} for {', '.join(r.tools)} - {r.reason}" for r in specs.relaxations
+    ]
+    return Text("\n".join(lines))
+
+
+def metrics_table(summary: Summary) -> Table:
+    """The four metrics with their denominators, and the counts beside them."""
+    table = Table(title="Metrics", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("passed/n", justify="right")
+    table.add_row("accuracy", percent(summary.accuracy), f"{summary.passed}/{summary.cases}")
+    table.add_row(*_rate_row("name accuracy (tool cases)", summary.name))
+    table.add_row(*_rate_row("argument accuracy (paired calls)", summary.arguments))
+    table.add_row(*_rate_row("abstention accuracy", summary.abstention))
+    table.add_row("missed calls (tool cases, no call)", "", str(summary.missed_calls))
+    table.add_row("missing outputs", "", str(summary.missing_outputs))
+    if summary.unmatched_outputs:
+        table.add_row("outputs with no case (ignored)", "", str(summary.unmatched_outputs))
+    return table
+
+
+def baselines_table(summary: Summary) -> Table:
+    """The rules beside exact JSON and global lower-casing, with where they disagree."""
+    table = Table(title="Scorers side by side", title_justify="left")
+    for column in ("scorer", "passed", "accuracy", "disagrees with rules"):
+        table.add_column(column, justify="left" if column == "scorer" else "right")
+    table.add_row("rules", f"{summary.passed}/{summary.cases}", percent(summary.accuracy), "-")
+    names = {"exact": "exact JSON", "lowercase": "lowercase"}
+    for key, tally in summary.baselines.items():
+        accuracy = tally.passed / summary.cases if summary.cases else None
+        disagree = tally.only_rules_pass + tally.only_baseline_passes
+        detail = (
+            f"{disagree} ({tally.only_rules_pass} only rules pass, "
+            f"{tally.only_baseline_passes} only {names.get(key, key)} passes)"
+        )
+        table.add_row(names.get(key, key), f"{tally.passed}/{summary.cases}", percent(accuracy), detail)
+    return table
+
+
+def worst_table(title: str, tallies: dict[str, Tally], limit: int = 5) -> Table | None:
+    """The entries with the highest failure rate (failures only), most failures first."""
+    failing = [(name, t) for name, t in tallies.items() if t.failed or t.extra]
+    if not failing:
+        return None
+    failing.sort(key=lambda item: (-(item[1].failed / max(1, item[1].passed + item[1].failed)),
+                                   -item[1].failed, item[0]))
+    table = Table(title=title, title_justify="left")
+    for column in ("name", "passed", "failed", "extra", "most common codes"):
+        table.add_column(column, justify="left" if column in ("name", "most common codes") else "right")
+    for name, tally in failing[:limit]:
+        codes = ", ".join(f"{code} x{count}" for code, count in tally.codes.most_common(3))
+        table.add_row(Text(name), str(tally.passed), str(tally.failed), str(tally.extra or ""), codes)
+    return table
+
+
+def mismatch_line(mismatch: Mismatch) -> str:
+    """One mismatch as a readable line: where, which rule, what."""
+    where = []
+    if mismatch.call is not None:
+        where.append(f"call {mismatch.call}")
+    elif mismatch.plan_call is not None:
+        where.append(f"plan call {mismatch.plan_call}")
+    if mismatch.path:
+        where.append(mismatch.pointer)
+    rule = f" [{mismatch.rule}]" if mismatch.rule else ""
+    place = " ".join(where)
+    return f"{mismatch.code} {place}{rule}: {mismatch.message}"
+
+
+def failures(results: Sequence[CaseResult], total_failed: int) -> Group | None:
+    """The first failing cases with the mismatches that decided them."""
+    if not results:
+        return None
+    lines: list[Text] = [Text(f"Failing cases (first {len(results)} of {total_failed}):", style="bold")]
+    for result in results:
+        plan = "" if result.plan is None else f" (closest plan {result.plan})"
+        missing = " [no output line]" if result.missing_output else ""
+        lines.append(Text(f"  {result.id}{plan}{missing}", style="red"))
+        lines += [Text("    " + mismatch_line(m)) for m in result.mismatches]
+    return Group(*lines)
+
+
+def render_summary(
+    console: Console,
+    specs: SpecSet,
+    version: str,
+    summary: Summary,
+    failed: Sequence[CaseResult],
+) -> None:
+    """Print the whole readable summary of a run."""
+    console.print(provenance(specs, version, summary.cases))
+    console.print(relaxations(specs))
+    console.print(metrics_table(summary))
+    console.print(baselines_table(summary))
+    for table in (
+        worst_table("Weakest tools", summary.per_tool),
+        worst_table("Weakest arguments", summary.per_argument),
+    ):
+        if table is not None:
+            console.print(table)
+    block = failures(failed, summary.cases - summary.passed)
+    if block is not None:
+        console.print(block)
