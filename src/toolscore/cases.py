@@ -87,7 +87,9 @@ def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Any, has_markers: 
             raise fail(here, "a call must be an object with name and args")
         unknown = node.keys() - _CALL_KEYS
         if unknown:
-            raise fail(f"{here}.{sorted(unknown)[0]}", "unknown key (a call has name, args, id, after)")
+            raise fail(
+                f"{here}.{sorted(unknown)[0]}", "unknown key (a call has name, args, id, after)"
+            )
         name = node.get("name")
         tool = specs.tools.get(name) if isinstance(name, str) else None
         if tool is None:
@@ -107,7 +109,7 @@ def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Any, has_markers: 
             raise fail(f"{here}.after", f"must list labels of calls in this plan ({labels})")
         if has_markers:
             args = {k: _markers(v, labels, f"{here}.args.{k}", fail) for k, v in args.items()}
-        calls.append(Call(name, args, label=label, after=tuple(after)))
+        calls.append(Call(str(name), args, label=label, after=tuple(after)))
     return tuple(calls)
 
 
@@ -117,7 +119,7 @@ def _markers(value: Any, labels: list[Any], where: str, fail: Any) -> Any:
         if "$any" in value:
             options = value["$any"]
             if len(value) != 1 or not isinstance(options, list) or not options:
-                raise fail(where, '$any must be the only key, with a non-empty list')
+                raise fail(where, "$any must be the only key, with a non-empty list")
             return AnyOf(_markers(o, labels, where, fail) for o in options)
         if "$ref" in value:
             return _ref(value, labels, where, fail)

@@ -56,7 +56,7 @@ def cli() -> None:
 
 
 def _console(err: bool = False) -> Console:
-    stream = click.get_text_stream("stderr" if err else "stdout")
+    stream = sys.stderr if err else sys.stdout
     return Console(file=stream, soft_wrap=False, width=max(100, Console(file=stream).width))
 
 
@@ -77,8 +77,12 @@ class _ProgressBar:
             if time.monotonic() - self.started < PROGRESS_AFTER_SECONDS:
                 return
             self.progress = Progress(
-                TextColumn("scoring"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
-                console=Console(stderr=True), transient=True,
+                TextColumn("scoring"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
             )
             self.progress.start()
             self.progress.add_task("scoring", total=self.total)
@@ -97,14 +101,30 @@ def _with_progress(results: Iterator[CaseResult], bar: _ProgressBar) -> Iterator
 
 
 @cli.command("score")
-@click.option("--specs", "specs_path", required=True, help="Spec file (YAML, JSON or OpenAI tool list).")
+@click.option(
+    "--specs", "specs_path", required=True, help="Spec file (YAML, JSON or OpenAI tool list)."
+)
 @click.option("--cases", "cases_path", required=True, help="Cases file (JSON Lines).")
 @click.option("--outputs", "outputs_path", required=True, help="Outputs file (JSON Lines).")
-@click.option("--json", "json_target", metavar="PATH|-", help="Write the report JSON to PATH, or stdout with '-'.")
-@click.option("--fail-under", type=click.FloatRange(0, 1), metavar="X",
-              help="Exit 1 when accuracy is below X (a fraction, e.g. 0.9).")
-@click.option("--show-failures", default=10, show_default=True, type=click.IntRange(0),
-              help="How many failing cases to print with their mismatches.")
+@click.option(
+    "--json",
+    "json_target",
+    metavar="PATH|-",
+    help="Write the report JSON to PATH, or stdout with '-'.",
+)
+@click.option(
+    "--fail-under",
+    type=click.FloatRange(0, 1),
+    metavar="X",
+    help="Exit 1 when accuracy is below X (a fraction, e.g. 0.9).",
+)
+@click.option(
+    "--show-failures",
+    default=10,
+    show_default=True,
+    type=click.IntRange(0),
+    help="How many failing cases to print with their mismatches.",
+)
 @input_errors
 def score_command(
     specs_path: str,
@@ -126,7 +146,7 @@ def score_command(
         read_outputs(outputs_path),
         sources=(cases_path, outputs_path),
     )
-    writer = ReportWriter(json_target, click.get_binary_stream("stdout")) if json_target else None
+    writer = ReportWriter(json_target, sys.stdout.buffer) if json_target else None
     bar = _ProgressBar(counter, Path(cases_path).stat().st_size)
     failed: list[CaseResult] = []
     try:
@@ -159,7 +179,7 @@ def score_command(
 def lint_command(specs_path: str, cases_path: str | None, strict: bool) -> None:
     """Check a spec (and cases) for problems before scoring with them."""
     findings = lint_files(specs_path, cases_path)
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     for finding in findings:
         out.write(f"{finding}\n")
     errors = sum(1 for f in findings if f.severity == "error")

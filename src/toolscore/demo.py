@@ -27,7 +27,9 @@ def run_demo(console: Console, directory: Path, version: str) -> None:
     specs = load_specs(directory / "tools.yaml")
     cases = list(read_cases(directory / "cases.jsonl", specs))
     outputs = {t.case_id: t for t in read_outputs(directory / "outputs.jsonl")}
-    console.print(Text(f"toolscore {version} demo: a support desk with get_order and refund", style="bold"))
+    console.print(
+        Text(f"toolscore {version} demo: a support desk with get_order and refund", style="bold")
+    )
     console.print(f"example files: {directory}")
     console.print(relaxations(specs))
     table = Table(show_lines=True)

@@ -48,7 +48,9 @@ def lenient_without_reason(specs: SpecSet) -> list[Finding]:
 
     def walk(rule: Rule, where: str) -> None:
         if rule.is_lenient() and not rule.reason:
-            message = f"{rule.describe()} forgives differences: add a reason saying why that is safe"
+            message = (
+                f"{rule.describe()} forgives differences: add a reason saying why that is safe"
+            )
             found.append(Finding("warning", InputError(specs.source, message, field=where)))
         if isinstance(rule, ObjectRule):
             for name, sub in rule.args.items():
@@ -73,17 +75,28 @@ def lint_cases(specs: SpecSet, cases_path: str | Path) -> list[Finding]:
             found.append(Finding("error", error))
             continue
         if case.id in seen:
-            found.append(Finding("error", CaseError(source, f"duplicate case id {case.id!r}",
-                                                    line=number, field="id")))
+            found.append(
+                Finding(
+                    "error",
+                    CaseError(source, f"duplicate case id {case.id!r}", line=number, field="id"),
+                )
+            )
         seen.add(case.id)
         for p, plan in enumerate(case.plans):
             for c, call in enumerate(plan):
                 rule = specs.rules[call.name]
                 for where, message in _rejected(rule, call.args or {}, f"plans[{p}][{c}].args"):
-                    found.append(Finding("error", CaseError(
-                        source, f"expected value rejected by its own rule: {message}",
-                        line=number, field=where,
-                    )))
+                    found.append(
+                        Finding(
+                            "error",
+                            CaseError(
+                                source,
+                                f"expected value rejected by its own rule: {message}",
+                                line=number,
+                                field=where,
+                            ),
+                        )
+                    )
     return found
 
 
@@ -102,6 +115,10 @@ def _rejected(rule: Rule, value: Any, where: str) -> list[tuple[str, str]]:
                 problems.append((f"{where}.{name}", "not an argument in the spec"))
         return problems
     if isinstance(rule, ListRule) and isinstance(value, list):
-        return [found for i, item in enumerate(value) for found in _rejected(rule.items, item, f"{where}[{i}]")]
+        return [
+            found
+            for i, item in enumerate(value)
+            for found in _rejected(rule.items, item, f"{where}[{i}]")
+        ]
     problem = value_problem(rule, value)
     return [] if problem is None else [(where, problem)]

@@ -18,7 +18,9 @@ from toolscore.rules import ListRule, ObjectRule, Rule, show
 Path = tuple[str | int, ...]
 
 
-def iter_mismatches(rule: Rule, expected: Any, produced: Any, path: Path = ()) -> Iterator[Mismatch]:
+def iter_mismatches(
+    rule: Rule, expected: Any, produced: Any, path: Path = ()
+) -> Iterator[Mismatch]:
     """Yield every reason why `produced` differs from `expected` under `rule`, with its path."""
     if not rule.compared:
         return
@@ -27,14 +29,22 @@ def iter_mismatches(rule: Rule, expected: Any, produced: Any, path: Path = ()) -
         return
     if type(expected) is Ref:
         yield Mismatch(
-            "unresolved_ref", path, rule.describe(), str(expected), produced,
+            "unresolved_ref",
+            path,
+            rule.describe(),
+            str(expected),
+            produced,
             f"the value of {expected} was not resolved",
         )
         return
     if expected is None or produced is None:
         if expected is not produced:
             yield Mismatch(
-                "value_mismatch", path, rule.describe(), expected, produced,
+                "value_mismatch",
+                path,
+                rule.describe(),
+                expected,
+                produced,
                 f"{show(produced)} does not equal {show(expected)}",
             )
         return
@@ -70,7 +80,11 @@ def _any_of(rule: Rule, alternatives: AnyOf, produced: Any, path: Path) -> Itera
     shown = ", ".join(show(a) for a in alternatives)
     code = first.code if first is not None and len(alternatives) == 1 else "value_mismatch"
     yield Mismatch(
-        code, path, rule.describe(), list(alternatives), produced,
+        code,
+        path,
+        rule.describe(),
+        list(alternatives),
+        produced,
         f"{show(produced)} matches none of the acceptable values {shown}",
     )
 
@@ -78,12 +92,18 @@ def _any_of(rule: Rule, alternatives: AnyOf, produced: Any, path: Path) -> Itera
 def _object(rule: ObjectRule, expected: Any, produced: Any, path: Path) -> Iterator[Mismatch]:
     if not isinstance(produced, Mapping):
         yield Mismatch(
-            "type_mismatch", path, "object", expected, produced,
+            "type_mismatch",
+            path,
+            "object",
+            expected,
+            produced,
             f"expected an object, got {show(produced)}",
         )
         return
     if not isinstance(expected, Mapping):
-        yield Mismatch("type_mismatch", path, "object", expected, produced, "expected is not an object")
+        yield Mismatch(
+            "type_mismatch", path, "object", expected, produced, "expected is not an object"
+        )
         return
     for name, sub in rule.args.items():
         if not sub.compared:
@@ -95,12 +115,20 @@ def _object(rule: ObjectRule, expected: Any, produced: Any, path: Path) -> Itera
                 continue
             if p is MISSING:
                 yield Mismatch(
-                    "missing_argument", (*path, name), sub.describe(), e, MISSING,
+                    "missing_argument",
+                    (*path, name),
+                    sub.describe(),
+                    e,
+                    MISSING,
                     f"argument {name!r} is missing (expected {show(e)})",
                 )
             else:
                 yield Mismatch(
-                    "unexpected_argument", (*path, name), sub.describe(), MISSING, p,
+                    "unexpected_argument",
+                    (*path, name),
+                    sub.describe(),
+                    MISSING,
+                    p,
                     f"argument {name!r} was given ({show(p)}) but the plan omits it "
                     "and it has no default",
                 )
@@ -115,7 +143,11 @@ def _object(rule: ObjectRule, expected: Any, produced: Any, path: Path) -> Itera
         for name in produced:
             if name not in rule.args:
                 yield Mismatch(
-                    "unexpected_argument", (*path, name), None, MISSING, produced[name],
+                    "unexpected_argument",
+                    (*path, name),
+                    None,
+                    MISSING,
+                    produced[name],
                     f"argument {name!r} is not in the spec",
                 )
 
@@ -123,31 +155,42 @@ def _object(rule: ObjectRule, expected: Any, produced: Any, path: Path) -> Itera
 def _list(rule: ListRule, expected: Any, produced: Any, path: Path) -> Iterator[Mismatch]:
     if not isinstance(produced, list):
         yield Mismatch(
-            "type_mismatch", path, rule.describe(), expected, produced,
+            "type_mismatch",
+            path,
+            rule.describe(),
+            expected,
+            produced,
             f"expected an array, got {show(produced)}",
         )
         return
     if not isinstance(expected, list):
-        yield Mismatch("type_mismatch", path, rule.describe(), expected, produced,
-                       "expected is not an array")
+        yield Mismatch(
+            "type_mismatch", path, rule.describe(), expected, produced, "expected is not an array"
+        )
         return
     if rule.ordered:
         for index, (e, p) in enumerate(zip(expected, produced, strict=False)):
             yield from iter_mismatches(rule.items, e, p, (*path, index))
         if len(expected) != len(produced):
             yield Mismatch(
-                "value_mismatch", path, rule.describe(), expected, produced,
+                "value_mismatch",
+                path,
+                rule.describe(),
+                expected,
+                produced,
                 f"expected {len(expected)} items, got {len(produced)}",
             )
         return
-    edges = [
-        [j for j, p in enumerate(produced) if matches(rule.items, e, p)] for e in expected
-    ]
+    edges = [[j for j, p in enumerate(produced) if matches(rule.items, e, p)] for e in expected]
     paired = max_matching(edges, len(produced))
     unmatched = len(expected) - sum(1 for j in paired if j is not None)
     if unmatched or len(expected) != len(produced):
         yield Mismatch(
-            "value_mismatch", path, rule.describe(), expected, produced,
+            "value_mismatch",
+            path,
+            rule.describe(),
+            expected,
+            produced,
             f"as a multiset: {unmatched} of {len(expected)} expected items have no equal, "
             f"{len(produced)} items given",
         )
@@ -159,10 +202,10 @@ def max_matching(
     left_of: list[int | None] | None = None,
     order: Sequence[int] | None = None,
 ) -> list[int | None]:
-    """Maximum bipartite matching by augmenting paths (Kuhn); returns the right partner of each left.
+    """Maximum bipartite matching by augmenting paths (Kuhn): the right partner of each left.
 
     `left_of` (right -> left) may hold a starting matching; augmenting keeps every vertex that
-    is already matched matched, which `match_plan` relies on. Written here rather than taken
+    is already matched matched, which `plan_passes` relies on. Written here rather than taken
     from scipy because plans are small and the per-call overhead of a sparse matrix would
     dominate the scorer's time.
     """
@@ -204,7 +247,11 @@ def _call_mismatches(rule: ObjectRule, expected: Call, produced: Call) -> list[M
     if produced.args is None:
         return [
             Mismatch(
-                "arguments_unparseable", (), None, MISSING, produced.raw_args,
+                "arguments_unparseable",
+                (),
+                None,
+                MISSING,
+                produced.raw_args,
                 f"arguments could not be parsed: {produced.args_error}",
             )
         ]
@@ -290,15 +337,27 @@ def diagnose_plan(
             leftover_calls.remove(j)
             mismatches.append(
                 Mismatch(
-                    "wrong_tool", (), None, e.name, calls[j].name,
-                    f"called {calls[j].name!r} where {e.name!r} was expected", j, i,
+                    "wrong_tool",
+                    (),
+                    None,
+                    e.name,
+                    calls[j].name,
+                    f"called {calls[j].name!r} where {e.name!r} was expected",
+                    j,
+                    i,
                 )
             )
         else:
             mismatches.append(
                 Mismatch(
-                    "missing_call", (), None, e.name, MISSING,
-                    f"expected a call to {e.name!r}, none was made", None, i,
+                    "missing_call",
+                    (),
+                    None,
+                    e.name,
+                    MISSING,
+                    f"expected a call to {e.name!r}, none was made",
+                    None,
+                    i,
                 )
             )
     for j in leftover_calls:
@@ -307,15 +366,27 @@ def diagnose_plan(
             known = ", ".join(sorted(tools))
             mismatches.append(
                 Mismatch(
-                    "unknown_tool", (), None, MISSING, name,
-                    f"{name!r} is not a tool in the spec (tools: {known})", j, None,
+                    "unknown_tool",
+                    (),
+                    None,
+                    MISSING,
+                    name,
+                    f"{name!r} is not a tool in the spec (tools: {known})",
+                    j,
+                    None,
                 )
             )
         elif name not in extra_ok:
             mismatches.append(
                 Mismatch(
-                    "extra_call", (), None, MISSING, name,
-                    f"call to {name!r} is not in the plan", j, None,
+                    "extra_call",
+                    (),
+                    None,
+                    MISSING,
+                    name,
+                    f"call to {name!r} is not in the plan",
+                    j,
+                    None,
                 )
             )
     return pairs, mismatches
@@ -351,7 +422,9 @@ def _best_pairing(
     return tuple(pairs), [found[pair] for pair in pairs]
 
 
-def names_match(plans: Sequence[Sequence[Call]], calls: Sequence[Call], extra_ok: frozenset[str]) -> bool:
+def names_match(
+    plans: Sequence[Sequence[Call]], calls: Sequence[Call], extra_ok: frozenset[str]
+) -> bool:
     """True when the produced tool names equal some plan's as a multiset (relaxed extras aside)."""
     produced = Counter(call.name for call in calls)
     for plan in plans:

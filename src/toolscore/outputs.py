@@ -26,11 +26,15 @@ def read_outputs(path: str | Path) -> Iterator[Trajectory]:
         yield parse_output(data, source, number)
 
 
-def parse_output(data: Mapping[str, Any], source: str = "<outputs>", line: int | None = None) -> Trajectory:
+def parse_output(
+    data: Mapping[str, Any], source: str = "<outputs>", line: int | None = None
+) -> Trajectory:
     """Build one `Trajectory` from an outputs line; only a broken line structure raises."""
     case_id = data.get("id")
     if not isinstance(case_id, str) or not case_id:
-        raise OutputError(source, "every output needs the string id of its case", line=line, field="id")
+        raise OutputError(
+            source, "every output needs the string id of its case", line=line, field="id"
+        )
     calls_node = data.get("calls")
     if calls_node is None:
         calls_node = []
@@ -61,11 +65,24 @@ def produced_call(node: Any) -> Call:
         try:
             parsed = orjson.loads(args) if args.strip() else {}
         except orjson.JSONDecodeError as error:
-            return Call(name, None, args, f"not valid JSON ({error.msg})", call_id=call_id,
-                        result=result)
+            return Call(
+                name, None, args, f"not valid JSON ({error.msg})", call_id=call_id, result=result
+            )
         if type(parsed) is dict:
             return Call(name, parsed, args, call_id=call_id, result=result)
-        return Call(name, None, args, f"JSON {json_type(parsed)}, not an object", call_id=call_id,
-                    result=result)
-    return Call(name, None, orjson.dumps(args).decode(), f"a {json_type(args)}, not an object",
-                call_id=call_id, result=result)
+        return Call(
+            name,
+            None,
+            args,
+            f"JSON {json_type(parsed)}, not an object",
+            call_id=call_id,
+            result=result,
+        )
+    return Call(
+        name,
+        None,
+        orjson.dumps(args).decode(),
+        f"a {json_type(args)}, not an object",
+        call_id=call_id,
+        result=result,
+    )

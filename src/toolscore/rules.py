@@ -56,9 +56,7 @@ def json_equal(a: Any, b: Any) -> bool:
         return a is b
     ta, tb = type(a), type(b)
     if ta is dict or tb is dict:
-        return (
-            ta is tb and a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-        )
+        return ta is tb and a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if ta is list or tb is list:
         return ta is tb and len(a) == len(b) and all(map(json_equal, a, b))
     if (ta is str) is not (tb is str):
@@ -617,7 +615,7 @@ def compile_rule(node: Any, path: tuple[str | int, ...] = ()) -> Rule:
         raise RuleError(path, f"expected a kind name or a mapping, got {show(node)}")
     kind = node.get("kind")
     if not isinstance(kind, str):
-        raise RuleError(path, "missing 'kind'" if kind is None else f"kind must be a string")
+        raise RuleError(path, "missing 'kind'" if kind is None else "kind must be a string")
     if kind not in _KIND_OPTIONS:
         raise RuleError(path, f"unknown kind {kind!r}{suggest(kind, KINDS)}")
     allowed = _COMMON_OPTIONS + _KIND_OPTIONS[kind]
@@ -629,7 +627,7 @@ def compile_rule(node: Any, path: tuple[str | int, ...] = ()) -> Rule:
     if reason is not None and not (isinstance(reason, str) and reason.strip()):
         raise RuleError(path, "reason must be a non-empty string")
     rule = _build(kind, node, path)
-    return replace(rule, default=node["default"] if "default" in node else MISSING, reason=reason)
+    return replace(rule, default=node.get("default", MISSING), reason=reason)
 
 
 def _build(kind: str, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Rule:
@@ -674,7 +672,11 @@ def _build(kind: str, node: Mapping[str, Any], path: tuple[str | int, ...]) -> R
     if kind == "list":
         order = node.get("order", "ordered")
         if order not in ("ordered", "unordered"):
-            raise RuleError(path, f"order must be 'ordered' or 'unordered'{suggest(str(order), ['ordered', 'unordered'])}")
+            raise RuleError(
+                path,
+                "order must be 'ordered' or 'unordered'"
+                + suggest(str(order), ["ordered", "unordered"]),
+            )
         items = compile_rule(node.get("items", "exact"), (*path, "items"))
         return ListRule(items=items, ordered=order == "ordered")
     args = node.get("args", {})
@@ -698,8 +700,9 @@ def _build_enum(node: Mapping[str, Any], path: tuple[str | int, ...]) -> EnumRul
     for alias, target in aliases.items():
         if enum_key(target) not in keys:
             raise RuleError(
-                path, f"alias {alias!r} points to {show(target)}, which is not in values"
-                f"{suggest(str(target), [str(v) for v in values])}"
+                path,
+                f"alias {alias!r} points to {show(target)}, which is not in values"
+                f"{suggest(str(target), [str(v) for v in values])}",
             )
         if enum_key(alias) in keys:
             raise RuleError(path, f"alias {alias!r} is also a value")

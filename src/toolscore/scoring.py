@@ -63,9 +63,12 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         )
     calls = trajectory.calls
     verdict = best_plan(specs.rules, specs.extra_ok, case.plans, calls)
-    lowercase = verdict.passed or best_plan(
-        specs.lowercase_rules, specs.extra_ok, case.plans, calls, diagnose=False
-    ).passed
+    lowercase = (
+        verdict.passed
+        or best_plan(
+            specs.lowercase_rules, specs.extra_ok, case.plans, calls, diagnose=False
+        ).passed
+    )
     name_ok = verdict.passed or names_match(case.plans, calls, specs.extra_ok)
     return CaseResult(
         id=case.id,
@@ -83,7 +86,7 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
 
 @dataclass(frozen=True)
 class Rate:
-    """A proportion with its denominator, so that 1.0 over 2 cases does not pass for 1.0 over 2,000."""
+    """A proportion with its denominator: 1.0 over 2 cases is not 1.0 over 2,000."""
 
     passed: int
     n: int
@@ -96,7 +99,11 @@ class Rate:
     def to_json(self) -> dict[str, Any]:
         """The rate as the report shows it: value, denominator, and numerator."""
         value = self.value
-        return {"value": None if value is None else round(value, 4), "n": self.n, "passed": self.passed}
+        return {
+            "value": None if value is None else round(value, 4),
+            "n": self.n,
+            "passed": self.passed,
+        }
 
 
 @dataclass
@@ -253,7 +260,10 @@ class SummaryBuilder:
                 tool = self._tool(plan[mismatch.plan_call].name)
                 tool.failed += 1
                 tool.codes[mismatch.code] += 1
-            if mismatch.code in ("extra_call", "wrong_tool", "unknown_tool") and mismatch.call is not None:
+            if (
+                mismatch.code in ("extra_call", "wrong_tool", "unknown_tool")
+                and mismatch.call is not None
+            ):
                 tool = self._tool(calls[mismatch.call].name)
                 tool.extra += 1
                 if mismatch.code != "wrong_tool":
@@ -324,14 +334,20 @@ def join(
 
     def take(trajectory: Trajectory) -> Trajectory:
         if trajectory.case_id in seen_outputs:
-            raise OutputError(sources[1], f"duplicate output for case {trajectory.case_id!r}",
-                              line=trajectory.line, field="id")
+            raise OutputError(
+                sources[1],
+                f"duplicate output for case {trajectory.case_id!r}",
+                line=trajectory.line,
+                field="id",
+            )
         seen_outputs.add(trajectory.case_id)
         return trajectory
 
     for case in cases:
         if case.id in seen_cases:
-            raise CaseError(sources[0], f"duplicate case id {case.id!r}", line=case.line, field="id")
+            raise CaseError(
+                sources[0], f"duplicate case id {case.id!r}", line=case.line, field="id"
+            )
         seen_cases.add(case.id)
         found = pending.pop(case.id, None)
         while found is None:

@@ -131,7 +131,9 @@ def _parse_document(content: bytes, source: str) -> Any:
         raise SpecError(source, f"not valid YAML: {problem}", line=line) from None
 
 
-def parse_specs(data: Any, source: str = "<specs>", sha256: str = "") -> tuple[SpecSet | None, list[SpecError]]:
+def parse_specs(
+    data: Any, source: str = "<specs>", sha256: str = ""
+) -> tuple[SpecSet | None, list[SpecError]]:
     """Validate parsed spec data (native or OpenAI-style); return the spec set or the problems."""
     problems = _Problems(source)
     if isinstance(data, list):
@@ -207,8 +209,10 @@ def _relaxations(
         allow, names, reason = entry.get("allow"), entry.get("tools"), entry.get("reason")
         ok = True
         if allow not in RELAXATIONS:
-            problems.add(f"{where}.allow", f"must be one of {', '.join(RELAXATIONS)}"
-                         f"{suggest(str(allow), RELAXATIONS)}")
+            problems.add(
+                f"{where}.allow",
+                f"must be one of {', '.join(RELAXATIONS)}{suggest(str(allow), RELAXATIONS)}",
+            )
             ok = False
         if not isinstance(reason, str) or not reason.strip():
             problems.add(f"{where}.reason", "every relaxation needs a reason")
@@ -234,13 +238,21 @@ def _check_defaults(rule: Rule, where: str, problems: _Problems) -> None:
     if rule.default is not None and rule.default is not MISSING:
         problem = value_problem(rule, rule.default)
         if problem:
-            problems.add(where, f"default {show(rule.default)} is rejected by its own rule: {problem}")
+            problems.add(
+                where, f"default {show(rule.default)} is rejected by its own rule: {problem}"
+            )
 
 
 # --- OpenAI-style tool definitions ----------------------------------------------------------
 
-_SCHEMA_KINDS = {"string": "exact", "number": "number", "integer": "integer",
-                 "boolean": "boolean", "object": "object", "array": "list"}
+_SCHEMA_KINDS = {
+    "string": "exact",
+    "number": "number",
+    "integer": "integer",
+    "boolean": "boolean",
+    "object": "object",
+    "array": "list",
+}
 
 
 def _openai_tools(items: list[Any], problems: _Problems) -> Iterator[tuple[str, ToolSpec]]:
@@ -311,5 +323,7 @@ def _derived(prop: Mapping[str, Any], path: tuple[str | int, ...]) -> dict[str, 
         node["args"] = _schema_args(prop, path)
     elif kind == "list":
         items = prop.get("items")
-        node["items"] = _schema_rule(items, (*path, "items")) if isinstance(items, Mapping) else "exact"
+        node["items"] = (
+            _schema_rule(items, (*path, "items")) if isinstance(items, Mapping) else "exact"
+        )
     return node

@@ -86,7 +86,8 @@ class ReportWriter:
         self.target = target
         self._stdout = stdout
         directory = "." if target == "-" else str(Path(target).resolve().parent)
-        self._spool: IO[bytes] = tempfile.TemporaryFile(dir=directory)
+        # Kept open across add() calls and closed by finish() or discard().
+        self._spool: IO[bytes] = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115
         self._first = True
 
     def add(self, result: CaseResult) -> None:

@@ -38,9 +38,7 @@ def relaxations(specs: SpecSet) -> Text:
     if not specs.relaxations:
         return Text("Relaxations in force: none")
     lines = ["Relaxations in force:"]
-    lines += [
-        f"  allow {r.allow} for {', '.join(r.tools)} - {r.reason}" for r in specs.relaxations
-    ]
+    lines += [f"  allow {r.allow} for {', '.join(r.tools)} - {r.reason}" for r in specs.relaxations]
     return Text("\n".join(lines))
 
 
@@ -75,7 +73,9 @@ def baselines_table(summary: Summary) -> Table:
             f"{disagree} ({tally.only_rules_pass} only rules pass, "
             f"{tally.only_baseline_passes} only {names.get(key, key)} passes)"
         )
-        table.add_row(names.get(key, key), f"{tally.passed}/{summary.cases}", percent(accuracy), detail)
+        table.add_row(
+            names.get(key, key), f"{tally.passed}/{summary.cases}", percent(accuracy), detail
+        )
     return table
 
 
@@ -84,14 +84,23 @@ def worst_table(title: str, tallies: dict[str, Tally], limit: int = 5) -> Table 
     failing = [(name, t) for name, t in tallies.items() if t.failed or t.extra]
     if not failing:
         return None
-    failing.sort(key=lambda item: (-(item[1].failed / max(1, item[1].passed + item[1].failed)),
-                                   -item[1].failed, item[0]))
+    failing.sort(
+        key=lambda item: (
+            -(item[1].failed / max(1, item[1].passed + item[1].failed)),
+            -item[1].failed,
+            item[0],
+        )
+    )
     table = Table(title=title, title_justify="left")
     for column in ("name", "passed", "failed", "extra", "most common codes"):
-        table.add_column(column, justify="left" if column in ("name", "most common codes") else "right")
+        table.add_column(
+            column, justify="left" if column in ("name", "most common codes") else "right"
+        )
     for name, tally in failing[:limit]:
         codes = ", ".join(f"{code} x{count}" for code, count in tally.codes.most_common(3))
-        table.add_row(Text(name), str(tally.passed), str(tally.failed), str(tally.extra or ""), codes)
+        table.add_row(
+            Text(name), str(tally.passed), str(tally.failed), str(tally.extra or ""), codes
+        )
     return table
 
 
@@ -113,7 +122,9 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> Group | None:
     """The first failing cases with the mismatches that decided them."""
     if not results:
         return None
-    lines: list[Text] = [Text(f"Failing cases (first {len(results)} of {total_failed}):", style="bold")]
+    lines: list[Text] = [
+        Text(f"Failing cases (first {len(results)} of {total_failed}):", style="bold")
+    ]
     for result in results:
         plan = "" if result.plan is None else f" (closest plan {result.plan})"
         missing = " [no output line]" if result.missing_output else ""
