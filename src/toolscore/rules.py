@@ -75,7 +75,7 @@ def show(value: Any) -> str:
 
 
 def _type_error(expected_type: str, value: Any) -> tuple[str, str]:
-    return "type_mismatch", f"expected a {expected_type}, got {json_type(value)} {show(value)}"
+    return "type_mismatch", f"expected {expected_type}, got {json_type(value)} {show(value)}"
 
 
 def _unequal(expected: Any, produced: Any, how: str) -> tuple[str, str]:
@@ -132,7 +132,7 @@ class ExactRule(Rule):
         if json_equal(expected, produced):
             return None
         if json_type(expected) != json_type(produced):
-            return _type_error(json_type(expected), produced)
+            return _type_error(f"a {json_type(expected)}", produced)
         return _unequal(expected, produced, "exactly")
 
     def lowercased(self) -> Rule:
@@ -162,9 +162,9 @@ class CasefoldRule(Rule):
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
         if type(produced) is not str:
-            return _type_error("string", produced)
+            return _type_error("a string", produced)
         if type(expected) is not str:
-            return _type_error("string", expected)
+            return _type_error("a string", expected)
         if expected == produced or _fold(expected) == _fold(produced):
             return None
         return _unequal(expected, produced, "ignoring case")
@@ -216,10 +216,10 @@ class NumberRule(Rule):
     def judge(self, expected: Any, produced: Any) -> Verdict:
         p = _coerce_number(produced, self.coerce)
         if p is None:
-            return _type_error("number", produced)
+            return _type_error("a number", produced)
         e = _coerce_number(expected, self.coerce)
         if e is None:
-            return _type_error("number", expected)
+            return _type_error("a number", expected)
         if e == p:
             return None
         if math.isfinite(e) and math.isfinite(p) and (self.tol or self.rel_tol):
@@ -267,10 +267,10 @@ class IntegerRule(Rule):
     def judge(self, expected: Any, produced: Any) -> Verdict:
         p = _coerce_integer(produced, self.coerce)
         if p is None:
-            return _type_error("integer", produced)
+            return _type_error("an integer", produced)
         e = _coerce_integer(expected, self.coerce)
         if e is None:
-            return _type_error("integer", expected)
+            return _type_error("an integer", expected)
         return None if e == p else _unequal(expected, produced, "")
 
 
@@ -302,10 +302,10 @@ class BooleanRule(Rule):
     def judge(self, expected: Any, produced: Any) -> Verdict:
         p = _coerce_boolean(produced, self.coerce)
         if p is None:
-            return _type_error("boolean", produced)
+            return _type_error("a boolean", produced)
         e = _coerce_boolean(expected, self.coerce)
         if e is None:
-            return _type_error("boolean", expected)
+            return _type_error("a boolean", expected)
         return None if e is p else _unequal(expected, produced, "")
 
 
@@ -408,7 +408,7 @@ class DateRule(Rule):
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
         if type(produced) is not str:
-            return _type_error("date string", produced)
+            return _type_error("a date string", produced)
         p = _parse_date(produced, self.formats)
         if p is None:
             return "value_mismatch", f"{show(produced)} is not a date (YYYY-MM-DD)"
@@ -469,7 +469,7 @@ class DatetimeRule(Rule):
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
         if type(produced) is not str:
-            return _type_error("date-time string", produced)
+            return _type_error("a date-time string", produced)
         p = _parse_datetime(produced, self._zone)
         if p is None:
             return "value_mismatch", f"{show(produced)} is not an ISO 8601 date-time"

@@ -126,7 +126,7 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> Group | None:
         Text(f"Failing cases (first {len(results)} of {total_failed}):", style="bold")
     ]
     for result in results:
-        plan = "" if result.plan is None else f" (closest plan {result.plan})"
+        plan = "" if result.plan is None else f" (plan {result.plan})"
         missing = " [no output line]" if result.missing_output else ""
         lines.append(Text(f"  {result.id}{plan}{missing}", style="red"))
         lines += [Text("    " + mismatch_line(m)) for m in result.mismatches]
