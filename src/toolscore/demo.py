@@ -33,9 +33,10 @@ def run_demo(console: Console, directory: Path, version: str) -> None:
     console.print(f"example files: {directory}")
     console.print(relaxations(specs))
     table = Table(show_lines=True)
-    for column in ("case", "prompt", "exact JSON", "rules", "lowercase", "why"):
+    for column in ("case", "prompt", "exact JSON", "rules", "lowercase"):
         table.add_column(column)
     totals = {"exact": 0, "rules": 0, "lowercase": 0}
+    reasons: list[Text] = []
     for case in cases:
         trajectory = outputs[case.id]
         result = score_case(specs, case, trajectory)
@@ -45,18 +46,21 @@ def run_demo(console: Console, directory: Path, version: str) -> None:
         if result.passed:
             why = f"rules pass; exact JSON fails: {exact_difference(case.plans, trajectory.calls)}"
         else:
-            why = "; ".join(mismatch_line(m) for m in result.mismatches)
+            why = "rules fail: " + "; ".join(mismatch_line(m) for m in result.mismatches)
             if result.baselines["lowercase"]:
-                why += " - lowercasing forgives it"
+                why += " (lower-casing forgives it)"
+        reasons.append(Text(f"  {case.id}: {why}", style=None if result.passed else "red"))
         table.add_row(
             Text(case.id),
             Text(str(case.prompt or "")),
             MARK[result.baselines["exact"]],
             MARK[result.passed],
             MARK[result.baselines["lowercase"]],
-            Text(why),
         )
     console.print(table)
+    console.print(Text("Why:", style="bold"))
+    for reason in reasons:
+        console.print(reason, soft_wrap=True)
     n = len(cases)
     console.print(
         Text(

@@ -584,7 +584,8 @@ KINDS: tuple[str, ...] = tuple(_KIND_OPTIONS)
 
 def suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:
     """A ' (did you mean ...?)' hint for a near name, or an empty string."""
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    close = [c for c in choices if len(c) > 2 and (word.startswith(c) or c.startswith(word))]
+    close = close or difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

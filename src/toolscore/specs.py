@@ -148,7 +148,8 @@ def parse_specs(
         if version is not None and not isinstance(version, str | int | float):
             problems.add("version", "must be a string")
         tools = dict(_native_tools(data.get("tools"), problems))
-        relaxations = tuple(_relaxations(data.get("relax", []), tools, problems))
+        declared = data.get("tools") if isinstance(data.get("tools"), Mapping) else {}
+        relaxations = tuple(_relaxations(data.get("relax", []), declared, problems))
     else:
         problems.add("(top)", "a spec is a mapping with 'tools', or a list of tool definitions")
         return None, problems.errors
@@ -182,19 +183,22 @@ def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpe
 
 
 def _compile_tool(args: Any, where: str, problems: _Problems) -> ObjectRule | None:
-    try:
-        rule = compile_rule({"kind": "object", "args": args})
-    except RuleError as error:
-        path = ".".join(str(p) for p in error.path)
-        problems.add(f"{where}.{path}" if path else where, error.message)
+    """The tool's arguments as one object rule; each bad argument is its own problem."""
+    if not isinstance(args, Mapping):
+        problems.add(where, "must be a mapping of argument names to rules")
         return None
-    assert isinstance(rule, ObjectRule)
-    return rule
+    compiled: dict[str, Rule] = {}
+    for name, node in args.items():
+        try:
+            compiled[str(name)] = compile_rule(node, (str(name),))
+        except RuleError as error:
+            problems.add(f"{where}.{'.'.join(str(p) for p in error.path)}", error.message)
+    if len(compiled) < len(args):
+        return None
+    return ObjectRule(args=compiled)
 
 
-def _relaxations(
-    node: Any, tools: Mapping[str, ToolSpec], problems: _Problems
-) -> Iterator[Relaxation]:
+def _relaxations(node: Any, tools: Mapping[str, Any], problems: _Problems) -> Iterator[Relaxation]:
     if not isinstance(node, list):
         problems.add("relax", "must be a list of {allow, tools, reason} entries")
         return
