@@ -56,7 +56,8 @@ def test_score_writes_the_report_json(example: Path, tmp_path: Path) -> None:
     wrong = next(c for c in data["cases"] if c["id"] == "wrong-case-id")
     assert wrong["mismatches"][0]["path"] == "/order_id"
     assert wrong["mismatches"][0]["produced"] == "ORDER-77"
-    assert "accuracy" in result.stdout and "66.7%" in result.stdout
+    assert "accuracy" in result.stdout
+    assert "66.7%" in result.stdout
 
 
 def test_json_to_stdout_is_only_json(example: Path) -> None:
@@ -96,7 +97,8 @@ def test_bad_cases_line_names_file_and_line(example: Path, tmp_path: Path) -> No
     cases.write_text("\n".join(lines) + "\n")
     report = tmp_path / "report.json"
     line = one_error_line(run(*score_args(example, "--json", str(report))))
-    assert "cases.jsonl:3:" in line and "not valid JSON" in line
+    assert "cases.jsonl:3:" in line
+    assert "not valid JSON" in line
     assert not report.exists()
     assert list(tmp_path.glob(".report.json*")) == []
 
@@ -105,7 +107,8 @@ def test_case_calling_an_unknown_tool_names_the_field(example: Path) -> None:
     cases = example / "cases.jsonl"
     cases.write_text(cases.read_text().replace('"name": "refund"', '"name": "refnud"', 1))
     line = one_error_line(run(*score_args(example)))
-    assert "cases.jsonl:1: plans[0][0].name:" in line and "'refnud'" in line
+    assert "cases.jsonl:1: plans[0][0].name:" in line
+    assert "'refnud'" in line
 
 
 def test_late_bad_line_leaves_no_report(example: Path, tmp_path: Path) -> None:
@@ -127,7 +130,8 @@ def test_duplicate_case_id(example: Path) -> None:
 
 def test_missing_file(example: Path) -> None:
     line = one_error_line(run(*score_args(example)[:-2], "--outputs", str(example / "nope.jsonl")))
-    assert "nope.jsonl" in line and "no such file" in line
+    assert "nope.jsonl" in line
+    assert "no such file" in line
 
 
 def test_missing_spec_file(example: Path) -> None:
@@ -191,12 +195,15 @@ def test_lint_finds_rejected_values_and_lenient_rules(tmp_path: Path) -> None:
     result = run("lint", "--specs", str(spec), "--cases", str(cases))
     assert result.exit_code == 1
     out = result.stdout
-    assert "warning: " in out and "tools.pay.args.who" in out
+    assert "warning: " in out
+    assert "tools.pay.args.who" in out
     assert "tools.pay.args.amount" not in out  # it gives a reason
-    assert "cases.jsonl:1: plans[0][0].args.unit" in out and "'GBP'" in out
+    assert "cases.jsonl:1: plans[0][0].args.unit" in out
+    assert "'GBP'" in out
     assert "cases.jsonl:2: plans[0][0].args.amount" in out
     assert "cases.jsonl:3: plans[0][0].name" in out
-    assert "cases.jsonl:4: plans[0][0].args.who" in out and "unknown label 'nope'" in out
+    assert "cases.jsonl:4: plans[0][0].args.who" in out
+    assert "unknown label 'nope'" in out
     assert "4 errors, 1 warnings" in out
     assert run("lint", "--specs", str(spec), "--strict").exit_code == 1
 
@@ -222,4 +229,5 @@ def test_lint_reports_every_spec_problem(tmp_path: Path) -> None:
 
 def test_version() -> None:
     result = run("--version")
-    assert result.exit_code == 0 and "toolscore" in result.stdout
+    assert result.exit_code == 0
+    assert "toolscore" in result.stdout

@@ -49,7 +49,7 @@ def run_demo(console: Console, directory: Path, version: str) -> None:
             why = "rules fail: " + "; ".join(mismatch_line(m) for m in result.mismatches)
             if result.baselines["lowercase"]:
                 why += " (lower-casing forgives it)"
-        reasons.append(Text(f"  {case.id}: {why}", style=None if result.passed else "red"))
+        reasons.append(Text(f"  {case.id}: {why}", style="" if result.passed else "red"))
         table.add_row(
             Text(case.id),
             Text(str(case.prompt or "")),

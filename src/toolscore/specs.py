@@ -148,7 +148,7 @@ def parse_specs(
         if version is not None and not isinstance(version, str | int | float):
             problems.add("version", "must be a string")
         tools = dict(_native_tools(data.get("tools"), problems))
-        declared = data.get("tools") if isinstance(data.get("tools"), Mapping) else {}
+        declared = data["tools"] if isinstance(data.get("tools"), Mapping) else {}
         relaxations = tuple(_relaxations(data.get("relax", []), declared, problems))
     else:
         problems.add("(top)", "a spec is a mapping with 'tools', or a list of tool definitions")

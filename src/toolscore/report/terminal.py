@@ -129,7 +129,10 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> Group | None:
         plan = "" if result.plan is None else f" (plan {result.plan})"
         missing = " [no output line]" if result.missing_output else ""
         lines.append(Text(f"  {result.id}{plan}{missing}", style="red"))
-        lines += [Text("    " + mismatch_line(m), no_wrap=True, overflow="ignore") for m in result.mismatches]
+        lines += [
+            Text("    " + mismatch_line(m), no_wrap=True, overflow="ignore")
+            for m in result.mismatches
+        ]
     return Group(*lines)
 
 

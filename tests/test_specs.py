@@ -1,0 +1,244 @@
+"""Spec loading: both native formats, OpenAI tool lists, and a precise error for each mistake."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from toolscore.errors import SpecError
+from toolscore.matching import matches
+from toolscore.rules import EnumRule, ListRule, NumberRule, ObjectRule
+from toolscore.specs import load_specs, parse_specs
+
+NATIVE: dict[str, Any] = {
+    "version": "2026.11",
+    "tools": {
+        "refund": {
+            "version": 3,
+            "args": {
+                "order_id": "exact",
+                "amount": {"kind": "number", "tol": 0.005},
+                "unit": {
+                    "kind": "enum",
+                    "values": ["EUR", "USD"],
+                    "aliases": {"euro": "EUR"},
+                    "default": "EUR",
+                },
+                "note": "text",
+            },
+        }
+    },
+    "relax": [{"allow": "extra_calls", "tools": ["refund"], "reason": "idempotent"}],
+}
+
+
+def problems_of(data: Any) -> list[str]:
+    specs, problems = parse_specs(data, "spec.yaml")
+    assert specs is None
+    return [str(p) for p in problems]
+
+
+def test_yaml_and_json_give_the_same_rules(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(NATIVE))
+    (tmp_path / "s.json").write_text(json.dumps(NATIVE))
+    from_yaml, from_json = load_specs(tmp_path / "s.yaml"), load_specs(tmp_path / "s.json")
+    assert from_yaml.rules == from_json.rules
+    assert from_yaml.version == "2026.11"
+    assert from_yaml.tools["refund"].version == 3
+    assert from_yaml.extra_ok == frozenset({"refund"})
+    assert len(from_yaml.sha256) == 64
+    assert from_yaml.sha256 != from_json.sha256
+    amount = from_yaml.rules["refund"].args["amount"]
+    assert isinstance(amount, NumberRule)
+    assert repr(amount) == "<number tol=0.005>"
+
+
+@pytest.mark.parametrize(
+    ("args", "where", "says"),
+    [
+        ({"a": "exakt"}, "tools.t.args.a", "unknown kind 'exakt' (did you mean 'exact'?)"),
+        ({"a": {"kind": "number", "tolerance": 1}}, "tools.t.args.a", "did you mean 'tol'?"),
+        (
+            {"a": {"kind": "number", "tol": -1}},
+            "tools.t.args.a",
+            "tol must be a finite number >= 0",
+        ),
+        ({"a": {"kind": "number", "rel_tol": "x"}}, "tools.t.args.a", "rel_tol must be a number"),
+        (
+            {"a": {"kind": "boolean", "coerce": "yes"}},
+            "tools.t.args.a",
+            "coerce must be true or false",
+        ),
+        ({"a": {"kind": "enum"}}, "tools.t.args.a", "enum needs 'values'"),
+        (
+            {"a": {"kind": "enum", "values": ["EUR"], "aliases": {"e": "EURO"}}},
+            "tools.t.args.a",
+            "alias 'e' points to 'EURO', which is not in values",
+        ),
+        (
+            {"a": {"kind": "enum", "values": ["EUR"], "default": "USD"}},
+            "tools.t.args.a",
+            "default 'USD' is rejected by its own rule",
+        ),
+        (
+            {"a": {"kind": "number", "default": "3"}},
+            "tools.t.args.a",
+            "default '3' is rejected by its own rule",
+        ),
+        (
+            {"a": {"kind": "list", "items": {"kind": "integer", "default": 1.5}}},
+            "tools.t.args.a.items",
+            "rejected by its own rule",
+        ),
+        ({"a": {"kind": "list", "order": "sorted"}}, "tools.t.args.a", "order must be"),
+        (
+            {"a": {"kind": "object", "args": {"b": {"kind": "nope"}}}},
+            "tools.t.args.a.b",
+            "unknown kind 'nope'",
+        ),
+        (
+            {"a": {"kind": "datetime", "naive_tz": "Mars/Base"}},
+            "tools.t.args.a",
+            "unknown time zone",
+        ),
+        ({"a": {"kind": "exact", "reason": ""}}, "tools.t.args.a", "reason must be a non-empty"),
+        ({"a": {"tol": 1}}, "tools.t.args.a", "missing 'kind'"),
+    ],
+)
+def test_bad_argument_rules_name_tool_and_path(args: dict[str, Any], where: str, says: str) -> None:
+    (problem,) = problems_of({"tools": {"t": {"args": args}}})
+    assert f"spec.yaml: {where}: " in problem
+    assert says in problem
+
+
+def test_a_default_of_null_is_valid_for_any_kind() -> None:
+    specs, problems = parse_specs(
+        {"tools": {"t": {"args": {"n": {"kind": "number", "default": None}}}}}, "s"
+    )
+    assert not problems
+    assert specs is not None
+    assert specs.rules["t"].args["n"].default is None
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ({"tools": {}}, "tools: must be a non-empty mapping"),
+        ({"tool": {"t": {}}}, "tool: unknown key (did you mean 'tools'?)"),
+        ({"tools": {"t": {"argz": {}}}}, "tools.t.argz: unknown key (did you mean 'args'?)"),
+        (
+            {"tools": {"t": {"args": {}}}, "relax": [{"allow": "extra_calls", "tools": ["t"]}]},
+            "relax[0].reason: every relaxation needs a reason",
+        ),
+        (
+            {
+                "tools": {"t": {"args": {}}},
+                "relax": [{"allow": "extra_call", "tools": ["t"], "reason": "r"}],
+            },
+            "did you mean 'extra_calls'?",
+        ),
+        (
+            {
+                "tools": {"t": {"args": {}}},
+                "relax": [{"allow": "unknown_args", "tools": ["u"], "reason": "r"}],
+            },
+            "relax[0].tools: unknown tool 'u'",
+        ),
+        ("just text", "a spec is a mapping"),
+    ],
+)
+def test_bad_spec_structure(data: Any, says: str) -> None:
+    assert any(says in p for p in problems_of(data)), problems_of(data)
+
+
+def test_unreadable_and_unparseable_files(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="cannot read"):
+        load_specs(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tools:\n  t: {args: [\n")
+    with pytest.raises(SpecError, match=r"bad.yaml:\d+: not valid YAML"):
+        load_specs(bad)
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text('{"tools": ')
+    with pytest.raises(SpecError, match="not valid JSON"):
+        load_specs(bad_json)
+
+
+def test_yaml_is_loaded_safely(tmp_path: Path) -> None:
+    spec = tmp_path / "evil.yaml"
+    spec.write_text("tools: !!python/object/apply:os.system ['echo pwned']\n")
+    with pytest.raises(SpecError, match="not valid YAML"):
+        load_specs(spec)
+
+
+OPENAI = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "x-compare": {"kind": "casefold", "reason": "r"}},
+                    "unit": {
+                        "type": "string",
+                        "enum": ["celsius", "fahrenheit"],
+                        "default": "celsius",
+                    },
+                    "days": {"type": "integer", "default": 1},
+                    "precise": {"type": ["boolean", "null"]},
+                    "temp": {"type": "number"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "where": {
+                        "type": "object",
+                        "properties": {
+                            "lat": {"type": "number", "x-compare": {"kind": "number", "tol": 0.01}}
+                        },
+                    },
+                    "trace": {"type": "string", "x-compare": "ignored"},
+                },
+            },
+        },
+    },
+    {"name": "ping", "parameters": {"type": "object", "properties": {}}},
+]
+
+
+def test_openai_tool_list_derives_kinds_from_the_schema() -> None:
+    specs, problems = parse_specs(OPENAI, "tools.json")
+    assert not problems
+    assert specs is not None
+    args = specs.rules["get_weather"].args
+    kinds = {name: rule.kind for name, rule in args.items()}
+    assert kinds == {
+        "city": "casefold", "unit": "enum", "days": "integer", "precise": "boolean",
+        "temp": "number", "tags": "list", "where": "object", "trace": "ignored",
+    }  # fmt: skip
+    unit = args["unit"]
+    assert isinstance(unit, EnumRule)
+    assert unit.default == "celsius"
+    assert args["days"].default == 1
+    tags = args["tags"]
+    assert isinstance(tags, ListRule)
+    assert tags.ordered
+    assert tags.items.kind == "exact"
+    where = args["where"]
+    assert isinstance(where, ObjectRule)
+    assert matches(where, {"lat": 1.0}, {"lat": 1.005})
+    assert not matches(where, {"lat": 1.0}, {"lat": 1.0, "lon": 2})
+    assert "ping" in specs.rules
+    assert specs.version is None
+
+
+def test_openai_x_compare_errors_and_bad_schemas() -> None:
+    bad_kind = [{"name": "f", "parameters": {"type": "object", "properties": {
+        "a": {"type": "string", "x-compare": "fuzzy"}}}}]  # fmt: skip
+    assert any("tools.f.args.a" in p and "unknown kind 'fuzzy'" in p for p in problems_of(bad_kind))
+    bad_schema = [{"name": "f", "parameters": {"type": "objekt"}}]
+    assert any("not a valid JSON Schema" in p for p in problems_of(bad_schema))
+    nameless = [{"type": "function", "function": {"parameters": {}}}]
+    assert any("needs 'name'" in p for p in problems_of(nameless))
