@@ -6,16 +6,20 @@ A case is the target of scoring: a broken one is an input error naming the line 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from toolscore.errors import CaseError
 from toolscore.jsonl import ByteCounter, read_jsonl
 from toolscore.model import AnyOf, Call, Case, Plan, Ref
+from toolscore.rules import ListRule, ObjectRule, Rule
 from toolscore.specs import SpecSet
 
 _CALL_KEYS = frozenset({"name", "args", "id", "after"})
+
+Fail = Callable[[str, str], CaseError]
+"""Builds the error for a field of the case being read."""
 
 
 def read_cases(
@@ -78,7 +82,7 @@ def parse_case(
     return Case(case_id, tuple(plans), data.get("prompt"), tuple(tags), line, extra, linked)
 
 
-def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Any, has_markers: bool) -> Plan:
+def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Fail, has_markers: bool) -> Plan:
     calls: list[Call] = []
     labels = [n.get("id") for n in nodes if isinstance(n, Mapping) and n.get("id") is not None]
     for c, node in enumerate(nodes):
@@ -108,28 +112,49 @@ def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Any, has_markers: 
         if not isinstance(after, list) or not all(a in labels for a in after):
             raise fail(f"{here}.after", f"must list labels of calls in this plan ({labels})")
         if has_markers:
-            args = {k: _markers(v, labels, f"{here}.args.{k}", fail) for k, v in args.items()}
+            args = _markers(args, tool.args, labels, f"{here}.args", fail)
         calls.append(Call(str(name), args, label=label, after=tuple(after)))
     return tuple(calls)
 
 
-def _markers(value: Any, labels: list[Any], where: str, fail: Any) -> Any:
-    """Turn `{"$any": [...]}` and `{"$ref": "L#/p"}` into AnyOf and Ref, recursively."""
-    if isinstance(value, dict):
-        if "$any" in value:
-            options = value["$any"]
-            if len(value) != 1 or not isinstance(options, list) or not options:
-                raise fail(where, "$any must be the only key, with a non-empty list")
-            return AnyOf(_markers(o, labels, where, fail) for o in options)
-        if "$ref" in value:
-            return _ref(value, labels, where, fail)
-        return {k: _markers(v, labels, f"{where}.{k}", fail) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_markers(v, labels, f"{where}[{i}]", fail) for i, v in enumerate(value)]
+def _markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) -> Any:
+    """Turn `{"$any": [...]}` and `{"$ref": "L#/p"}` into AnyOf and Ref, recursively.
+
+    A marker stands where the spec has a rule for the value (an argument, a key of an
+    `object` argument, an item of a `list`), since that rule compares its alternatives.
+    """
+    if isinstance(value, dict) and "$any" in value:
+        options = value["$any"]
+        if len(value) != 1 or not isinstance(options, list) or not options:
+            raise fail(where, "$any must be the only key, with a non-empty list")
+        return AnyOf(_markers(o, rule, labels, where, fail) for o in options)
+    if isinstance(value, dict) and "$ref" in value:
+        return _ref(value, labels, where, fail)
+    if isinstance(rule, ObjectRule) and isinstance(value, dict):
+        return {
+            k: _markers(v, rule.args[k], labels, f"{where}.{k}", fail) if k in rule.args else v
+            for k, v in value.items()
+        }
+    if isinstance(rule, ListRule) and isinstance(value, list):
+        return [_markers(v, rule.items, labels, f"{where}[{i}]", fail) for i, v in enumerate(value)]
+    if _has_marker(value):
+        raise fail(
+            where,
+            f"$any and $ref cannot stand inside a value compared as {rule.kind}; "
+            "put them where the spec has a rule (an argument, object key or list item)",
+        )
     return value
 
 
-def _ref(value: Mapping[str, Any], labels: list[Any], where: str, fail: Any) -> Ref:
+def _has_marker(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "$any" in value or "$ref" in value or any(map(_has_marker, value.values()))
+    if isinstance(value, list):
+        return any(map(_has_marker, value))
+    return False
+
+
+def _ref(value: Mapping[str, Any], labels: list[Any], where: str, fail: Fail) -> Ref:
     target = value["$ref"]
     if len(value) != 1 or not isinstance(target, str) or "#" not in target:
         raise fail(where, '$ref must be the only key, a string "LABEL#/json/pointer"')

@@ -37,7 +37,7 @@ def iter_mismatches(
             f"the value of {expected} was not resolved",
         )
         return
-    if expected is None or produced is None:
+    if (expected is None or produced is None) and not rule.judges_null:
         if expected is not produced:
             yield Mismatch(
                 "value_mismatch",
@@ -133,7 +133,11 @@ def _object(rule: ObjectRule, expected: Any, produced: Any, path: Path) -> Itera
                     "and it has no default",
                 )
             continue
-        if sub.scalar and e is not None and p is not None and type(e) is not AnyOf:
+        if (
+            sub.scalar
+            and type(e) is not AnyOf
+            and (sub.judges_null or (e is not None and p is not None))
+        ):
             verdict = sub.judge(e, p)
             if verdict is not None:
                 yield Mismatch(verdict[0], (*path, name), sub.describe(), e, p, verdict[1])
@@ -291,6 +295,8 @@ def plan_passes(
         for e in plan
     ]
     strict = [j for j, call in enumerate(calls) if call.name not in extra_ok]
+    if len(strict) > n:
+        return None
     left_of: list[int | None] | None = None
     if len(strict) < m:
         # Match the produced calls that may not stay unpaired first, from their side; the
@@ -303,7 +309,7 @@ def plan_passes(
         if any(left_of[j] is None for j in strict):
             return None
     right_of = max_matching(edges, m, left_of)
-    if any(j is None for j in right_of):
+    if any(j is None for j in right_of) or len(set(right_of).intersection(strict)) < len(strict):
         return None
     return tuple((i, j) for i, j in enumerate(right_of) if j is not None)
 

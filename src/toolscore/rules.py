@@ -89,6 +89,7 @@ class Rule:
     kind: ClassVar[str] = ""
     compared: ClassVar[bool] = True
     scalar: ClassVar[bool] = True
+    judges_null: ClassVar[bool] = False
 
     default: Any = MISSING
     reason: str | None = None
@@ -327,6 +328,7 @@ class EnumRule(Rule):
     """A value from `values`, after mapping `aliases` to their canonical value."""
 
     kind: ClassVar[str] = "enum"
+    judges_null: ClassVar[bool] = True
 
     values: tuple[Any, ...] = ()
     aliases: Mapping[Any, Any] = field(default_factory=dict)
@@ -481,6 +483,10 @@ class DatetimeRule(Rule):
                 f"{show(produced)} and {show(expected)}: one has no UTC offset "
                 "(set naive_tz to say which zone such times are in)"
             )
+        if e.tzinfo is not None:
+            # Aware times sharing one tzinfo object subtract as wall-clock times in Python;
+            # converting to UTC makes the difference the real elapsed time (DST gaps).
+            e, p = e.astimezone(UTC), p.astimezone(UTC)
         if abs((e - p).total_seconds()) <= self.tol:
             return None
         return _unequal(expected, produced, "as an instant")

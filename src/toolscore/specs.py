@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,11 @@ class SpecSet:
     extra_ok: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
-        rules = {name: tool.args for name, tool in self.tools.items()}
+        lenient = {t for r in self.relaxations if r.allow == "unknown_args" for t in r.tools}
+        rules = {
+            name: replace(tool.args, allow_unknown=True) if name in lenient else tool.args
+            for name, tool in self.tools.items()
+        }
         object.__setattr__(self, "rules", rules)
         lowered = {name: rule.lowercased() for name, rule in rules.items()}
         object.__setattr__(self, "lowercase_rules", lowered)
