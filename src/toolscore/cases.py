@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from toolscore.dataflow import find_cycle, is_linked, pointer_problem
 from toolscore.errors import CaseError
 from toolscore.jsonl import ByteCounter, read_jsonl
 from toolscore.model import AnyOf, Call, Case, Plan, Ref
@@ -23,27 +24,12 @@ Fail = Callable[[str, str], CaseError]
 
 
 def read_cases(
-    path: str | Path,
-    specs: SpecSet,
-    counter: ByteCounter | None = None,
-    allow_links: bool = False,
+    path: str | Path, specs: SpecSet, counter: ByteCounter | None = None
 ) -> Iterator[Case]:
-    """Stream the cases of a JSONL file, validating each line against `specs`.
-
-    Plans linked by `$ref` or `after` need data-flow matching, which this version lacks: they
-    are refused with a clear error unless `allow_links` (as `lint` does, to check them).
-    """
+    """Stream the cases of a JSONL file, validating each line against `specs`."""
     source = str(path)
     for number, raw, data in read_jsonl(path, CaseError, counter):
-        case = parse_case(data, specs, source, number, has_markers=b'"$' in raw)
-        if case.linked and not allow_links:
-            raise CaseError(
-                source,
-                "$ref and after need data-flow matching, which this version does not support",
-                line=number,
-                field="plans",
-            )
-        yield case
+        yield parse_case(data, specs, source, number, has_markers=b'"$' in raw)
 
 
 def parse_case(
@@ -76,9 +62,8 @@ def parse_case(
     if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
         raise fail("tags", "must be a list of strings")
     extra = {k: v for k, v in data.items() if k not in ("id", "plans", "prompt", "tags")}
-    linked = any(call.after for plan in plans for call in plan) or (
-        has_markers and any(plan_refs(plan) for plan in plans)
-    )
+    maybe_linked = has_markers or any(call.after for plan in plans for call in plan)
+    linked = maybe_linked and any(is_linked(plan) for plan in plans)
     return Case(case_id, tuple(plans), data.get("prompt"), tuple(tags), line, extra, linked)
 
 
@@ -114,6 +99,9 @@ def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Fail, has_markers:
         if has_markers:
             args = _markers(args, tool.args, labels, f"{here}.args", fail)
         calls.append(Call(str(name), args, label=label, after=tuple(after)))
+    cycle = find_cycle(calls)
+    if cycle:
+        raise fail(where, f"$ref/after links form a cycle: {' -> '.join(cycle)}")
     return tuple(calls)
 
 
@@ -161,25 +149,7 @@ def _ref(value: Mapping[str, Any], labels: list[Any], where: str, fail: Fail) ->
     label, pointer = target.split("#", 1)
     if label not in labels:
         raise fail(where, f"$ref to unknown label {label!r} (labels in this plan: {labels})")
-    if pointer and not pointer.startswith("/"):
-        raise fail(where, f"{pointer!r} is not a JSON pointer (it must start with '/')")
+    problem = pointer_problem(pointer)
+    if problem:
+        raise fail(where, problem)
     return Ref(label, pointer)
-
-
-def plan_refs(plan: Plan) -> list[Ref]:
-    """Every `$ref` in a plan's argument values."""
-    found: list[Ref] = []
-
-    def walk(value: Any) -> None:
-        if type(value) is Ref:
-            found.append(value)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list | tuple):
-            for v in value:
-                walk(v)
-
-    for call in plan:
-        walk(call.args)
-    return found

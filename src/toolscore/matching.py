@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolscore.dataflow import has_unresolved, is_linked, link_problems, search_pairing, substitute
 from toolscore.model import MISSING, AnyOf, Call, Mismatch, Ref
 from toolscore.rules import ListRule, ObjectRule, Rule, show
 
@@ -28,15 +29,7 @@ def iter_mismatches(
         yield from _any_of(rule, expected, produced, path)
         return
     if type(expected) is Ref:
-        yield Mismatch(
-            "unresolved_ref",
-            path,
-            rule.describe(),
-            str(expected),
-            produced,
-            f"the value of {expected} was not resolved",
-        )
-        return
+        return  # a value from another call's result: `dataflow` resolves and reports it
     if (expected is None or produced is None) and not rule.judges_null:
         if expected is not produced:
             yield Mismatch(
@@ -136,6 +129,7 @@ def _object(rule: ObjectRule, expected: Any, produced: Any, path: Path) -> Itera
         if (
             sub.scalar
             and type(e) is not AnyOf
+            and type(e) is not Ref
             and (sub.judges_null or (e is not None and p is not None))
         ):
             verdict = sub.judge(e, p)
@@ -319,13 +313,30 @@ def diagnose_plan(
     extra_ok: frozenset[str],
     plan: Sequence[Call],
     calls: Sequence[Call],
+    linked: bool = False,
 ) -> tuple[tuple[tuple[int, int], ...], list[Mismatch]]:
     """The best pairing for a plan the calls do not carry out, and the mismatches it leaves.
 
     Best means most same-tool pairs, then fewest mismatches (a minimum-cost assignment), so
-    the reasons shown do not depend on the order of the calls.
+    the reasons shown do not depend on the order of the calls. For a linked plan, a pairing
+    that satisfies every link is preferred (the fault is then elsewhere); failing that, the
+    pairing is chosen on the arguments alone and its links are checked.
     """
-    pairs, pair_mismatches = _best_pairing(tools, plan, calls)
+    kept = _links_kept(tools, plan, calls) if linked else None
+    if kept is None:
+        pairs, pair_mismatches = _best_pairing(tools, plan, calls)
+    else:
+        pairs = kept
+        pair_mismatches = [
+            _call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs
+        ]
+    if linked:
+        checked = link_problems(plan, calls, pairs)
+        for k, (i, j) in enumerate(pairs):
+            if (i, j) in checked and calls[j].args is not None:
+                args, problems = checked[i, j]
+                rule = tools[plan[i].name]
+                pair_mismatches[k] = problems + list(iter_mismatches(rule, args, calls[j].args))
     mismatches: list[Mismatch] = []
     for (i, j), found in zip(pairs, pair_mismatches, strict=True):
         mismatches.extend(mm.at(j, i) for mm in found)
@@ -398,6 +409,26 @@ def diagnose_plan(
     return pairs, mismatches
 
 
+def _links_kept(
+    tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
+) -> tuple[tuple[int, int], ...] | None:
+    """A pairing in which every linked call fits its sources (after them if possible), the
+    rest paired as well as they can be; None when no such pairing exists."""
+
+    def fits(i: int, j: int, sources: Mapping[str, Call]) -> bool:
+        expected, produced = plan[i], calls[j]
+        if produced.name != expected.name or produced.args is None:
+            return False
+        args = substitute(expected.args, sources)
+        return not has_unresolved(args) and matches(tools[expected.name], args, produced.args)
+
+    def finish(free: list[int], rest: list[int]) -> tuple[tuple[int, int], ...] | None:
+        return _best_pairing(tools, [plan[i] for i in free], [calls[j] for j in rest])[0]
+
+    in_order = search_pairing(plan, calls, fits, finish)
+    return in_order if in_order is not None else search_pairing(plan, calls, fits, finish, False)
+
+
 def _best_pairing(
     tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
 ) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
@@ -441,28 +472,53 @@ def names_match(
     return False
 
 
+def linked_plan_passes(
+    tools: Mapping[str, ObjectRule],
+    extra_ok: frozenset[str],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+) -> tuple[tuple[int, int], ...] | None:
+    """Like `plan_passes`, for a plan whose calls are linked by `$ref` or `after`."""
+
+    def fits(i: int, j: int, sources: Mapping[str, Call]) -> bool:
+        expected, produced = plan[i], calls[j]
+        if produced.name != expected.name or produced.args is None:
+            return False
+        args = substitute(expected.args, sources)
+        return not has_unresolved(args) and matches(tools[expected.name], args, produced.args)
+
+    def finish(free: list[int], rest: list[int]) -> tuple[tuple[int, int], ...] | None:
+        return plan_passes(tools, extra_ok, [plan[i] for i in free], [calls[j] for j in rest])
+
+    return search_pairing(plan, calls, fits, finish)
+
+
 def best_plan(
     tools: Mapping[str, ObjectRule],
     extra_ok: frozenset[str],
     plans: Sequence[Sequence[Call]],
     calls: Sequence[Call],
     diagnose: bool = True,
+    linked: bool = False,
 ) -> PlanVerdict:
     """Match `calls` against every acceptable plan: the first that passes, else the closest.
 
     No plan at all means the right answer is no call (abstention). `diagnose=False` skips
     working out the reasons for a failure (the lowercase baseline only needs the verdict).
+    `linked` says that some plan may link calls by `$ref` or `after` (checked by data flow).
     """
     candidates: list[tuple[int | None, Sequence[Call]]] = list(enumerate(plans)) or [(None, ())]
-    for index, plan in candidates:
-        pairs = plan_passes(tools, extra_ok, plan, calls)
+    links = [linked and is_linked(plan) for _, plan in candidates]
+    for (index, plan), has_links in zip(candidates, links, strict=True):
+        check = linked_plan_passes if has_links else plan_passes
+        pairs = check(tools, extra_ok, plan, calls)
         if pairs is not None:
             return PlanVerdict(index, True, pairs, ())
     if not diagnose:
         return PlanVerdict(None, False, (), ())
     best: tuple[tuple[int, int], PlanVerdict] | None = None
-    for index, plan in candidates:
-        pairs, mismatches = diagnose_plan(tools, extra_ok, plan, calls)
+    for (index, plan), has_links in zip(candidates, links, strict=True):
+        pairs, mismatches = diagnose_plan(tools, extra_ok, plan, calls, has_links)
         rank = (-len(pairs), len(mismatches))
         if best is None or rank < best[0]:
             best = (rank, PlanVerdict(index, False, pairs, tuple(mismatches)))

@@ -54,19 +54,13 @@ def exact_difference(plans: Sequence[Sequence[Call]], calls: Sequence[Call]) -> 
 
 def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult:
     """The verdict on one case: best plan, pairing, mismatches, and both baselines."""
-    if case.linked:
-        raise CaseError(
-            f"<case {case.id}>",
-            "$ref and after need data-flow matching, which this version does not support",
-            line=case.line,
-            field="plans",
-        )
     calls = trajectory.calls
-    verdict = best_plan(specs.rules, specs.extra_ok, case.plans, calls)
+    linked = case.linked
+    verdict = best_plan(specs.rules, specs.extra_ok, case.plans, calls, linked=linked)
     lowercase = (
         verdict.passed
         or best_plan(
-            specs.lowercase_rules, specs.extra_ok, case.plans, calls, diagnose=False
+            specs.lowercase_rules, specs.extra_ok, case.plans, calls, diagnose=False, linked=linked
         ).passed
     )
     name_ok = verdict.passed or names_match(case.plans, calls, specs.extra_ok)
