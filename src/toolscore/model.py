@@ -82,6 +82,10 @@ class Call:
     after: tuple[str, ...] = ()
     call_id: str | None = None
     result: Any = MISSING
+    result_error: bool = False
+    """True when the tool reported an error as its result (kept and shown in the report)."""
+    turn: int = 0
+    """How many user messages came before this call in its transcript (0 for plain `calls`)."""
 
 
 Plan = tuple[Call, ...]
@@ -115,6 +119,12 @@ class Trajectory:
     response: str | None = None
     missing: bool = False
     line: int | None = None
+    format: str | None = None
+    """The transcript format the calls were read from (None for a plain `calls` list)."""
+    notes: tuple[str, ...] = ()
+    """What the reader had to assume (detected format, calls linked by position, ...)."""
+    final_turn: int = 0
+    """The `turn` of the calls made after the last user message: the agent's answer."""
 
 
 @dataclass(frozen=True, slots=True)
