@@ -61,6 +61,8 @@ def parse_case(
     tags = data.get("tags", ())
     if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
         raise fail("tags", "must be a list of strings")
+    if data.get("score_turns", "final") not in ("final", "all"):
+        raise fail("score_turns", "must be 'final' (the default) or 'all'")
     extra = {k: v for k, v in data.items() if k not in ("id", "plans", "prompt", "tags")}
     maybe_linked = has_markers or any(call.after for plan in plans for call in plan)
     linked = maybe_linked and any(is_linked(plan) for plan in plans)

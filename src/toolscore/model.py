@@ -183,3 +183,7 @@ class CaseResult:
     expected_tools: tuple[str, ...] = ()
     produced_calls: int = 0
     missing_output: bool = False
+    calls: tuple[Call, ...] = ()
+    """The produced calls that were scored (the agent's final turn of a transcript)."""
+    format: str | None = None
+    notes: tuple[str, ...] = ()

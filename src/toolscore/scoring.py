@@ -52,9 +52,17 @@ def exact_difference(plans: Sequence[Sequence[Call]], calls: Sequence[Call]) -> 
     return None
 
 
+def agent_calls(case: Case, trajectory: Trajectory) -> tuple[Call, ...]:
+    """The calls to score: those after the transcript's last user message, unless the case
+    says `"score_turns": "all"` (a plain `calls` list is always scored whole)."""
+    if trajectory.final_turn == 0 or case.extra.get("score_turns") == "all":
+        return trajectory.calls
+    return tuple(call for call in trajectory.calls if call.turn == trajectory.final_turn)
+
+
 def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult:
     """The verdict on one case: best plan, pairing, mismatches, and both baselines."""
-    calls = trajectory.calls
+    calls = agent_calls(case, trajectory)
     linked = case.linked
     verdict = best_plan(specs.rules, specs.extra_ok, case.plans, calls, linked=linked)
     lowercase = (
@@ -75,6 +83,9 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         pairs=verdict.pairs,
         produced_calls=len(calls),
         missing_output=trajectory.missing,
+        calls=calls,
+        format=trajectory.format,
+        notes=trajectory.notes,
     )
 
 
@@ -211,7 +222,7 @@ class SummaryBuilder:
         }
         self.unmatched_outputs = 0
 
-    def add(self, case: Case, trajectory: Trajectory, result: CaseResult) -> None:
+    def add(self, case: Case, result: CaseResult) -> None:
         """Count one case: its verdict, metrics, per-tool and per-argument tallies."""
         counts = self._counts
         counts["cases"] += 1
@@ -228,7 +239,7 @@ class SummaryBuilder:
             if not result.passed and result.produced_calls == 0:
                 counts["missed_calls"] += 1
         plan = case.plans[result.plan] if result.plan is not None else ()
-        self._tally_calls(plan, trajectory.calls, result)
+        self._tally_calls(plan, result.calls, result)
         for mismatch in result.mismatches:
             self._codes[mismatch.code] += 1
 
@@ -385,7 +396,7 @@ class Scoring:
         specs, builder = self.specs, self._builder
         for case, trajectory in self._pairs:
             result = score_case(specs, case, trajectory)
-            builder.add(case, trajectory, result)
+            builder.add(case, result)
             yield result
         self._done = True
 

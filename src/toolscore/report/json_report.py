@@ -63,6 +63,17 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
     }
     if result.missing_output:
         data["missing_output"] = True
+    if result.format is not None:
+        data["format"] = result.format
+    if result.notes:
+        data["notes"] = list(result.notes)
+    errors = [
+        {"call": j, "name": call.name, "result": plain(call.result)}
+        for j, call in enumerate(result.calls)
+        if call.result_error
+    ]
+    if errors:
+        data["tool_errors"] = errors
     return data
 
 
