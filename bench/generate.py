@@ -91,25 +91,26 @@ def _vary(rng: random.Random, name: str, args: Json) -> Json | str:
 
 
 def _break(rng: random.Random, calls: list[Json], may_drop: bool) -> None:
-    """Make one real mistake in the produced calls: wrong id, wrong amount, extra or missing call."""
+    """Make one real mistake: a wrong id or amount, an extra call, or (if allowed) a missing one."""
     index = rng.randrange(len(calls))
-    call = calls[index]
-    if isinstance(call["args"], str):
-        call["args"] = orjson.loads(call["args"])
-    mistake = rng.choice(("id", "amount", "extra", "drop") if may_drop else ("id", "amount", "extra"))
-    if mistake == "amount" and call["name"] == "refund":
-        call["args"]["amount"] += rng.choice((-1, 1)) * rng.choice((0.01, 1.0, 10.0))
+    args = calls[index]["args"]
+    if isinstance(args, str):
+        args = calls[index]["args"] = orjson.loads(args)
+    mistake = rng.choice(("id", "amount", "extra", "drop")[: 4 if may_drop else 3])
+    if mistake == "amount" and "amount" in args:
+        args["amount"] += rng.choice((-1, 1)) * rng.choice((0.01, 1.0, 10.0))
     elif mistake == "extra":
-        order_id = call["args"]["order_id"]
-        calls.insert(rng.randrange(len(calls) + 1), {"name": "get_order", "args": {"order_id": order_id}})
+        extra = {"name": "get_order", "args": {"order_id": args["order_id"]}}
+        calls.insert(rng.randrange(len(calls) + 1), extra)
     elif mistake == "drop":
         del calls[index]
     else:
-        call["args"]["order_id"] = rng.choice((str.upper, lambda s: s + "0"))(call["args"]["order_id"])
+        order_id = args["order_id"]
+        args["order_id"] = rng.choice((order_id.upper(), order_id + "0"))
 
 
 def _pair(rng: random.Random, case_id: str, names: list[str], may_drop: bool) -> Pair:
-    plan = [
+    plan: list[Json] = [
         {"name": name, "args": _expected(rng, name, f"ord-{case_id}-{k}")}
         for k, name in enumerate(names)
     ]
