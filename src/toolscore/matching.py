@@ -8,7 +8,7 @@ as a multiset by maximum bipartite matching, never greedily and never by positio
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,41 +19,40 @@ from toolscore.rules import ListRule, ObjectRule, Rule, show
 Path = tuple[str | int, ...]
 
 
+FOUND = Mismatch("value_mismatch", message="(not explained)")
+"""What the walk yields when asked only *whether* values differ (`explain=False`)."""
+
+
 def iter_mismatches(
-    rule: Rule, expected: Any, produced: Any, path: Path = ()
+    rule: Rule, expected: Any, produced: Any, path: Path = (), explain: bool = True
 ) -> Iterator[Mismatch]:
-    """Yield every reason why `produced` differs from `expected` under `rule`, with its path."""
-    if not rule.compared:
-        return
+    """Yield every reason why `produced` differs from `expected` under `rule`, with its path.
+
+    With `explain=False` it yields `FOUND` instead of building a described mismatch, for
+    callers that only need to know whether there is one (`matches`).
+    """
+    if not rule.compared or type(expected) is Ref:
+        return  # a `$ref` is resolved and reported by `dataflow`, not compared here
     if type(expected) is AnyOf:
-        yield from _any_of(rule, expected, produced, path)
+        yield from _any_of(rule, expected, produced, path, explain)
         return
-    if type(expected) is Ref:
-        return  # a value from another call's result: `dataflow` resolves and reports it
     if (expected is None or produced is None) and not rule.judges_null:
         if expected is not produced:
-            yield Mismatch(
-                "value_mismatch",
-                path,
-                rule.describe(),
-                expected,
-                produced,
-                f"{show(produced)} does not equal {show(expected)}",
-            )
+            yield _null_mismatch(rule, expected, produced, path) if explain else FOUND
         return
     if rule.scalar:
         verdict = rule.judge(expected, produced)
         if verdict is not None:
-            yield Mismatch(verdict[0], path, rule.describe(), expected, produced, verdict[1])
+            yield _described(rule, verdict, expected, produced, path) if explain else FOUND
     elif type(rule) is ObjectRule:
-        yield from _object(rule, expected, produced, path)
+        yield from _object(rule, expected, produced, path, explain)
     elif type(rule) is ListRule:
-        yield from _list(rule, expected, produced, path)
+        yield from _list(rule, expected, produced, path, explain)
 
 
 def matches(rule: Rule, expected: Any, produced: Any) -> bool:
     """True when `produced` equals `expected` under `rule` (the walk finds nothing)."""
-    return next(iter_mismatches(rule, expected, produced), None) is None
+    return next(iter_mismatches(rule, expected, produced, (), False), None) is None
 
 
 def value_problem(rule: Rule, value: Any) -> str | None:
@@ -63,13 +62,29 @@ def value_problem(rule: Rule, value: Any) -> str | None:
     return None
 
 
-def _any_of(rule: Rule, alternatives: AnyOf, produced: Any, path: Path) -> Iterator[Mismatch]:
+def _described(
+    rule: Rule, verdict: tuple[str, Callable[[], str]], expected: Any, produced: Any, path: Path
+) -> Mismatch:
+    return Mismatch(verdict[0], path, rule.describe(), expected, produced, verdict[1]())
+
+
+def _null_mismatch(rule: Rule, expected: Any, produced: Any, path: Path) -> Mismatch:
+    message = f"{show(produced)} does not equal {show(expected)}"
+    return Mismatch("value_mismatch", path, rule.describe(), expected, produced, message)
+
+
+def _any_of(
+    rule: Rule, alternatives: AnyOf, produced: Any, path: Path, explain: bool
+) -> Iterator[Mismatch]:
     first: Mismatch | None = None
     for alternative in alternatives:
-        mismatch = next(iter_mismatches(rule, alternative, produced, path), None)
+        mismatch = next(iter_mismatches(rule, alternative, produced, path, explain), None)
         if mismatch is None:
             return
         first = first or mismatch
+    if not explain:
+        yield FOUND
+        return
     shown = ", ".join(show(a) for a in alternatives)
     code = first.code if first is not None and len(alternatives) == 1 else "value_mismatch"
     yield Mismatch(
@@ -82,21 +97,13 @@ def _any_of(rule: Rule, alternatives: AnyOf, produced: Any, path: Path) -> Itera
     )
 
 
-def _object(rule: ObjectRule, expected: Any, produced: Any, path: Path) -> Iterator[Mismatch]:
-    if not isinstance(produced, Mapping):
-        yield Mismatch(
-            "type_mismatch",
-            path,
-            "object",
-            expected,
-            produced,
-            f"expected an object, got {show(produced)}",
-        )
-        return
-    if not isinstance(expected, Mapping):
-        yield Mismatch(
-            "type_mismatch", path, "object", expected, produced, "expected is not an object"
-        )
+def _object(
+    rule: ObjectRule, expected: Any, produced: Any, path: Path, explain: bool
+) -> Iterator[Mismatch]:
+    if not isinstance(produced, Mapping) or not isinstance(expected, Mapping):
+        side = "expected value" if isinstance(produced, Mapping) else "value"
+        message = f"the {side} is not an object: {show(produced)}"
+        yield Mismatch("type_mismatch", path, "object", expected, produced, message)
         return
     for name, sub in rule.args.items():
         if not sub.compared:
@@ -106,27 +113,8 @@ def _object(rule: ObjectRule, expected: Any, produced: Any, path: Path) -> Itera
         if e is MISSING or p is MISSING:
             if e is p or rule.ignore_missing:
                 continue
-            if p is MISSING:
-                yield Mismatch(
-                    "missing_argument",
-                    (*path, name),
-                    sub.describe(),
-                    e,
-                    MISSING,
-                    f"argument {name!r} is missing (expected {show(e)})",
-                )
-            else:
-                yield Mismatch(
-                    "unexpected_argument",
-                    (*path, name),
-                    sub.describe(),
-                    MISSING,
-                    p,
-                    f"argument {name!r} was given ({show(p)}) but the plan omits it "
-                    "and it has no default",
-                )
-            continue
-        if (
+            yield _omission(name, sub, e, p, path) if explain else FOUND
+        elif (
             sub.scalar
             and type(e) is not AnyOf
             and type(e) is not Ref
@@ -134,88 +122,103 @@ def _object(rule: ObjectRule, expected: Any, produced: Any, path: Path) -> Itera
         ):
             verdict = sub.judge(e, p)
             if verdict is not None:
-                yield Mismatch(verdict[0], (*path, name), sub.describe(), e, p, verdict[1])
+                yield _described(sub, verdict, e, p, (*path, name)) if explain else FOUND
         else:
-            yield from iter_mismatches(sub, e, p, (*path, name))
+            yield from iter_mismatches(sub, e, p, (*path, name), explain)
     if not rule.allow_unknown and len(produced.keys() - rule.args.keys()):
         for name in produced:
             if name not in rule.args:
-                yield Mismatch(
-                    "unexpected_argument",
-                    (*path, name),
-                    None,
-                    MISSING,
-                    produced[name],
-                    f"argument {name!r} is not in the spec",
+                yield (
+                    Mismatch(
+                        "unexpected_argument",
+                        (*path, name),
+                        None,
+                        MISSING,
+                        produced[name],
+                        f"argument {name!r} is not in the spec",
+                    )
+                    if explain
+                    else FOUND
                 )
 
 
-def _list(rule: ListRule, expected: Any, produced: Any, path: Path) -> Iterator[Mismatch]:
-    if not isinstance(produced, list):
-        yield Mismatch(
-            "type_mismatch",
-            path,
-            rule.describe(),
-            expected,
-            produced,
-            f"expected an array, got {show(produced)}",
+def _omission(name: str, rule: Rule, expected: Any, produced: Any, path: Path) -> Mismatch:
+    """An argument present on one side only, with no default to stand in for it."""
+    if produced is MISSING:
+        message = f"argument {name!r} is missing (expected {show(expected)})"
+        return Mismatch(
+            "missing_argument", (*path, name), rule.describe(), expected, MISSING, message
         )
-        return
-    if not isinstance(expected, list):
-        yield Mismatch(
-            "type_mismatch", path, rule.describe(), expected, produced, "expected is not an array"
-        )
+    message = (
+        f"argument {name!r} was given ({show(produced)}) "
+        "but the plan omits it and it has no default"
+    )
+    return Mismatch(
+        "unexpected_argument", (*path, name), rule.describe(), MISSING, produced, message
+    )
+
+
+def _list(
+    rule: ListRule, expected: Any, produced: Any, path: Path, explain: bool
+) -> Iterator[Mismatch]:
+    if not isinstance(produced, list) or not isinstance(expected, list):
+        side = "expected value" if isinstance(produced, list) else "value"
+        message = f"the {side} is not an array: {show(produced)}"
+        yield Mismatch("type_mismatch", path, rule.describe(), expected, produced, message)
         return
     if rule.ordered:
         for index, (e, p) in enumerate(zip(expected, produced, strict=False)):
-            yield from iter_mismatches(rule.items, e, p, (*path, index))
+            yield from iter_mismatches(rule.items, e, p, (*path, index), explain)
         if len(expected) != len(produced):
-            yield Mismatch(
-                "value_mismatch",
-                path,
-                rule.describe(),
-                expected,
-                produced,
-                f"expected {len(expected)} items, got {len(produced)}",
+            message = f"expected {len(expected)} items, got {len(produced)}"
+            yield (
+                Mismatch("value_mismatch", path, rule.describe(), expected, produced, message)
+                if explain
+                else FOUND
             )
         return
-    edges = [[j for j, p in enumerate(produced) if matches(rule.items, e, p)] for e in expected]
-    paired = max_matching(edges, len(produced))
-    unmatched = len(expected) - sum(1 for j in paired if j is not None)
+    items = rule.items
+    every = [range(len(produced))] * len(expected)
+    paired = max_matching(
+        every, len(produced), lambda i, j: matches(items, expected[i], produced[j])
+    )
+    unmatched = sum(1 for j in paired if j is None)
     if unmatched or len(expected) != len(produced):
-        yield Mismatch(
-            "value_mismatch",
-            path,
-            rule.describe(),
-            expected,
-            produced,
+        message = (
             f"as a multiset: {unmatched} of {len(expected)} expected items have no equal, "
-            f"{len(produced)} items given",
+            f"{len(produced)} items given"
+        )
+        yield (
+            Mismatch("value_mismatch", path, rule.describe(), expected, produced, message)
+            if explain
+            else FOUND
         )
 
 
 def max_matching(
-    edges: Sequence[Sequence[int]],
+    candidates: Sequence[Sequence[int]],
     n_right: int,
+    fits: Callable[[int, int], bool],
     left_of: list[int | None] | None = None,
     order: Sequence[int] | None = None,
 ) -> list[int | None]:
     """Maximum bipartite matching by augmenting paths (Kuhn): the right partner of each left.
 
+    `candidates[left]` lists the rights that may fit; `fits(left, right)` decides, and is
+    asked only for the pairs the search reaches (it is usually a full argument comparison).
     `left_of` (right -> left) may hold a starting matching; augmenting keeps every vertex that
     is already matched matched, which `plan_passes` relies on. Written here rather than taken
-    from scipy because plans are small and the per-call overhead of a sparse matrix would
-    dominate the scorer's time.
+    from scipy because plans are small and a sparse matrix's overhead would dominate.
     """
     left_of = [None] * n_right if left_of is None else left_of
-    right_of: list[int | None] = [None] * len(edges)
+    right_of: list[int | None] = [None] * len(candidates)
     for right, left in enumerate(left_of):
         if left is not None:
             right_of[left] = right
 
     def augment(left: int, seen: list[bool]) -> bool:
-        for right in edges[left]:
-            if seen[right]:
+        for right in candidates[left]:
+            if seen[right] or not fits(left, right):
                 continue
             seen[right] = True
             owner = left_of[right]
@@ -225,7 +228,7 @@ def max_matching(
                 return True
         return False
 
-    for left in range(len(edges)) if order is None else order:
+    for left in range(len(candidates)) if order is None else order:
         if right_of[left] is None:
             augment(left, [False] * n_right)
     return right_of
@@ -284,10 +287,15 @@ def plan_passes(
     by_name: dict[str, list[int]] = {}
     for j, call in enumerate(calls):
         by_name.setdefault(call.name, []).append(j)
-    edges = [
-        [j for j in by_name.get(e.name, ()) if _call_matches(tools[e.name], e, calls[j])]
-        for e in plan
-    ]
+    candidates = [by_name.get(e.name, []) for e in plan]
+    known: dict[tuple[int, int], bool] = {}
+
+    def fits(i: int, j: int) -> bool:
+        found = known.get((i, j))
+        if found is None:
+            found = known[i, j] = _call_matches(tools[plan[i].name], plan[i], calls[j])
+        return found
+
     strict = [j for j, call in enumerate(calls) if call.name not in extra_ok]
     if len(strict) > n:
         return None
@@ -296,13 +304,13 @@ def plan_passes(
         # Match the produced calls that may not stay unpaired first, from their side; the
         # augmenting passes from the plan's side below keep them matched (Berge).
         reverse: list[list[int]] = [[] for _ in range(m)]
-        for i, rights in enumerate(edges):
+        for i, rights in enumerate(candidates):
             for j in rights:
                 reverse[j].append(i)
-        left_of = max_matching(reverse, n, order=strict)
+        left_of = max_matching(reverse, n, lambda j, i: fits(i, j), order=strict)
         if any(left_of[j] is None for j in strict):
             return None
-    right_of = max_matching(edges, m, left_of)
+    right_of = max_matching(candidates, m, fits, left_of)
     if any(j is None for j in right_of) or len(set(right_of).intersection(strict)) < len(strict):
         return None
     return tuple((i, j) for i, j in enumerate(right_of) if j is not None)

@@ -11,7 +11,7 @@ import difflib
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from decimal import Decimal, InvalidOperation
@@ -20,8 +20,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from toolscore.model import MISSING
 
-Verdict = tuple[str, str] | None
-"""What a scalar rule says about two values: None when equal, else (code, message)."""
+Verdict = tuple[str, Callable[[], str]] | None
+"""What a scalar rule says about two values: None when equal, else (code, explanation).
+
+The explanation is a function, called only when a report needs the words: deciding whether
+two calls match is the hot path and must not format messages it will throw away."""
 
 
 class RuleError(ValueError):
@@ -74,12 +77,19 @@ def show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _type_error(expected_type: str, value: Any) -> tuple[str, str]:
-    return "type_mismatch", f"expected {expected_type}, got {json_type(value)} {show(value)}"
+def _type_error(expected_type: str, value: Any) -> Verdict:
+    return (
+        "type_mismatch",
+        lambda: f"expected {expected_type}, got {json_type(value)} {show(value)}",
+    )
 
 
-def _unequal(expected: Any, produced: Any, how: str) -> tuple[str, str]:
-    return "value_mismatch", f"{show(produced)} does not equal {show(expected)} {how}"
+def _unequal(expected: Any, produced: Any, how: str) -> Verdict:
+    return "value_mismatch", lambda: _unequal_words(expected, produced, how)
+
+
+def _unequal_words(expected: Any, produced: Any, how: str) -> str:
+    return f"{show(produced)} does not equal {show(expected)} {how}".rstrip()
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -230,8 +240,13 @@ class NumberRule(Rule):
             scale = max(abs(_exact_decimal(e)), abs(_exact_decimal(p)))
             if diff <= Decimal(repr(self.rel_tol)) * scale:
                 return None
-        within = f"within {self.describe()[len(self.kind) + 1 :]}" if self.options() else ""
-        return "value_mismatch", f"{show(produced)} is not {show(expected)} {within}".rstrip()
+        return (
+            "value_mismatch",
+            lambda: f"{show(produced)} is not {show(expected)} {self._within()}",
+        )
+
+    def _within(self) -> str:
+        return f"within {self.describe()[len(self.kind) + 1 :]}" if self.options() else "exactly"
 
 
 def _coerce_integer(value: Any, coerce: bool) -> int | None:
@@ -364,14 +379,19 @@ class EnumRule(Rule):
     def judge(self, expected: Any, produced: Any) -> Verdict:
         p = self.canonical(produced)
         if p is MISSING:
-            allowed = ", ".join(show(v) for v in self.values)
-            return "value_mismatch", f"{show(produced)} is not one of {allowed} (or an alias)"
+            return (
+                "value_mismatch",
+                lambda: f"{show(produced)} is not one of {self._listed()} (or an alias)",
+            )
         e = self.canonical(expected)
         if e is MISSING:
-            return "value_mismatch", f"expected value {show(expected)} is not in the enum"
+            return "value_mismatch", lambda: f"expected value {show(expected)} is not in the enum"
         if json_equal(e, p):
             return None
-        return "value_mismatch", f"{show(produced)} means {show(p)}, expected {show(e)}"
+        return "value_mismatch", lambda: f"{show(produced)} means {show(p)}, expected {show(e)}"
+
+    def _listed(self) -> str:
+        return ", ".join(map(show, self.values))
 
     def lowercased(self) -> Rule:
         return replace(self, fold=True)
@@ -413,10 +433,10 @@ class DateRule(Rule):
             return _type_error("a date string", produced)
         p = _parse_date(produced, self.formats)
         if p is None:
-            return "value_mismatch", f"{show(produced)} is not a date (YYYY-MM-DD)"
+            return "value_mismatch", lambda: f"{show(produced)} is not a date (YYYY-MM-DD)"
         e = _parse_date(expected, self.formats)
         if e is None:
-            return "value_mismatch", f"expected value {show(expected)} is not a date"
+            return "value_mismatch", lambda: f"expected value {show(expected)} is not a date"
         return None if e == p else _unequal(expected, produced, "as a date")
 
 
@@ -474,14 +494,17 @@ class DatetimeRule(Rule):
             return _type_error("a date-time string", produced)
         p = _parse_datetime(produced, self._zone)
         if p is None:
-            return "value_mismatch", f"{show(produced)} is not an ISO 8601 date-time"
+            return "value_mismatch", lambda: f"{show(produced)} is not an ISO 8601 date-time"
         e = _parse_datetime(expected, self._zone)
         if e is None:
-            return "value_mismatch", f"expected value {show(expected)} is not a date-time"
+            return "value_mismatch", lambda: f"expected value {show(expected)} is not a date-time"
         if (e.tzinfo is None) is not (p.tzinfo is None):
-            return "value_mismatch", (
-                f"{show(produced)} and {show(expected)}: one has no UTC offset "
-                "(set naive_tz to say which zone such times are in)"
+            return (
+                "value_mismatch",
+                lambda: (
+                    f"{show(produced)} and {show(expected)}: one has no UTC offset "
+                    "(set naive_tz to say which zone such times are in)"
+                ),
             )
         if e.tzinfo is not None:
             # Aware times sharing one tzinfo object subtract as wall-clock times in Python;
