@@ -71,10 +71,10 @@ def parse_case(
 
 def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Fail, has_markers: bool) -> Plan:
     calls: list[Call] = []
-    labels = [n.get("id") for n in nodes if isinstance(n, Mapping) and n.get("id") is not None]
+    labels = [n.get("id") for n in nodes if isinstance(n, dict) and n.get("id") is not None]
     for c, node in enumerate(nodes):
         here = f"{where}[{c}]"
-        if not isinstance(node, Mapping):
+        if not isinstance(node, dict):
             raise fail(here, "a call must be an object with name and args")
         unknown = node.keys() - _CALL_KEYS
         if unknown:
@@ -87,7 +87,7 @@ def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Fail, has_markers:
             known = ", ".join(sorted(specs.tools))
             raise fail(f"{here}.name", f"{name!r} is not a tool in the spec (tools: {known})")
         args = node.get("args", {})
-        if not isinstance(args, Mapping):
+        if not isinstance(args, dict):
             raise fail(f"{here}.args", "must be an object")
         for arg in args:
             if arg not in tool.args.args:
@@ -101,7 +101,7 @@ def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Fail, has_markers:
         if has_markers:
             args = _markers(args, tool.args, labels, f"{here}.args", fail)
         calls.append(Call(str(name), args, label=label, after=tuple(after)))
-    cycle = find_cycle(calls)
+    cycle = find_cycle(calls) if has_markers or any(call.after for call in calls) else None
     if cycle:
         raise fail(where, f"$ref/after links form a cycle: {' -> '.join(cycle)}")
     return tuple(calls)

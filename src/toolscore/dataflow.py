@@ -28,7 +28,7 @@ def resolve_pointer(document: Any, pointer: str) -> Any:
     value = document
     for token in pointer[1:].split("/"):
         key = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(value, Mapping):
+        if isinstance(value, dict):
             value = value.get(key, MISSING)
         elif isinstance(value, list) and key.isdigit() and (key == "0" or key[0] != "0"):
             index = int(key)
@@ -70,7 +70,7 @@ def iter_refs(
     elif type(value) is AnyOf:
         for option in value:
             yield from iter_refs(option, path)
-    elif isinstance(value, Mapping):
+    elif isinstance(value, dict):
         for key, item in value.items():
             yield from iter_refs(item, (*path, key))
     elif isinstance(value, list):
@@ -136,7 +136,7 @@ def substitute(value: Any, sources: Mapping[str, Call]) -> Any:
         return value if found is MISSING else found
     if type(value) is AnyOf:
         return AnyOf(substitute(option, sources) for option in value)
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return {key: substitute(item, sources) for key, item in value.items()}
     if isinstance(value, list):
         return [substitute(item, sources) for item in value]

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolscore.dataflow import has_unresolved, is_linked, link_problems, search_pairing, substitute
 from toolscore.model import MISSING, AnyOf, Call, Mismatch, Ref
@@ -52,6 +51,8 @@ def iter_mismatches(
 
 def matches(rule: Rule, expected: Any, produced: Any) -> bool:
     """True when `produced` equals `expected` under `rule` (the walk finds nothing)."""
+    if type(rule) is ObjectRule and isinstance(expected, dict) and isinstance(produced, dict):
+        return next(_object(rule, expected, produced, (), False), None) is None  # one frame less
     return next(iter_mismatches(rule, expected, produced, (), False), None) is None
 
 
@@ -100,16 +101,21 @@ def _any_of(
 def _object(
     rule: ObjectRule, expected: Any, produced: Any, path: Path, explain: bool
 ) -> Iterator[Mismatch]:
-    if not isinstance(produced, Mapping) or not isinstance(expected, Mapping):
-        side = "expected value" if isinstance(produced, Mapping) else "value"
+    if not isinstance(produced, dict) or not isinstance(expected, dict):
+        side = "expected value" if isinstance(produced, dict) else "value"
         message = f"the {side} is not an object: {show(produced)}"
         yield Mismatch("type_mismatch", path, "object", expected, produced, message)
         return
-    for name, sub in rule.args.items():
-        if not sub.compared:
-            continue
-        e = expected.get(name, sub.default)
-        p = produced.get(name, sub.default)
+    given = 0  # how many produced keys the loop met, to skip the unknown-key scan
+    for name, sub in rule.compared_args:
+        e = expected.get(name, MISSING)
+        if e is MISSING:
+            e = sub.default
+        p = produced.get(name, MISSING)
+        if p is MISSING:
+            p = sub.default
+        else:
+            given += 1
         if e is MISSING or p is MISSING:
             if e is p or rule.ignore_missing:
                 continue
@@ -125,7 +131,7 @@ def _object(
                 yield _described(sub, verdict, e, p, (*path, name)) if explain else FOUND
         else:
             yield from iter_mismatches(sub, e, p, (*path, name), explain)
-    if not rule.allow_unknown and len(produced.keys() - rule.args.keys()):
+    if len(produced) > given and not rule.allow_unknown:
         for name in produced:
             if name not in rule.args:
                 yield (
@@ -234,8 +240,7 @@ def max_matching(
     return right_of
 
 
-@dataclass(frozen=True, slots=True)
-class PlanVerdict:
+class PlanVerdict(NamedTuple):
     """The outcome of matching the produced calls against one plan (or the best of several)."""
 
     plan: int | None
@@ -515,6 +520,10 @@ def best_plan(
     working out the reasons for a failure (the lowercase baseline only needs the verdict).
     `linked` says that some plan may link calls by `$ref` or `after` (checked by data flow).
     """
+    if len(plans) == 1 and not linked:
+        pairs = plan_passes(tools, extra_ok, plans[0], calls)
+        if pairs is not None:
+            return PlanVerdict(0, True, pairs, ())
     candidates: list[tuple[int | None, Sequence[Call]]] = list(enumerate(plans)) or [(None, ())]
     links = [linked and is_linked(plan) for _, plan in candidates]
     for (index, plan), has_links in zip(candidates, links, strict=True):

@@ -48,7 +48,7 @@ def parse_output(
 
 def produced_call(node: Any) -> Call:
     """One call as the agent made it: arguments parsed if possible, else the reason why not."""
-    if not isinstance(node, Mapping):
+    if not isinstance(node, dict):
         return Call(f"<{json_type(node)}>", None, args_error="the call is not a JSON object")
     name = node.get("name")
     if not isinstance(name, str):

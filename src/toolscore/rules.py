@@ -140,6 +140,8 @@ class ExactRule(Rule):
     kind: ClassVar[str] = "exact"
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
+        if type(expected) is str and type(produced) is str:
+            return None if expected == produced else _unequal(expected, produced, "exactly")
         if json_equal(expected, produced):
             return None
         if json_type(expected) != json_type(produced):
@@ -176,7 +178,13 @@ class CasefoldRule(Rule):
             return _type_error("a string", produced)
         if type(expected) is not str:
             return _type_error("a string", expected)
-        if expected == produced or _fold(expected) == _fold(produced):
+        if expected == produced:
+            return None
+        if expected.isascii() and produced.isascii():
+            same = expected.lower() == produced.lower()  # casefold and NFC are plain on ASCII
+        else:
+            same = _fold(expected) == _fold(produced)
+        if same:
             return None
         return _unequal(expected, produced, "ignoring case")
 
@@ -194,6 +202,14 @@ def _coerce_number(value: Any, coerce: bool) -> float | int | None:
         number = float(value)
         return int(number) if number.is_integer() and abs(number) < 2**53 else number
     return None
+
+
+_PLAIN_NUMBERS = frozenset({(int, int), (int, float), (float, int), (float, float)})
+"""Pairs of types that need no coercion or type check (bool is not int here: type() is exact)."""
+
+_CLEARLY_INSIDE = 1 - 1e-9
+_CLEARLY_OUTSIDE = 1 + 1e-9
+"""Binary floating point decides outside this band around a tolerance; decimals inside it."""
 
 
 def _exact_decimal(value: float | int) -> Decimal:
@@ -225,25 +241,37 @@ class NumberRule(Rule):
         return opts
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
-        p = _coerce_number(produced, self.coerce)
-        if p is None:
-            return _type_error("a number", produced)
-        e = _coerce_number(expected, self.coerce)
-        if e is None:
-            return _type_error("a number", expected)
+        kinds = (type(expected), type(produced))
+        if kinds in _PLAIN_NUMBERS:
+            e, p = expected, produced
+        else:
+            p = _coerce_number(produced, self.coerce)
+            if p is None:
+                return _type_error("a number", produced)
+            e = _coerce_number(expected, self.coerce)
+            if e is None:
+                return _type_error("a number", expected)
         if e == p:
             return None
-        if math.isfinite(e) and math.isfinite(p) and (self.tol or self.rel_tol):
-            diff = abs(_exact_decimal(e) - _exact_decimal(p))
-            if diff <= Decimal(repr(self.tol)):
+        if (self.tol or self.rel_tol) and math.isfinite(e) and math.isfinite(p):
+            bound = max(self.tol, self.rel_tol * max(abs(e), abs(p)))
+            diff = abs(e - p)
+            if diff < bound * _CLEARLY_INSIDE:
                 return None
-            scale = max(abs(_exact_decimal(e)), abs(_exact_decimal(p)))
-            if diff <= Decimal(repr(self.rel_tol)) * scale:
+            if diff <= bound * _CLEARLY_OUTSIDE and self._within_decimal(e, p):
                 return None
         return (
             "value_mismatch",
             lambda: f"{show(produced)} is not {show(expected)} {self._within()}",
         )
+
+    def _within_decimal(self, e: float | int, p: float | int) -> bool:
+        """The tolerance check on the numbers as written, for values near its edge."""
+        diff = abs(_exact_decimal(e) - _exact_decimal(p))
+        if diff <= Decimal(repr(self.tol)):
+            return True
+        scale = max(abs(_exact_decimal(e)), abs(_exact_decimal(p)))
+        return diff <= Decimal(repr(self.rel_tol)) * scale
 
     def _within(self) -> str:
         return f"within {self.describe()[len(self.kind) + 1 :]}" if self.options() else "exactly"
@@ -351,11 +379,12 @@ class EnumRule(Rule):
     _canonical: Mapping[tuple[str, Any], Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
+        # Aliases map to the very objects in `values`, so that equal meanings are identical.
         canonical: dict[tuple[str, Any], Any] = {}
         for value in self.values:
             canonical[self._key(value)] = value
         for alias, target in self.aliases.items():
-            canonical[self._key(alias)] = target
+            canonical[self._key(alias)] = canonical.get(self._key(target), target)
         object.__setattr__(self, "_canonical", canonical)
 
     def _key(self, value: Any) -> tuple[str, Any]:
@@ -374,6 +403,8 @@ class EnumRule(Rule):
 
     def canonical(self, value: Any) -> Any:
         """The canonical value for `value`, or MISSING when it is neither a value nor alias."""
+        if type(value) is str and not self.fold:
+            return self._canonical.get(("string", value), MISSING)
         return self._canonical.get(self._key(value), MISSING)
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
@@ -386,7 +417,7 @@ class EnumRule(Rule):
         e = self.canonical(expected)
         if e is MISSING:
             return "value_mismatch", lambda: f"expected value {show(expected)} is not in the enum"
-        if json_equal(e, p):
+        if e is p:
             return None
         return "value_mismatch", lambda: f"{show(produced)} means {show(p)}, expected {show(e)}"
 
@@ -579,6 +610,12 @@ class ObjectRule(Rule):
     args: Mapping[str, Rule] = field(default_factory=dict)
     allow_unknown: bool = False
     ignore_missing: bool = False
+    compared_args: tuple[tuple[str, Rule], ...] = field(default=(), compare=False)
+    """The arguments the walk compares (not `text` or `ignored`), precomputed for speed."""
+
+    def __post_init__(self) -> None:
+        compared = tuple((name, rule) for name, rule in self.args.items() if rule.compared)
+        object.__setattr__(self, "compared_args", compared)
 
     def describe(self) -> str:
         return "object"

@@ -27,10 +27,11 @@ def exact_baseline(plans: Sequence[Sequence[Call]], calls: Sequence[Call]) -> bo
     plan = plans[0] if plans else ()
     if len(plan) != len(calls):
         return False
-    for e, p in zip(plan, calls, strict=True):
-        if e.name != p.name or p.args is None:
-            return False
-        if e.args != p.args or not json_equal(e.args, p.args):
+    for index, e in enumerate(plan):
+        p = calls[index]
+        if e.name != p.name or p.args is None or e.args != p.args:
+            return False  # Python's == is coarser than JSON's, so unequal here is unequal
+        if not json_equal(e.args, p.args):
             return False
     return True
 
