@@ -73,34 +73,37 @@ def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Fail, has_markers:
     calls: list[Call] = []
     labels = [n.get("id") for n in nodes if isinstance(n, dict) and n.get("id") is not None]
     for c, node in enumerate(nodes):
-        here = f"{where}[{c}]"
         if not isinstance(node, dict):
-            raise fail(here, "a call must be an object with name and args")
-        unknown = node.keys() - _CALL_KEYS
-        if unknown:
-            raise fail(
-                f"{here}.{sorted(unknown)[0]}", "unknown key (a call has name, args, id, after)"
-            )
+            raise fail(f"{where}[{c}]", "a call must be an object with name and args")
+        if not node.keys() <= _CALL_KEYS:
+            unknown = sorted(node.keys() - _CALL_KEYS)[0]
+            raise fail(f"{where}[{c}].{unknown}", "unknown key (a call has name, args, id, after)")
         name = node.get("name")
         tool = specs.tools.get(name) if isinstance(name, str) else None
         if tool is None:
             known = ", ".join(sorted(specs.tools))
-            raise fail(f"{here}.name", f"{name!r} is not a tool in the spec (tools: {known})")
+            raise fail(f"{where}[{c}].name", f"{name!r} is not a tool in the spec (tools: {known})")
         args = node.get("args", {})
         if not isinstance(args, dict):
-            raise fail(f"{here}.args", "must be an object")
-        for arg in args:
-            if arg not in tool.args.args:
-                raise fail(f"{here}.args.{arg}", f"tool {name!r} has no argument {arg!r}")
+            raise fail(f"{where}[{c}].args", "must be an object")
+        if not args.keys() <= tool.args.args.keys():
+            arg = next(a for a in args if a not in tool.args.args)
+            raise fail(f"{where}[{c}].args.{arg}", f"tool {name!r} has no argument {arg!r}")
         label = node.get("id")
-        if label is not None and (not isinstance(label, str) or labels.count(label) > 1):
-            raise fail(f"{here}.id", "a call label must be a string, unique within its plan")
-        after = node.get("after", [])
-        if not isinstance(after, list) or not all(a in labels for a in after):
-            raise fail(f"{here}.after", f"must list labels of calls in this plan ({labels})")
+        after: Any = ()
+        if labels:
+            if label is not None and (not isinstance(label, str) or labels.count(label) > 1):
+                raise fail(f"{where}[{c}].id", "a call label must be a string, unique in its plan")
+            after = node.get("after", ())
+        if after or "after" in node:
+            after = node["after"]
+            if not isinstance(after, list) or not all(a in labels for a in after):
+                raise fail(
+                    f"{where}[{c}].after", f"must list labels of calls in this plan {labels}"
+                )
         if has_markers:
-            args = _markers(args, tool.args, labels, f"{here}.args", fail)
-        calls.append(Call(str(name), args, label=label, after=tuple(after)))
+            args = _markers(args, tool.args, labels, f"{where}[{c}].args", fail)
+        calls.append(Call(tool.name, args, None, None, label, tuple(after)))
     cycle = find_cycle(calls) if has_markers or any(call.after for call in calls) else None
     if cycle:
         raise fail(where, f"$ref/after links form a cycle: {' -> '.join(cycle)}")

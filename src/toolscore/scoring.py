@@ -207,53 +207,83 @@ class Summary:
 
 
 class SummaryBuilder:
-    """Accumulates case results into a `Summary` in constant memory (but for capped id lists)."""
+    """Accumulates case results into a `Summary` in constant memory (but for capped id lists).
+
+    It runs once per case, so it keeps plain counters and one tally object per tool and
+    argument, made up front, rather than building keys or counters per case.
+    """
 
     def __init__(self, specs: SpecSet) -> None:
-        self._specs = specs
-        self._counts = Counter[str]()
+        self.cases = self.passed = self.missing = 0
+        self.tool_cases = self.name_ok = self.missed_calls = 0
+        self.abstention_n = self.abstention_ok = 0
+        self.arg_n = self.arg_ok = 0
+        self.unmatched_outputs = 0
         self._exact = BaselineTally()
         self._lowercase = BaselineTally()
+        self._codes = Counter[str]()
         self._tools: dict[str, Tally] = {}
         self._args: dict[str, Tally] = {}
-        self._codes = Counter[str]()
-        self._arg_keys = {
-            tool: {arg: f"{tool}.{arg}" for arg, rule in spec.args.args.items() if rule.compared}
-            for tool, spec in specs.tools.items()
-        }
-        self.unmatched_outputs = 0
+        self._arg_tallies: dict[str, dict[str, Tally]] = {}
+        for tool, spec in specs.tools.items():
+            self._tools[tool] = Tally()
+            self._arg_tallies[tool] = {
+                arg: self._args.setdefault(f"{tool}.{arg}", Tally())
+                for arg, rule in spec.args.args.items()
+                if rule.compared
+            }
 
     def add(self, case: Case, result: CaseResult) -> None:
         """Count one case: its verdict, metrics, per-tool and per-argument tallies."""
-        counts = self._counts
-        counts["cases"] += 1
-        counts["passed"] += result.passed
-        counts["missing"] += result.missing_output
-        self._exact.add(result.id, result.baselines["exact"], result.passed)
-        self._lowercase.add(result.id, result.baselines["lowercase"], result.passed)
+        passed = result.passed
+        self.cases += 1
+        self.passed += passed
+        self.missing += result.missing_output
+        self._exact.add(result.id, result.baselines["exact"], passed)
+        self._lowercase.add(result.id, result.baselines["lowercase"], passed)
         if result.kind == "abstention":
-            counts["abstention_n"] += 1
-            counts["abstention_ok"] += result.passed
+            self.abstention_n += 1
+            self.abstention_ok += passed
         else:
-            counts["tool_cases"] += 1
-            counts["name_ok"] += result.name_ok
-            if not result.passed and result.produced_calls == 0:
-                counts["missed_calls"] += 1
+            self.tool_cases += 1
+            self.name_ok += result.name_ok
+            if not passed and result.produced_calls == 0:
+                self.missed_calls += 1
         plan = case.plans[result.plan] if result.plan is not None else ()
-        self._tally_calls(plan, result.calls, result)
-        for mismatch in result.mismatches:
-            self._codes[mismatch.code] += 1
+        if passed:
+            self._tally_passed(plan, result)
+        else:
+            self._tally_failed(plan, result)
 
-    def _tally_calls(self, plan: Sequence[Call], calls: Sequence[Call], result: CaseResult) -> None:
+    def _tally_passed(self, plan: Sequence[Call], result: CaseResult) -> None:
+        calls = result.calls
+        self.arg_n += len(result.pairs)
+        self.arg_ok += len(result.pairs)
+        for i, j in result.pairs:
+            expected, produced = plan[i], calls[j]
+            self._tools[expected.name].passed += 1
+            tallies = self._arg_tallies[expected.name]
+            for name in expected.args or ():
+                tally = tallies.get(name)
+                if tally is not None:
+                    tally.passed += 1
+            for name in produced.args or ():
+                if name not in (expected.args or ()):
+                    tally = tallies.get(name)
+                    if tally is not None:
+                        tally.passed += 1
+
+    def _tally_failed(self, plan: Sequence[Call], result: CaseResult) -> None:
+        calls = result.calls
         by_pair: dict[tuple[int | None, int | None], list[Mismatch]] = {}
         for mismatch in result.mismatches:
+            self._codes[mismatch.code] += 1
             by_pair.setdefault((mismatch.plan_call, mismatch.call), []).append(mismatch)
-        counts = self._counts
         for i, j in result.pairs:
             expected, produced = plan[i], calls[j]
             found = by_pair.get((i, j), ())
-            counts["arg_n"] += 1
-            counts["arg_ok"] += not found
+            self.arg_n += 1
+            self.arg_ok += not found
             tool = self._tool(expected.name)
             if found:
                 tool.failed += 1
@@ -276,20 +306,17 @@ class SummaryBuilder:
                     tool.codes[mismatch.code] += 1
 
     def _tally_arguments(self, expected: Call, produced: Call, found: Sequence[Mismatch]) -> None:
-        keys = self._arg_keys[expected.name]
+        tallies = self._arg_tallies[expected.name]
         failing = {m.path[0]: m.code for m in found if m.path}
         names = set(expected.args or ())
         if produced.args is not None:
             names.update(produced.args)
         for name in names:
-            key = keys.get(name)
-            if key is None:
-                if name not in failing:
-                    continue
-                key = f"{expected.name}.{name}"
-            tally = self._args.get(key)
+            tally = tallies.get(name)
             if tally is None:
-                tally = self._args[key] = Tally()
+                if name not in failing:
+                    continue  # a text or ignored argument: never compared
+                tally = self._args.setdefault(f"{expected.name}.{name}", Tally())
             code = failing.get(name)
             if code is None:
                 tally.passed += 1
@@ -304,20 +331,19 @@ class SummaryBuilder:
         return tally
 
     def finish(self) -> Summary:
-        """The summary of everything added so far."""
-        c = self._counts
+        """The summary of everything added so far (tools and arguments never seen left out)."""
         return Summary(
-            cases=c["cases"],
-            passed=c["passed"],
-            name=Rate(c["name_ok"], c["tool_cases"]),
-            arguments=Rate(c["arg_ok"], c["arg_n"]),
-            abstention=Rate(c["abstention_ok"], c["abstention_n"]),
-            missed_calls=c["missed_calls"],
-            missing_outputs=c["missing"],
+            cases=self.cases,
+            passed=self.passed,
+            name=Rate(self.name_ok, self.tool_cases),
+            arguments=Rate(self.arg_ok, self.arg_n),
+            abstention=Rate(self.abstention_ok, self.abstention_n),
+            missed_calls=self.missed_calls,
+            missing_outputs=self.missing,
             unmatched_outputs=self.unmatched_outputs,
             baselines={"exact": self._exact, "lowercase": self._lowercase},
-            per_tool=dict(self._tools),
-            per_argument=dict(self._args),
+            per_tool={k: v for k, v in self._tools.items() if v.passed or v.failed or v.extra},
+            per_argument={k: v for k, v in self._args.items() if v.passed or v.failed},
             codes=self._codes,
         )
 
