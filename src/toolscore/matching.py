@@ -445,37 +445,46 @@ def _links_kept(
 def _best_pairing(
     tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
 ) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
-    found: dict[tuple[int, int], list[Mismatch]] = {}
-    for i, e in enumerate(plan):
-        for j, p in enumerate(calls):
-            if e.name == p.name:
-                found[i, j] = _call_mismatches(tools[e.name], e, p)
-    if not found:
-        return (), []
-    rows = sorted({i for i, _ in found})
-    cols = sorted({j for _, j in found})
-    if len(found) == 1:
-        ((i, j),) = found
-        return ((i, j),), [found[i, j]]
+    same_tool = [
+        (i, j) for i, e in enumerate(plan) for j, p in enumerate(calls) if e.name == p.name
+    ]
+    if len(same_tool) <= 1:
+        return tuple(same_tool), [
+            _call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in same_tool
+        ]
+    # Costs are counted without describing anything; only the chosen pairs are described.
+    counts = {(i, j): _mismatch_count(tools[plan[i].name], plan[i], calls[j]) for i, j in same_tool}
+    rows = sorted({i for i, _ in counts})
+    cols = sorted({j for _, j in counts})
     # A pair costs its number of mismatches; "no pair" costs more than every real pair put
     # together, so the assignment maximises pairs first and minimises mismatches second.
-    unpaired = 1 + sum(len(v) for v in found.values())
-    cost = [[len(found[i, j]) if (i, j) in found else unpaired for j in cols] for i in rows]
+    unpaired = 1 + sum(counts.values())
+    cost = [[counts.get((i, j), unpaired) for j in cols] for i in rows]
     from scipy.optimize import linear_sum_assignment  # noqa: PLC0415 - only failed cases need it
 
     row_index, col_index = linear_sum_assignment(cost)
-    pairs = []
-    for r, c in zip(row_index.tolist(), col_index.tolist(), strict=True):
-        if (rows[r], cols[c]) in found:
-            pairs.append((rows[r], cols[c]))
-    pairs.sort()
-    return tuple(pairs), [found[pair] for pair in pairs]
+    pairs = sorted(
+        (rows[r], cols[c])
+        for r, c in zip(row_index.tolist(), col_index.tolist(), strict=True)
+        if (rows[r], cols[c]) in counts
+    )
+    described = [_call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs]
+    return tuple(pairs), described
+
+
+def _mismatch_count(rule: ObjectRule, expected: Call, produced: Call) -> int:
+    if produced.args is None:
+        return 1
+    return sum(1 for _ in iter_mismatches(rule, expected.args, produced.args, (), False))
 
 
 def names_match(
     plans: Sequence[Sequence[Call]], calls: Sequence[Call], extra_ok: frozenset[str]
 ) -> bool:
     """True when the produced tool names equal some plan's as a multiset (relaxed extras aside)."""
+    if not extra_ok:
+        names = sorted(call.name for call in calls)
+        return any(sorted(call.name for call in plan) == names for plan in plans)
     produced = Counter(call.name for call in calls)
     for plan in plans:
         surplus = produced.copy()
