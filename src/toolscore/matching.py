@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+import orjson
+
 from toolscore.dataflow import has_unresolved, is_linked, link_problems, search_pairing, substitute
 from toolscore.model import MISSING, AnyOf, Call, Mismatch, Ref
 from toolscore.rules import ListRule, ObjectRule, Rule, show
@@ -280,11 +282,10 @@ def plan_passes(
     every produced call paired too, except calls to tools in `extra_ok` (relaxed extras).
     """
     n, m = len(plan), len(calls)
+    if n == 0:
+        return () if m == 0 else None  # abstaining means no call at all, relaxed or not
     if m < n or (m > n and not extra_ok):
         return None
-    if n == 0:
-        relaxed = all(call.name in extra_ok for call in calls)
-        return () if relaxed else None
     if n == 1 and m == 1:
         e, p = plan[0], calls[0]
         ok = e.name == p.name and _call_matches(tools[e.name], e, p)
@@ -357,9 +358,11 @@ def diagnose_plan(
     paired_calls = {j for _, j in pairs}
     leftover_plan = [i for i in range(len(plan)) if i not in paired_plan]
     leftover_calls = [j for j in range(len(calls)) if j not in paired_calls]
-    known_extras = [
-        j for j in leftover_calls if calls[j].name in tools and calls[j].name not in extra_ok
-    ]
+    rank = {j: r for r, j in enumerate(canonical_order(calls))}
+    known_extras = sorted(
+        (j for j in leftover_calls if calls[j].name in tools and calls[j].name not in extra_ok),
+        key=rank.__getitem__,
+    )
     for i in leftover_plan:
         e = plan[i]
         if known_extras:
@@ -406,7 +409,7 @@ def diagnose_plan(
                     None,
                 )
             )
-        elif name not in extra_ok:
+        elif name not in extra_ok or not plan:
             mismatches.append(
                 Mismatch(
                     "extra_call",
@@ -442,7 +445,30 @@ def _links_kept(
     return in_order if in_order is not None else search_pairing(plan, calls, fits, finish, False)
 
 
+def canonical_order(calls: Sequence[Call]) -> list[int]:
+    """Positions of `calls` sorted by content, so that ties in a diagnosis are broken the same
+    way whatever order the agent made the calls in."""
+
+    def key(j: int) -> tuple[str, str]:
+        call = calls[j]
+        if call.args is None:
+            return call.name, "\x00" + (call.raw_args or "")
+        return call.name, orjson.dumps(call.args, option=orjson.OPT_SORT_KEYS, default=str).decode()
+
+    return sorted(range(len(calls)), key=key)
+
+
 def _best_pairing(
+    tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
+) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+    order = canonical_order(calls)
+    pairs, described = _best_sorted_pairing(tools, plan, [calls[j] for j in order])
+    unsorted = [(i, order[j]) for i, j in pairs]
+    chosen = sorted(range(len(unsorted)), key=unsorted.__getitem__)
+    return tuple(unsorted[k] for k in chosen), [described[k] for k in chosen]
+
+
+def _best_sorted_pairing(
     tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
 ) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
     same_tool = [

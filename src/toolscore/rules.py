@@ -368,7 +368,10 @@ def enum_key(value: Any) -> tuple[str, Any] | None:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class EnumRule(Rule):
-    """A value from `values`, after mapping `aliases` to their canonical value."""
+    """A value from `values`, after mapping `aliases` to their canonical value.
+
+    `fold` is only set by the lowercase baseline: values that differ by case then also agree.
+    """
 
     kind: ClassVar[str] = "enum"
     judges_null: ClassVar[bool] = True
@@ -377,23 +380,21 @@ class EnumRule(Rule):
     aliases: Mapping[Any, Any] = field(default_factory=dict)
     fold: bool = False
     _canonical: Mapping[tuple[str, Any], Any] = field(default_factory=dict, compare=False)
+    _folded: Mapping[tuple[str, Any], Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         # Aliases map to the very objects in `values`, so that equal meanings are identical.
         canonical: dict[tuple[str, Any], Any] = {}
         for value in self.values:
-            canonical[self._key(value)] = value
+            canonical[_enum_key(value)] = value
         for alias, target in self.aliases.items():
-            canonical[self._key(alias)] = canonical.get(self._key(target), target)
+            canonical[_enum_key(alias)] = canonical.get(_enum_key(target), target)
+        folded: dict[tuple[str, Any], Any] = {}
+        if self.fold:
+            for key, value in canonical.items():
+                folded.setdefault(_folded_key(key), value)
         object.__setattr__(self, "_canonical", canonical)
-
-    def _key(self, value: Any) -> tuple[str, Any]:
-        key = enum_key(value)
-        if key is None:
-            return ("unhashable", id(value))
-        if self.fold and key[0] == "string":
-            return ("string", _fold(key[1]))
-        return key
+        object.__setattr__(self, "_folded", folded)
 
     def options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {"values": "|".join(map(str, self.values))}
@@ -403,22 +404,29 @@ class EnumRule(Rule):
 
     def canonical(self, value: Any) -> Any:
         """The canonical value for `value`, or MISSING when it is neither a value nor alias."""
-        if type(value) is str and not self.fold:
+        if type(value) is str:
             return self._canonical.get(("string", value), MISSING)
-        return self._canonical.get(self._key(value), MISSING)
+        return self._canonical.get(_enum_key(value), MISSING)
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
+        if expected is None and produced is None:
+            return None  # null equals null under every kind, whatever the values
         p = self.canonical(produced)
+        e = self.canonical(expected)
+        if p is not MISSING and e is p:
+            return None
+        if self.fold:
+            fp = self._folded.get(_folded_key(_enum_key(produced)), MISSING)
+            if fp is not MISSING and fp is self._folded.get(_folded_key(_enum_key(expected))):
+                return None
+            p = p if p is not MISSING else fp
         if p is MISSING:
             return (
                 "value_mismatch",
                 lambda: f"{show(produced)} is not one of {self._listed()} (or an alias)",
             )
-        e = self.canonical(expected)
         if e is MISSING:
             return "value_mismatch", lambda: f"expected value {show(expected)} is not in the enum"
-        if e is p:
-            return None
         return "value_mismatch", lambda: f"{show(produced)} means {show(p)}, expected {show(e)}"
 
     def _listed(self) -> str:
@@ -426,6 +434,15 @@ class EnumRule(Rule):
 
     def lowercased(self) -> Rule:
         return replace(self, fold=True)
+
+
+def _enum_key(value: Any) -> tuple[str, Any]:
+    """`enum_key`, with unhashable values (lists, objects) given a key that matches nothing."""
+    return enum_key(value) or ("unhashable", id(value))
+
+
+def _folded_key(key: tuple[str, Any]) -> tuple[str, Any]:
+    return ("string", _fold(key[1])) if key[0] == "string" else key
 
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -1,0 +1,109 @@
+"""Readers that turn provider transcripts into the same `Trajectory` as a plain `calls` list.
+
+An outputs line may carry, instead of `calls`, a transcript: `messages` (OpenAI Chat
+Completions, Anthropic Messages or Gemini contents), `contents` (Gemini), `items` (OpenAI
+Responses API) or `spans` / `resourceSpans` (OpenTelemetry GenAI). `format` names it; without
+it the format is detected from the shapes and the detection is noted. Each call gets its
+provider id, its result (linked by id), and its `turn`: the number of genuine user messages
+before it, so that the scorer can keep the agent's answer to the last one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import orjson
+
+from toolscore.errors import OutputError
+from toolscore.formats import anthropic, gemini, openai_chat, openai_responses, otel
+from toolscore.formats.detect import detect, evidence
+from toolscore.formats.transcript import Transcript
+from toolscore.model import Trajectory
+from toolscore.rules import suggest
+
+FORMATS: Final = ("openai-chat", "openai-responses", "anthropic", "gemini", "otel")
+
+TRANSCRIPT_KEYS: Final = ("messages", "items", "contents", "spans", "resourceSpans")
+"""The keys that can hold a transcript, one per line."""
+
+READERS: Final[Mapping[str, Callable[[Any, str, Transcript], None]]] = {
+    "openai-chat": openai_chat.read,
+    "openai-responses": openai_responses.read,
+    "anthropic": anthropic.read,
+    "gemini": gemini.read,
+    "otel": otel.read,
+}
+
+KEYS: Final[Mapping[str, tuple[str, ...]]] = {
+    "openai-chat": ("messages",),
+    "openai-responses": ("items", "messages"),
+    "anthropic": ("messages",),
+    "gemini": ("contents", "messages"),
+    "otel": ("spans", "resourceSpans"),
+}
+"""Where each format's transcript may be found on a line."""
+
+__all__ = ["FORMATS", "has_transcript", "read_transcript"]
+
+
+def has_transcript(data: Mapping[str, Any]) -> bool:
+    """True when an outputs line carries a transcript instead of a `calls` list."""
+    return any(data.get(key) is not None for key in TRANSCRIPT_KEYS)
+
+
+def read_transcript(
+    data: Mapping[str, Any], source: str = "<outputs>", line: int | None = None
+) -> Trajectory:
+    """The trajectory of an outputs line holding a transcript; OutputError when the line's
+    transcript does not fit its format (never for what the agent put in a call)."""
+    case_id = data.get("id")
+    if not isinstance(case_id, str) or not case_id:
+        raise OutputError(
+            source, "every output needs the string id of its case", line=line, field="id"
+        )
+    key = _transcript_key(data, source, line)
+    node = data[key]
+    notes = []
+    name = data.get("format")
+    if name is None:
+        name = detect(key, node)
+        notes.append(f"format detected: {name}")
+    else:
+        _check_format(name, key, node, source, line)
+    transcript = Transcript(source, line, name, notes)
+    READERS[name](node, key, transcript)
+    response = data.get("response")
+    if response is None:
+        response = transcript.response
+    elif not isinstance(response, str):
+        response = orjson.dumps(response).decode()
+    return transcript.trajectory(case_id, response)
+
+
+def _transcript_key(data: Mapping[str, Any], source: str, line: int | None) -> str:
+    present = [key for key in TRANSCRIPT_KEYS if data.get(key) is not None]
+    if not present:
+        keys = ", ".join(TRANSCRIPT_KEYS)
+        raise OutputError(source, f"no transcript ({keys})", line=line, field="messages")
+    if len(present) > 1:
+        message = f"a line holds one transcript, and this one already has {present[0]!r}"
+        raise OutputError(source, message, line=line, field=present[1])
+    if data.get("calls") is not None:
+        message = f"give either calls or a transcript ({present[0]!r}), not both"
+        raise OutputError(source, message, line=line, field="calls")
+    return present[0]
+
+
+def _check_format(name: Any, key: str, node: Any, source: str, line: int | None) -> None:
+    if name not in FORMATS:
+        hint = suggest(name, FORMATS) if isinstance(name, str) else ""
+        message = f"unknown transcript format {name!r}{hint}; known: {', '.join(FORMATS)}"
+        raise OutputError(source, message, line=line, field="format")
+    if key not in KEYS[name]:
+        message = f"format {name!r} reads {' or '.join(KEYS[name])}, not {key!r}"
+        raise OutputError(source, message, line=line, field=key)
+    found = evidence(key, node)
+    if found and found[0] != name:
+        message = f"written as {found[0]}, but the line's format is {name!r}"
+        raise OutputError(source, message, line=line, field=found[1])

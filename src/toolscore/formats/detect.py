@@ -1,0 +1,63 @@
+"""Tell transcript formats apart by their shapes, and say which field gave the format away.
+
+`items`, `contents` and spans name their format by their key alone. A `messages` list is
+recognised by the first message that only one format would write (Gemini `parts`, OpenAI
+`tool_calls`, Anthropic `tool_use` blocks, Responses `type: function_call`, ...); a plain text
+conversation looks the same in every format and reads the same, as OpenAI Chat Completions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+BY_KEY = {
+    "items": "openai-responses",
+    "contents": "gemini",
+    "spans": "otel",
+    "resourceSpans": "otel",
+}
+RESPONSES_ITEMS = frozenset({"message", "function_call", "function_call_output", "reasoning"})
+RESPONSES_BLOCKS = frozenset({"input_text", "output_text"})
+ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+OPENAI_CHAT_KEYS = ("tool_calls", "function_call", "tool_call_id")
+
+
+def detect(key: str, node: Any) -> str:
+    """The format of the transcript found under `key`."""
+    found = evidence(key, node)
+    return found[0] if found else BY_KEY.get(key, "openai-chat")
+
+
+def evidence(key: str, node: Any) -> tuple[str, str] | None:
+    """The format of the first message under `key` that only one format writes, and where."""
+    if key != "messages" or not isinstance(node, list):
+        return None
+    for i, message in enumerate(node):
+        if isinstance(message, Mapping):
+            found = _sign(message)
+            if found:
+                return found[0], f"{key}[{i}].{found[1]}"
+    return None
+
+
+def _sign(message: Mapping[str, Any]) -> tuple[str, str] | None:
+    if "parts" in message:
+        return "gemini", "parts"
+    if message.get("role") == "model":
+        return "gemini", "role"
+    if message.get("type") in RESPONSES_ITEMS:
+        return "openai-responses", "type"
+    for key in OPENAI_CHAT_KEYS:
+        if key in message:
+            return "openai-chat", key
+    if message.get("role") in ("tool", "function"):
+        return "openai-chat", "role"
+    content = message.get("content")
+    for j, block in enumerate(content if isinstance(content, list) else ()):
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind in ANTHROPIC_BLOCKS:
+            return "anthropic", f"content[{j}].type"
+        if kind in RESPONSES_BLOCKS:
+            return "openai-responses", f"content[{j}].type"
+    return None

@@ -1,0 +1,186 @@
+"""What every transcript reader shares: the calls found so far, turns, and result linking.
+
+A reader walks its provider's shape and reports what it sees (a genuine user message, an
+assistant message, a call, a tool result); `Transcript` numbers the turns, links each result to
+its call by id (or, without ids, by position within the latest assistant message that made
+calls) and records in notes what it had to assume. Shape errors name the offending field.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolscore import outputs
+from toolscore.errors import OutputError
+from toolscore.model import MISSING, Call, Trajectory
+from toolscore.rules import json_type, suggest
+
+TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
+"""Content block types that carry plain text (Anthropic, OpenAI Chat and Responses)."""
+
+
+def _text_block(block: Any) -> bool:
+    return (
+        isinstance(block, Mapping)
+        and block.get("type") in TEXT_BLOCKS
+        and isinstance(block.get("text"), str)
+    )
+
+
+def text_of(content: Any) -> str | None:
+    """The text of a message: a string as is, a list by its text blocks joined (others skipped)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [block["text"] for block in content if _text_block(block)]
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def result_value(content: Any) -> Any:
+    """A tool result as recorded; a list made only of text blocks becomes its joined text.
+
+    A JSON string stays a string: the data-flow code decides whether to parse it.
+    """
+    if isinstance(content, list) and all(map(_text_block, content)):
+        return "\n".join(block["text"] for block in content)
+    return content
+
+
+def ident(value: Any) -> str | None:
+    """A provider call id, or None when it is missing, empty or not a string."""
+    return value if isinstance(value, str) and value else None
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"1 {one}" if n == 1 else f"{n} {many}"
+
+
+@dataclass
+class Transcript:
+    """The trajectory being read from one outputs line, in the order the transcript tells it."""
+
+    source: str
+    line: int | None
+    format: str
+    notes: list[str] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    turn: int = 0
+    """Genuine user messages seen so far: the `turn` of the next call."""
+    response: str | None = None
+    """The text of the latest assistant message since the last user message."""
+    _scope: list[int] = field(default_factory=list)
+    _new_message: bool = True
+    _waiting: dict[str, list[int]] = field(default_factory=dict)
+    _linked: set[int] = field(default_factory=set)
+    _by_position: int = 0
+    _unmatched: int = 0
+    _skipped: Counter[str] = field(default_factory=Counter)
+
+    def error(self, where: str, message: str) -> OutputError:
+        """An input error about the transcript's shape at `where` (e.g. `messages[3].role`)."""
+        return OutputError(self.source, message, line=self.line, field=where)
+
+    def list_of(self, node: Any, where: str) -> list[Any]:
+        """`node`, which the format says is a list."""
+        if not isinstance(node, list):
+            raise self.error(where, f"must be a list, got {json_type(node)}")
+        return node
+
+    def mapping(self, node: Any, where: str) -> Mapping[str, Any]:
+        """`node`, which the format says is an object."""
+        if not isinstance(node, Mapping):
+            raise self.error(where, f"must be an object, got {json_type(node)}")
+        return node
+
+    def role(self, message: Any, where: str, roles: tuple[str, ...]) -> str:
+        """The role of a message, which must be an object with one of the format's roles."""
+        role = self.mapping(message, where).get("role")
+        if not isinstance(role, str):
+            raise self.error(f"{where}.role", f"every {self.format} message needs a role")
+        if role not in roles:
+            known = ", ".join(roles)
+            raise self.error(
+                f"{where}.role",
+                f"unknown {self.format} role {role!r}{suggest(role, roles)}; known: {known}",
+            )
+        return role
+
+    def user_turn(self) -> None:
+        """A genuine user message (not one that only carries tool results)."""
+        self.turn += 1
+        self.response = None
+
+    def assistant_message(self, text: str | None) -> None:
+        """An assistant message begins; its calls form the scope of positional linking."""
+        self._new_message = True
+        if text:
+            self.response = text
+
+    def call(
+        self, name: Any, args: Any, call_id: Any, *, result: Any = MISSING, error: bool = False
+    ) -> None:
+        """A call as the agent made it; junk in `name` or `args` is scored later, never raised."""
+        wanted = ident(call_id)
+        made = outputs.produced_call({"name": name, "args": args, "id": wanted})
+        if self._new_message:
+            self._scope, self._new_message = [], False
+        index = len(self.calls)
+        self._scope.append(index)
+        if wanted is not None:
+            self._waiting.setdefault(wanted, []).append(index)
+        # produced_call drops the id of a call without a name; its result still links by id.
+        made = made._replace(call_id=wanted, turn=self.turn, result=result, result_error=error)
+        self.calls.append(made)
+
+    def result(self, call_id: Any, value: Any, *, name: Any = None, error: bool = False) -> None:
+        """A tool result, linked by id, else to the first unlinked call of the latest
+        assistant message (preferring one of the same name when the result names its tool)."""
+        wanted = ident(call_id)
+        index = next(
+            (i for i in self._waiting.get(wanted or "", ()) if i not in self._linked), None
+        )
+        if index is None:
+            index = self._by_place(name, any_id=wanted is None)
+            if index is None:
+                self._unmatched += 1
+                return
+            self._by_position += 1
+        self._linked.add(index)
+        self.calls[index] = self.calls[index]._replace(result=value, result_error=error)
+
+    def _by_place(self, name: Any, *, any_id: bool) -> int | None:
+        free = [
+            i
+            for i in self._scope
+            if i not in self._linked and (any_id or self.calls[i].call_id is None)
+        ]
+        return next((i for i in free if self.calls[i].name == name), free[0] if free else None)
+
+    def skip(self, what: str) -> None:
+        """Something the reader does not score (a built-in tool, an unknown block type)."""
+        self._skipped[what] += 1
+
+    def trajectory(self, case_id: str, response: str | None) -> Trajectory:
+        """The finished trajectory; `final_turn` is the number of genuine user messages."""
+        notes = list(self.notes)
+        missing = sum(call.call_id is None for call in self.calls)
+        if missing:
+            notes.append(_count(missing, "call without an id", "calls without ids"))
+        if self._by_position:
+            notes.append(f"{self.format}: results linked by position ({self._by_position})")
+        if self._unmatched:
+            notes.append(f"{self.format}: results matching no call ({self._unmatched})")
+        notes.extend(f"{self.format}: skipped {what} ({n})" for what, n in self._skipped.items())
+        return Trajectory(
+            case_id,
+            tuple(self.calls),
+            response,
+            line=self.line,
+            format=self.format,
+            notes=tuple(notes),
+            final_turn=self.turn,
+        )
