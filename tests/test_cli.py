@@ -231,3 +231,20 @@ def test_version() -> None:
     result = run("--version")
     assert result.exit_code == 0
     assert "toolscore" in result.stdout
+
+
+def test_duplicate_output_id(example: Path) -> None:
+    outputs = example / "outputs.jsonl"
+    lines = outputs.read_text().splitlines()
+    outputs.write_text("\n".join([*lines[:3], lines[0], *lines[3:]]) + "\n")
+    line = one_error_line(run(*score_args(example)))
+    assert "outputs.jsonl:4: id: duplicate output for case 'default-omitted'" in line
+
+
+def test_outputs_in_another_order_give_the_same_report(example: Path, tmp_path: Path) -> None:
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    assert run(*score_args(example, "--json", str(first))).exit_code == 0
+    outputs = example / "outputs.jsonl"
+    outputs.write_text("\n".join(reversed(outputs.read_text().splitlines())) + "\n")
+    assert run(*score_args(example, "--json", str(second))).exit_code == 0
+    assert json.loads(first.read_text())["cases"] == json.loads(second.read_text())["cases"]

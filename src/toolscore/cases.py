@@ -13,11 +13,12 @@ from typing import Any
 from toolscore.dataflow import find_cycle, is_linked, pointer_problem
 from toolscore.errors import CaseError
 from toolscore.jsonl import ByteCounter, read_jsonl
-from toolscore.model import AnyOf, Call, Case, Plan, Ref
+from toolscore.model import NO_EXTRA, AnyOf, Call, Case, Plan, Ref
 from toolscore.rules import ListRule, ObjectRule, Rule
 from toolscore.specs import SpecSet
 
 _CALL_KEYS = frozenset({"name", "args", "id", "after"})
+_PLAIN_CASE_KEYS = frozenset({"id", "plans", "prompt"})
 
 Fail = Callable[[str, str], CaseError]
 """Builds the error for a field of the case being read."""
@@ -42,72 +43,91 @@ def parse_case(
     """Build one `Case` from its parsed JSON object; CaseError names the field at fault.
 
     `has_markers=False` promises that no value is a `$any`/`$ref` marker, skipping that walk.
+    This runs once per case of files with millions of lines, so it checks cheaply first and
+    builds error messages only when something is wrong.
     """
 
     def fail(where: str, message: str) -> CaseError:
         return CaseError(source, message, line=line, field=where)
 
     case_id = data.get("id")
-    if not isinstance(case_id, str) or not case_id:
+    if type(case_id) is not str or not case_id:
         raise fail("id", "every case needs a non-empty string id")
     plans_node = data.get("plans")
-    if not isinstance(plans_node, list):
+    if type(plans_node) is not list:
         raise fail("plans", "must be a list of plans (use [] when no call is expected)")
     plans: list[Plan] = []
+    linked = False
     for p, plan_node in enumerate(plans_node):
-        if not isinstance(plan_node, list):
+        if type(plan_node) is not list:
             raise fail(f"plans[{p}]", "a plan must be a list of calls")
-        plans.append(_plan(plan_node, specs, f"plans[{p}]", fail, has_markers))
+        plan, links = _plan(plan_node, specs, p, fail, has_markers)
+        plans.append(plan)
+        linked = linked or links
+    if data.keys() <= _PLAIN_CASE_KEYS:
+        return Case(case_id, tuple(plans), data.get("prompt"), (), line, NO_EXTRA, linked)
     tags = data.get("tags", ())
-    if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise fail("tags", "must be a list of strings")
     if data.get("score_turns", "final") not in ("final", "all"):
         raise fail("score_turns", "must be 'final' (the default) or 'all'")
-    extra = {k: v for k, v in data.items() if k not in ("id", "plans", "prompt", "tags")}
-    maybe_linked = has_markers or any(call.after for plan in plans for call in plan)
-    linked = maybe_linked and any(is_linked(plan) for plan in plans)
+    extra = {k: v for k, v in data.items() if k not in _PLAIN_CASE_KEYS}
     return Case(case_id, tuple(plans), data.get("prompt"), tuple(tags), line, extra, linked)
 
 
-def _plan(nodes: list[Any], specs: SpecSet, where: str, fail: Fail, has_markers: bool) -> Plan:
+def _plan(
+    nodes: list[Any], specs: SpecSet, p: int, fail: Fail, has_markers: bool
+) -> tuple[Plan, bool]:
+    """One plan's calls, and whether any of them is linked to another (`$ref`, `after`)."""
     calls: list[Call] = []
-    labels = [n.get("id") for n in nodes if isinstance(n, dict) and n.get("id") is not None]
+    labels = [n["id"] for n in nodes if type(n) is dict and n.get("id") is not None]
     for c, node in enumerate(nodes):
-        if not isinstance(node, dict):
-            raise fail(f"{where}[{c}]", "a call must be an object with name and args")
+        if type(node) is not dict:
+            raise fail(f"plans[{p}][{c}]", "a call must be an object with name and args")
         if not node.keys() <= _CALL_KEYS:
             unknown = sorted(node.keys() - _CALL_KEYS)[0]
-            raise fail(f"{where}[{c}].{unknown}", "unknown key (a call has name, args, id, after)")
+            raise fail(
+                f"plans[{p}][{c}].{unknown}", "unknown key (a call has name, args, id, after)"
+            )
         name = node.get("name")
-        tool = specs.tools.get(name) if isinstance(name, str) else None
+        tool = specs.tools.get(name) if type(name) is str else None
         if tool is None:
             known = ", ".join(sorted(specs.tools))
-            raise fail(f"{where}[{c}].name", f"{name!r} is not a tool in the spec (tools: {known})")
+            raise fail(
+                f"plans[{p}][{c}].name", f"{name!r} is not a tool in the spec (tools: {known})"
+            )
         args = node.get("args", {})
-        if not isinstance(args, dict):
-            raise fail(f"{where}[{c}].args", "must be an object")
+        if type(args) is not dict:
+            raise fail(f"plans[{p}][{c}].args", "must be an object")
         if not args.keys() <= tool.args.args.keys():
             arg = next(a for a in args if a not in tool.args.args)
-            raise fail(f"{where}[{c}].args.{arg}", f"tool {name!r} has no argument {arg!r}")
-        label = node.get("id")
-        after: Any = ()
-        if labels:
-            if label is not None and (not isinstance(label, str) or labels.count(label) > 1):
-                raise fail(f"{where}[{c}].id", "a call label must be a string, unique in its plan")
-            after = node.get("after", ())
-        if after or "after" in node:
-            after = node["after"]
-            if not isinstance(after, list) or not all(a in labels for a in after):
-                raise fail(
-                    f"{where}[{c}].after", f"must list labels of calls in this plan {labels}"
-                )
+            raise fail(f"plans[{p}][{c}].args.{arg}", f"tool {name!r} has no argument {arg!r}")
+        if labels or "after" in node:
+            calls.append(_labelled(node, tool.name, args, labels, f"plans[{p}][{c}]", fail))
+        else:
+            calls.append(Call(tool.name, args))
         if has_markers:
-            args = _markers(args, tool.args, labels, f"{where}[{c}].args", fail)
-        calls.append(Call(tool.name, args, None, None, label, tuple(after)))
-    cycle = find_cycle(calls) if has_markers or any(call.after for call in calls) else None
+            markers = _markers(args, tool.args, labels, f"plans[{p}][{c}].args", fail)
+            calls[-1] = calls[-1]._replace(args=markers)
+    if not (has_markers or labels):
+        return tuple(calls), False
+    cycle = find_cycle(calls)
     if cycle:
-        raise fail(where, f"$ref/after links form a cycle: {' -> '.join(cycle)}")
-    return tuple(calls)
+        raise fail(f"plans[{p}]", f"$ref/after links form a cycle: {' -> '.join(cycle)}")
+    return tuple(calls), is_linked(calls)
+
+
+def _labelled(
+    node: dict[str, Any], name: str, args: dict[str, Any], labels: list[Any], where: str, fail: Fail
+) -> Call:
+    """A call that has a label or lists calls it must come `after`."""
+    label = node.get("id")
+    if label is not None and (not isinstance(label, str) or labels.count(label) > 1):
+        raise fail(f"{where}.id", "a call label must be a string, unique within its plan")
+    after = node.get("after", [])
+    if not isinstance(after, list) or not all(a in labels for a in after):
+        raise fail(f"{where}.after", f"must list labels of calls in this plan {labels}")
+    return Call(name, args, label=label, after=tuple(after))
 
 
 def _markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) -> Any:

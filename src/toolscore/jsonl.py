@@ -33,7 +33,7 @@ def read_jsonl(
         for number, line in enumerate(handle, 1):
             if counter is not None:
                 counter.done += len(line)
-            if not line.strip():
+            if line.isspace() or not line:
                 continue
             try:
                 value = orjson.loads(line)

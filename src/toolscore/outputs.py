@@ -57,10 +57,10 @@ def produced_call(node: Any) -> Call:
     call_id = call_id if isinstance(call_id, str) else None
     result = node.get("result", MISSING)
     args = node.get("args")
+    if type(args) is dict:
+        return Call(name, args, None, None, None, (), call_id, result)  # the common case
     if args is None:
         return Call(name, {}, call_id=call_id, result=result)
-    if type(args) is dict:
-        return Call(name, args, call_id=call_id, result=result)
     if isinstance(args, str):
         try:
             parsed = orjson.loads(args) if args.strip() else {}

@@ -362,17 +362,17 @@ def join(
     pending: dict[str, Trajectory] = {}
     remaining = iter(outputs)
     seen_cases: set[str] = set()
-    seen_outputs: set[str] = set()
 
     def take(trajectory: Trajectory) -> Trajectory:
-        if trajectory.case_id in seen_outputs:
+        # Outputs are read only as far as the case being scored needs, so one for a case
+        # already scored (or already waiting) can only be a second output for it.
+        if trajectory.case_id in seen_cases or trajectory.case_id in pending:
             raise OutputError(
                 sources[1],
                 f"duplicate output for case {trajectory.case_id!r}",
                 line=trajectory.line,
                 field="id",
             )
-        seen_outputs.add(trajectory.case_id)
         return trajectory
 
     for case in cases:
@@ -380,7 +380,6 @@ def join(
             raise CaseError(
                 sources[0], f"duplicate case id {case.id!r}", line=case.line, field="id"
             )
-        seen_cases.add(case.id)
         found = pending.pop(case.id, None)
         while found is None:
             following = next(remaining, None)
@@ -391,6 +390,7 @@ def join(
                 found = following
             else:
                 pending[following.case_id] = following
+        seen_cases.add(case.id)
         yield case, found or Trajectory(case.id, (), missing=True)
     unmatched = list(pending)
     for following in remaining:
