@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from toolscore.errors import OutputError
+from toolscore.formats import has_transcript, read_transcript
 from toolscore.jsonl import read_jsonl
 from toolscore.model import MISSING, Call, Trajectory
 from toolscore.rules import json_type
@@ -35,6 +36,8 @@ def parse_output(
         raise OutputError(
             source, "every output needs the string id of its case", line=line, field="id"
         )
+    if has_transcript(data):
+        return read_transcript(data, source, line)
     calls_node = data.get("calls")
     if calls_node is None:
         calls_node = []

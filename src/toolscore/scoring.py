@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from toolscore.errors import CaseError, OutputError
 from toolscore.matching import best_plan, names_match
@@ -348,55 +348,79 @@ class SummaryBuilder:
         )
 
 
+CaseT = TypeVar("CaseT")
+OutputT = TypeVar("OutputT")
+
+
+def join_by_id(
+    cases: Iterable[CaseT],
+    outputs: Iterable[OutputT],
+    case_key: Callable[[CaseT], tuple[str, int | None]],
+    output_key: Callable[[OutputT], tuple[str, int | None]],
+    on_unmatched: Callable[[list[str]], None] | None = None,
+    sources: tuple[str, str] = ("<cases>", "<outputs>"),
+) -> Iterator[tuple[CaseT, OutputT | None]]:
+    """Pair each case with its output by id, streaming when both files are in the same order.
+
+    `case_key` and `output_key` give an item's (id, line). Outputs read ahead of their case
+    wait in memory; a case with no output is paired with None. Duplicate ids in either file
+    are input errors; ids of outputs that match no case go to `on_unmatched` at the end.
+    """
+    pending: dict[str, OutputT] = {}
+    remaining = iter(outputs)
+    seen_cases: set[str] = set()
+
+    def take(output: OutputT) -> str:
+        # Outputs are read only as far as the case being scored needs, so one for a case
+        # already scored (or already waiting) can only be a second output for it.
+        output_id, line = output_key(output)
+        if output_id in seen_cases or output_id in pending:
+            raise OutputError(
+                sources[1], f"duplicate output for case {output_id!r}", line=line, field="id"
+            )
+        return output_id
+
+    for case in cases:
+        case_id, line = case_key(case)
+        if case_id in seen_cases:
+            raise CaseError(sources[0], f"duplicate case id {case_id!r}", line=line, field="id")
+        found = pending.pop(case_id, None)
+        while found is None:
+            following = next(remaining, None)
+            if following is None:
+                break
+            following_id = take(following)
+            if following_id == case_id:
+                found = following
+            else:
+                pending[following_id] = following
+        seen_cases.add(case_id)
+        yield case, found
+    unmatched = list(pending)
+    for following in remaining:
+        unmatched.append(take(following))
+    if on_unmatched is not None:
+        on_unmatched(unmatched)
+
+
 def join(
     cases: Iterable[Case],
     outputs: Iterable[Trajectory],
     on_unmatched: Callable[[list[str]], None] | None = None,
     sources: tuple[str, str] = ("<cases>", "<outputs>"),
 ) -> Iterator[tuple[Case, Trajectory]]:
-    """Pair each case with its output by id, streaming when both files are in the same order.
-
-    Outputs read ahead of their case wait in memory; a case with no output gets an empty,
-    `missing` trajectory. Duplicate ids in either file are input errors.
-    """
-    pending: dict[str, Trajectory] = {}
-    remaining = iter(outputs)
-    seen_cases: set[str] = set()
-
-    def take(trajectory: Trajectory) -> Trajectory:
-        # Outputs are read only as far as the case being scored needs, so one for a case
-        # already scored (or already waiting) can only be a second output for it.
-        if trajectory.case_id in seen_cases or trajectory.case_id in pending:
-            raise OutputError(
-                sources[1],
-                f"duplicate output for case {trajectory.case_id!r}",
-                line=trajectory.line,
-                field="id",
-            )
-        return trajectory
-
-    for case in cases:
-        if case.id in seen_cases:
-            raise CaseError(
-                sources[0], f"duplicate case id {case.id!r}", line=case.line, field="id"
-            )
-        found = pending.pop(case.id, None)
-        while found is None:
-            following = next(remaining, None)
-            if following is None:
-                break
-            take(following)
-            if following.case_id == case.id:
-                found = following
-            else:
-                pending[following.case_id] = following
-        seen_cases.add(case.id)
+    """Pair cases with their trajectories by id; a case with no output gets an empty,
+    `missing` trajectory (see `join_by_id`)."""
+    pairs = join_by_id(
+        cases,
+        outputs,
+        lambda case: (case.id, case.line),
+        lambda trajectory: (trajectory.case_id, trajectory.line),
+        on_unmatched,
+        sources,
+    )
+    for case, found in pairs:
         yield case, found or Trajectory(case.id, (), missing=True)
-    unmatched = list(pending)
-    for following in remaining:
-        unmatched.append(take(following).case_id)
-    if on_unmatched is not None:
-        on_unmatched(unmatched)
 
 
 class Scoring:

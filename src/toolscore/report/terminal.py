@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -118,10 +118,10 @@ def mismatch_line(mismatch: Mismatch) -> str:
     return f"{mismatch.code} {place}{rule}: {mismatch.message}"
 
 
-def failures(results: Sequence[CaseResult], total_failed: int) -> Group | None:
-    """The first failing cases with the mismatches that decided them."""
+def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
+    """The first failing cases with the mismatches that decided them, a line each."""
     if not results:
-        return None
+        return []
     lines: list[Text] = [
         Text(f"Failing cases (first {len(results)} of {total_failed}):", style="bold")
     ]
@@ -129,11 +129,8 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> Group | None:
         plan = "" if result.plan is None else f" (plan {result.plan})"
         missing = " [no output line]" if result.missing_output else ""
         lines.append(Text(f"  {result.id}{plan}{missing}", style="red"))
-        lines += [
-            Text("    " + mismatch_line(m), no_wrap=True, overflow="ignore")
-            for m in result.mismatches
-        ]
-    return Group(*lines)
+        lines += [Text("    " + mismatch_line(m)) for m in result.mismatches]
+    return lines
 
 
 def render_summary(
@@ -154,6 +151,5 @@ def render_summary(
     ):
         if table is not None:
             console.print(table)
-    block = failures(failed, summary.cases - summary.passed)
-    if block is not None:
-        console.print(block)
+    for line in failures(failed, summary.cases - summary.passed):
+        console.print(line, soft_wrap=True)  # long values stay whole, for copying
