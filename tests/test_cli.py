@@ -248,3 +248,20 @@ def test_outputs_in_another_order_give_the_same_report(example: Path, tmp_path: 
     outputs.write_text("\n".join(reversed(outputs.read_text().splitlines())) + "\n")
     assert run(*score_args(example, "--json", str(second))).exit_code == 0
     assert json.loads(first.read_text())["cases"] == json.loads(second.read_text())["cases"]
+
+
+def test_workers_give_the_same_report(example: Path, tmp_path: Path) -> None:
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    assert run(*score_args(example, "--json", str(one))).exit_code == 0
+    result = run(*score_args(example, "--json", str(two), "--workers", "2"))
+    assert result.exit_code == 0, result.output
+    assert one.read_bytes() == two.read_bytes()
+
+
+def test_a_bad_case_found_by_a_worker_is_one_line(example: Path, tmp_path: Path) -> None:
+    cases = example / "cases.jsonl"
+    cases.write_text(cases.read_text().replace('"name": "refund"', '"name": "refnud"', 1))
+    report = tmp_path / "r.json"
+    line = one_error_line(run(*score_args(example, "--workers", "2", "--json", str(report))))
+    assert "cases.jsonl:1: plans[0][0].name:" in line
+    assert not report.exists()

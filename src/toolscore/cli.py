@@ -25,10 +25,11 @@ from toolscore.jsonl import ByteCounter
 from toolscore.lint import lint_files
 from toolscore.model import CaseResult
 from toolscore.outputs import read_outputs
+from toolscore.parallel import ParallelScoring
 from toolscore.report.json_report import ReportWriter, report_header
 from toolscore.report.terminal import render_summary
-from toolscore.scoring import score
-from toolscore.specs import load_specs
+from toolscore.scoring import Summary, score
+from toolscore.specs import SpecSet, load_specs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -119,6 +120,13 @@ def _with_progress(results: Iterator[CaseResult], bar: _ProgressBar) -> Iterator
     help="Exit 1 when accuracy is below X (a fraction, e.g. 0.9).",
 )
 @click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Processes to score on (the report and summary are the same for any number).",
+)
+@click.option(
     "--show-failures",
     default=10,
     show_default=True,
@@ -132,6 +140,7 @@ def score_command(
     outputs_path: str,
     json_target: str | None,
     fail_under: float | None,
+    workers: int,
     show_failures: int,
 ) -> None:
     """Score an outputs file against a cases file under a spec file."""
@@ -140,22 +149,27 @@ def score_command(
         if not Path(path).is_file():
             raise InputError(path, "no such file")
     counter = ByteCounter()
-    run = score(
-        specs,
-        read_cases(cases_path, specs, counter),
-        read_outputs(outputs_path),
-        sources=(cases_path, outputs_path),
-    )
     writer = ReportWriter(json_target, sys.stdout.buffer) if json_target else None
     bar = _ProgressBar(counter, Path(cases_path).stat().st_size)
     failed: list[CaseResult] = []
     try:
-        for result in _with_progress(iter(run), bar):
-            if writer is not None:
-                writer.add(result)
-            if not result.passed and len(failed) < show_failures:
-                failed.append(result)
-        summary = run.summary()
+        if workers > 1:
+            summary = _score_in_parallel(
+                specs, cases_path, outputs_path, workers, writer, failed, show_failures, bar
+            )
+        else:
+            run = score(
+                specs,
+                read_cases(cases_path, specs, counter),
+                read_outputs(outputs_path),
+                sources=(cases_path, outputs_path),
+            )
+            for result in _with_progress(iter(run), bar):
+                if writer is not None:
+                    writer.add(result)
+                if not result.passed and len(failed) < show_failures:
+                    failed.append(result)
+            summary = run.summary()
     except BaseException:
         bar.close()
         if writer is not None:
@@ -169,6 +183,34 @@ def score_command(
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
         console.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
         sys.exit(1)
+
+
+def _score_in_parallel(
+    specs: SpecSet,
+    cases_path: str,
+    outputs_path: str,
+    workers: int,
+    writer: ReportWriter | None,
+    failed: list[CaseResult],
+    show_failures: int,
+    bar: _ProgressBar,
+) -> Summary:
+    run = ParallelScoring(
+        specs,
+        cases_path,
+        outputs_path,
+        workers,
+        want_report=writer is not None,
+        keep_failures=show_failures,
+        counter=bar.counter,
+    )
+    for outcome in run:
+        bar.tick()
+        if writer is not None:
+            for line in outcome.report_lines:
+                writer.add_encoded(line)
+        failed.extend(outcome.failures[: show_failures - len(failed)])
+    return run.summary().finish()
 
 
 @cli.command("lint")

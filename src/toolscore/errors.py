@@ -19,6 +19,10 @@ class InputError(Exception):
         self.message = message
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt field by field when it crosses from a worker process to the main one.
+        return (_rebuild, (type(self), self.source, self.message, self.line, self.field))
+
     def __str__(self) -> str:
         where = self.source if self.line is None else f"{self.source}:{self.line}"
         return (
@@ -36,3 +40,9 @@ class CaseError(InputError):
 
 class OutputError(InputError):
     """An outputs file line whose structure (not the agent's content) is broken."""
+
+
+def _rebuild(
+    kind: type[InputError], source: str, message: str, line: int | None, field: str | None
+) -> InputError:
+    return kind(source, message, line=line, field=field)

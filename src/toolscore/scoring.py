@@ -121,6 +121,13 @@ class Tally:
     extra: int = 0
     codes: Counter[str] = field(default_factory=Counter)
 
+    def merge(self, other: Tally) -> None:
+        """Add another tally's counts to this one."""
+        self.passed += other.passed
+        self.failed += other.failed
+        self.extra += other.extra
+        self.codes.update(other.codes)
+
     def to_json(self, top: int = 3) -> dict[str, Any]:
         """Counts and the most common mismatch codes."""
         data: dict[str, Any] = {"passed": self.passed, "failed": self.failed}
@@ -149,6 +156,13 @@ class BaselineTally:
                 self.only_baseline_passes += 1
             if len(self.ids) < DISAGREEMENT_IDS_KEPT:
                 self.ids.append(case_id)
+
+    def merge(self, other: BaselineTally) -> None:
+        """Add the tally of the cases that came after this one's."""
+        self.passed += other.passed
+        self.only_rules_pass += other.only_rules_pass
+        self.only_baseline_passes += other.only_baseline_passes
+        self.ids.extend(other.ids[: DISAGREEMENT_IDS_KEPT - len(self.ids)])
 
     def to_json(self, cases: int) -> dict[str, Any]:
         """Passes, accuracy and disagreements with the rules, ids included (capped)."""
@@ -323,6 +337,21 @@ class SummaryBuilder:
             else:
                 tally.failed += 1
                 tally.codes[code] += 1
+
+    def merge(self, other: SummaryBuilder) -> None:
+        """Add the tallies of the cases that came after this builder's (a worker's chunk)."""
+        for name in (
+            "cases", "passed", "missing", "tool_cases", "name_ok", "missed_calls",
+            "abstention_n", "abstention_ok", "arg_n", "arg_ok",
+        ):  # fmt: skip
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self._exact.merge(other._exact)
+        self._lowercase.merge(other._lowercase)
+        self._codes.update(other._codes)
+        for name, tally in other._tools.items():
+            self._tool(name).merge(tally)
+        for key, tally in other._args.items():
+            self._args.setdefault(key, Tally()).merge(tally)
 
     def _tool(self, name: str) -> Tally:
         tally = self._tools.get(name)

@@ -103,9 +103,13 @@ class ReportWriter:
 
     def add(self, result: CaseResult) -> None:
         """Append one case result to the spool."""
+        self.add_encoded(_dumps(case_to_json(result)))
+
+    def add_encoded(self, case_json: bytes) -> None:
+        """Append one case result already encoded as JSON (by a worker process)."""
         self._spool.write(b"\n" if self._first else b",\n")
         self._first = False
-        self._spool.write(_dumps(case_to_json(result)))
+        self._spool.write(case_json)
 
     def finish(self, header: dict[str, Any], summary: Summary) -> None:
         """Write the complete report: header, summary, then the spooled cases."""

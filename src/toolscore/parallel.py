@@ -1,0 +1,169 @@
+"""Scoring on several processes, with the same verdicts, report and summary as one process.
+
+The main process reads both files, joins cases to outputs by id exactly as `scoring.join`
+does, and hands chunks of raw line pairs to worker processes; each worker parses, scores and
+tallies its chunk and sends back the report lines and a partial summary. Chunks come back in
+order, so the report lists cases in the order of the cases file either way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import NamedTuple
+
+import orjson
+
+from toolscore.cases import parse_case
+from toolscore.errors import CaseError, InputError, OutputError
+from toolscore.jsonl import ByteCounter, read_jsonl
+from toolscore.model import CaseResult, Trajectory
+from toolscore.outputs import parse_output
+from toolscore.report.json_report import case_to_json, plain
+from toolscore.scoring import SummaryBuilder, join_by_id, score_case
+from toolscore.specs import SpecSet
+
+CHUNK = 2000
+"""Cases per chunk: large enough that passing work between processes costs little."""
+
+
+class RawLine(NamedTuple):
+    """One line of a cases or outputs file, unparsed but for its id."""
+
+    line: int
+    raw: bytes
+    id: str
+
+
+class ChunkOutcome(NamedTuple):
+    """What a worker sends back for one chunk."""
+
+    summary: SummaryBuilder
+    report_lines: list[bytes]
+    failures: list[CaseResult]
+
+
+def raw_lines(path: str, error: type[InputError], counter: ByteCounter | None) -> Iterator[RawLine]:
+    """The lines of a JSONL file with their ids (checked here, so errors name the line)."""
+    for number, raw, data in read_jsonl(path, error, counter):
+        case_id = data.get("id")
+        if type(case_id) is not str or not case_id:
+            raise error(path, "every line needs a non-empty string id", line=number, field="id")
+        yield RawLine(number, raw, case_id)
+
+
+class _WorkerState:
+    """What a worker process keeps between chunks: the specs, and the file names for errors."""
+
+    specs: SpecSet
+    sources: tuple[str, str]
+
+
+_state = _WorkerState()
+
+
+def _start_worker(specs: SpecSet, sources: tuple[str, str]) -> None:
+    _state.specs = specs
+    _state.sources = sources
+
+
+def _score_chunk(
+    chunk: list[tuple[RawLine, RawLine | None]], want_report: bool, keep_failures: int
+) -> ChunkOutcome:
+    specs = _state.specs
+    cases_source, outputs_source = _state.sources
+    summary = SummaryBuilder(specs)
+    lines: list[bytes] = []
+    failures: list[CaseResult] = []
+    for case_line, output_line in chunk:
+        raw = case_line.raw
+        case = parse_case(orjson.loads(raw), specs, cases_source, case_line.line, b'"$' in raw)
+        if output_line is None:
+            trajectory = Trajectory(case.id, (), missing=True)
+        else:
+            data = orjson.loads(output_line.raw)
+            trajectory = parse_output(data, outputs_source, output_line.line)
+        result = score_case(specs, case, trajectory)
+        summary.add(case, result)
+        if want_report:
+            lines.append(orjson.dumps(case_to_json(result), default=plain))
+        if not result.passed and len(failures) < keep_failures:
+            failures.append(result)
+    return ChunkOutcome(summary, lines, failures)
+
+
+class ParallelScoring:
+    """A scoring run over files on `workers` processes; iterate it for chunk outcomes in case
+    order, then ask for `summary()` (a `SummaryBuilder` merged from every chunk)."""
+
+    def __init__(
+        self,
+        specs: SpecSet,
+        cases_path: str,
+        outputs_path: str,
+        workers: int,
+        *,
+        want_report: bool = False,
+        keep_failures: int = 0,
+        counter: ByteCounter | None = None,
+        chunk_size: int = CHUNK,
+    ) -> None:
+        self.specs = specs
+        self.sources = (cases_path, outputs_path)
+        self.workers = max(1, workers)
+        self.want_report = want_report
+        self.keep_failures = keep_failures
+        self.counter = counter
+        self.chunk_size = chunk_size
+        self._summary = SummaryBuilder(specs)
+
+    def _chunks(self) -> Iterator[list[tuple[RawLine, RawLine | None]]]:
+        cases_path, outputs_path = self.sources
+        pairs = join_by_id(
+            raw_lines(cases_path, CaseError, self.counter),
+            raw_lines(outputs_path, OutputError, None),
+            lambda raw: (raw.id, raw.line),
+            lambda raw: (raw.id, raw.line),
+            self._unmatched,
+            self.sources,
+        )
+        chunk: list[tuple[RawLine, RawLine | None]] = []
+        for pair in pairs:
+            chunk.append(pair)
+            if len(chunk) == self.chunk_size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+    def _unmatched(self, ids: list[str]) -> None:
+        self._summary.unmatched_outputs = len(ids)
+
+    def __iter__(self) -> Iterator[ChunkOutcome]:
+        with ProcessPoolExecutor(
+            self.workers, initializer=_start_worker, initargs=(self.specs, self.sources)
+        ) as pool:
+            waiting: deque[Future[ChunkOutcome]] = deque()
+            for chunk in self._chunks():
+                waiting.append(
+                    pool.submit(_score_chunk, chunk, self.want_report, self.keep_failures)
+                )
+                if len(waiting) > 2 * self.workers:  # bounded: memory stays flat
+                    yield self._merged(waiting.popleft().result())
+            while waiting:
+                yield self._merged(waiting.popleft().result())
+
+    def _merged(self, outcome: ChunkOutcome) -> ChunkOutcome:
+        self._summary.merge(outcome.summary)
+        return outcome
+
+    def summary(self) -> SummaryBuilder:
+        """Every chunk's tallies merged (complete once iteration has finished)."""
+        return self._summary
+
+
+def default_workers() -> int:
+    """The number of cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

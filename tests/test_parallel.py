@@ -1,0 +1,40 @@
+"""Scoring on several processes gives exactly what one process gives, chunk by chunk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from toolscore.cases import read_cases
+from toolscore.outputs import read_outputs
+from toolscore.parallel import ParallelScoring
+from toolscore.report.json_report import case_to_json, plain
+from toolscore.scoring import score
+from toolscore.specs import load_specs
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+RUNS = [
+    ("support", "outputs.jsonl"),
+    ("transcripts", "outputs-openai.jsonl"),
+    ("transcripts", "outputs-anthropic.jsonl"),
+]
+
+
+@pytest.mark.parametrize(("example", "outputs"), RUNS)
+@pytest.mark.parametrize("chunk_size", [1, 2, 5])
+def test_parallel_equals_serial(example: str, outputs: str, chunk_size: int) -> None:
+    directory = EXAMPLES / example
+    specs = load_specs(directory / "tools.yaml")
+    cases_path, outputs_path = str(directory / "cases.jsonl"), str(directory / outputs)
+    serial = score(specs, read_cases(cases_path, specs), read_outputs(outputs_path))
+    serial_lines = [orjson.dumps(case_to_json(r), default=plain) for r in serial]
+    parallel = ParallelScoring(
+        specs, cases_path, outputs_path, 2, want_report=True, keep_failures=3,
+        chunk_size=chunk_size,
+    )  # fmt: skip
+    outcomes = list(parallel)
+    assert [line for o in outcomes for line in o.report_lines] == serial_lines
+    assert parallel.summary().finish().to_json() == serial.summary().to_json()
+    assert len(outcomes) == -(-len(serial_lines) // chunk_size)
