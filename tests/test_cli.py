@@ -265,3 +265,26 @@ def test_a_bad_case_found_by_a_worker_is_one_line(example: Path, tmp_path: Path)
     line = one_error_line(run(*score_args(example, "--workers", "2", "--json", str(report))))
     assert "cases.jsonl:1: plans[0][0].name:" in line
     assert not report.exists()
+
+
+def test_lint_reports_broken_data_flow(tmp_path: Path) -> None:
+    spec = tmp_path / "tools.yaml"
+    spec.write_text("tools:\n  get: {args: {id: exact}}\n  put: {args: {id: exact}}\n")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        '{"id": "cycle", "plans": [[{"id": "a", "name": "get", "args": {"id": {"$ref": "b#/x"}}},'
+        ' {"id": "b", "name": "put", "args": {"id": {"$ref": "a#/x"}}}]]}\n'
+        '{"id": "after", "plans": [[{"id": "a", "name": "get", "args": {}, "after": ["a"]}]]}\n'
+        '{"id": "pointer", "plans": [[{"id": "a", "name": "get", "args": {"id": "1"}},'
+        ' {"name": "put", "args": {"id": {"$ref": "a#x~2"}}}]]}\n'
+        '{"id": "fine", "plans": [[{"id": "a", "name": "get", "args": {"id": "1"}},'
+        ' {"name": "put", "args": {"id": {"$ref": "a#/x~1y"}}}]]}\n'
+    )
+    result = run("lint", "--specs", str(spec), "--cases", str(cases))
+    assert result.exit_code == 1
+    out = result.stdout
+    assert "cases.jsonl:1: plans[0]: $ref/after links form a cycle: a -> b -> a" in out
+    assert "cases.jsonl:2: plans[0]: $ref/after links form a cycle: a -> a" in out
+    assert "cases.jsonl:3: plans[0][1].args.id: 'x~2' is not a JSON pointer" in out
+    assert "cases.jsonl:4" not in out
+    assert "3 errors, 0 warnings" in out
