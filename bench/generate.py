@@ -161,10 +161,74 @@ def overlap(rng: random.Random, i: int, wrong: bool | None = None) -> Pair:
     return case, {"id": case_id, "calls": calls, "response": "All refunded."}
 
 
+CHAINS = 10
+
+
+def chains(rng: random.Random, i: int, wrong: bool | None = None) -> Pair:
+    """10 lookup -> refund chains (20 calls): each refund uses the id its lookup returned.
+
+    The trajectory interleaves the chains in a random order that keeps each refund after its
+    lookup. `wrong` (default: odd i) puts one refund before its lookup.
+    """
+    case_id = f"c{i:07d}"
+    plan: list[Json] = []
+    for k in range(CHAINS):
+        plan.append({"id": f"l{k}", "name": "get_order", "args": {"order_id": f"q-{case_id}-{k}"}})
+        plan.append(
+            {
+                "name": "refund",
+                "args": {
+                    "order_id": {"$ref": f"l{k}#/order/id"},
+                    "amount": 10 + k,
+                    "category": "damaged",
+                },
+            }
+        )
+    events = [k for k in range(CHAINS) for _ in range(2)]
+    rng.shuffle(events)
+    seen: set[int] = set()
+    calls: list[Json] = []
+    for k in events:
+        if k in seen:
+            calls.append(
+                {
+                    "name": "refund",
+                    "args": {
+                        "order_id": f"ORD-{case_id}-{k}",
+                        "amount": 10 + k,
+                        "category": "Damaged",
+                    },
+                }
+            )
+        else:
+            seen.add(k)
+            calls.append(
+                {
+                    "name": "get_order",
+                    "args": {"order_id": f"q-{case_id}-{k}"},
+                    "result": {"order": {"id": f"ORD-{case_id}-{k}", "total": 10 + k}},
+                }
+            )
+    broken = i % 2 == 1 if wrong is None else wrong
+    if broken:
+        first = next(j for j, c in enumerate(calls) if c["name"] == "get_order")
+        later = next(
+            j
+            for j, c in enumerate(calls)
+            if j > first
+            and c["name"] == "refund"
+            and c["args"]["order_id"] == calls[first]["result"]["order"]["id"]
+        )
+        calls.insert(first, calls.pop(later))
+    case = {"id": case_id, "prompt": "Look up and refund each order", "plans": [plan]}
+    return case, {"id": case_id, "calls": calls, "response": "Done."}
+
+
 KINDS: dict[str, Callable[[random.Random, int], Pair]] = {
     "single": single,
     "parallel": parallel,
     "overlap": overlap,
+    "chains": chains,
 }
 
 
