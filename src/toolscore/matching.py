@@ -20,6 +20,9 @@ from toolscore.rules import ListRule, ObjectRule, Rule, show
 Path = tuple[str | int, ...]
 
 
+_MARKERS = frozenset({AnyOf, Ref})
+"""Expected values that are not plain values: the walk handles them, not the rule."""
+
 FOUND = Mismatch("value_mismatch", message="(not explained)")
 """What the walk yields when asked only *whether* values differ (`explain=False`)."""
 
@@ -109,25 +112,18 @@ def _object(
         yield Mismatch("type_mismatch", path, "object", expected, produced, message)
         return
     given = 0  # how many produced keys the loop met, to skip the unknown-key scan
-    for name, sub in rule.compared_args:
-        e = expected.get(name, MISSING)
-        if e is MISSING:
-            e = sub.default
+    for name, sub, default, plain in rule.compared_args:
+        e = expected.get(name, default)
         p = produced.get(name, MISSING)
         if p is MISSING:
-            p = sub.default
+            p = default
         else:
             given += 1
         if e is MISSING or p is MISSING:
             if e is p or rule.ignore_missing:
                 continue
             yield _omission(name, sub, e, p, path) if explain else FOUND
-        elif (
-            sub.scalar
-            and type(e) is not AnyOf
-            and type(e) is not Ref
-            and (sub.judges_null or (e is not None and p is not None))
-        ):
+        elif plain and e is not None and p is not None and type(e) not in _MARKERS:
             verdict = sub.judge(e, p)
             if verdict is not None:
                 yield _described(sub, verdict, e, p, (*path, name)) if explain else FOUND

@@ -36,9 +36,9 @@ def parse_output(
         raise OutputError(
             source, "every output needs the string id of its case", line=line, field="id"
         )
-    if has_transcript(data):
-        return read_transcript(data, source, line)
     calls_node = data.get("calls")
+    if calls_node is None and has_transcript(data):
+        return read_transcript(data, source, line)
     if calls_node is None:
         calls_node = []
     if not isinstance(calls_node, list):

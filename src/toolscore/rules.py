@@ -627,11 +627,17 @@ class ObjectRule(Rule):
     args: Mapping[str, Rule] = field(default_factory=dict)
     allow_unknown: bool = False
     ignore_missing: bool = False
-    compared_args: tuple[tuple[str, Rule], ...] = field(default=(), compare=False)
-    """The arguments the walk compares (not `text` or `ignored`), precomputed for speed."""
+    compared_args: tuple[tuple[str, Rule, Any, bool], ...] = field(default=(), compare=False)
+    """For each argument the walk compares (not `text` or `ignored`): its name, rule, default,
+    and whether the rule is a scalar that judges two present values directly; precomputed
+    because the walk runs for every call of every case."""
 
     def __post_init__(self) -> None:
-        compared = tuple((name, rule) for name, rule in self.args.items() if rule.compared)
+        compared = tuple(
+            (name, rule, rule.default, rule.scalar)
+            for name, rule in self.args.items()
+            if rule.compared
+        )
         object.__setattr__(self, "compared_args", compared)
 
     def describe(self) -> str:
