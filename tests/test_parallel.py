@@ -8,8 +8,9 @@ import orjson
 import pytest
 
 from toolscore.cases import read_cases
+from toolscore.errors import CaseError
 from toolscore.outputs import read_outputs
-from toolscore.parallel import ParallelScoring
+from toolscore.parallel import ParallelScoring, leading_id
 from toolscore.report.json_report import case_to_json, plain
 from toolscore.scoring import score
 from toolscore.specs import load_specs
@@ -38,3 +39,28 @@ def test_parallel_equals_serial(example: str, outputs: str, chunk_size: int) -> 
     assert [line for o in outcomes for line in o.report_lines] == serial_lines
     assert parallel.summary().finish().to_json() == serial.summary().to_json()
     assert len(outcomes) == -(-len(serial_lines) // chunk_size)
+
+
+@pytest.mark.parametrize(
+    ("raw", "found"),
+    [
+        (b'{"id":"case-1","plans":[]}\n', "case-1"),
+        (b'{"id": "caf\xc3\xa9", "plans": []}\n', "café"),
+        (b'{"id":"a\\"b","plans":[]}\n', None),  # an escape: left to the full parse
+        (b'{"plans": [], "id": "x"}\n', None),
+        (b'{"id":"","plans":[]}\n', None),
+        (b'{"id":"\xff"}\n', None),
+    ],
+)
+def test_leading_id(raw: bytes, found: str | None) -> None:
+    assert leading_id(raw) == found
+
+
+def test_a_line_that_contradicts_its_leading_id_is_refused(tmp_path: Path) -> None:
+    directory = EXAMPLES / "support"
+    specs = load_specs(directory / "tools.yaml")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"id":"thanks","plans":[],"id":"other"}\n')
+    run = ParallelScoring(specs, str(cases), str(directory / "outputs.jsonl"), 2)
+    with pytest.raises(CaseError, match=r"cases.jsonl:1: a line must be a JSON object"):
+        list(run)

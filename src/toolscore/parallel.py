@@ -12,13 +12,13 @@ import os
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
 from toolscore.cases import parse_case
 from toolscore.errors import CaseError, InputError, OutputError
-from toolscore.jsonl import ByteCounter, read_jsonl
+from toolscore.jsonl import ByteCounter
 from toolscore.model import CaseResult, Trajectory
 from toolscore.outputs import parse_output
 from toolscore.report.json_report import case_to_json, plain
@@ -46,12 +46,64 @@ class ChunkOutcome(NamedTuple):
 
 
 def raw_lines(path: str, error: type[InputError], counter: ByteCounter | None) -> Iterator[RawLine]:
-    """The lines of a JSONL file with their ids (checked here, so errors name the line)."""
-    for number, raw, data in read_jsonl(path, error, counter):
-        case_id = data.get("id")
-        if type(case_id) is not str or not case_id:
-            raise error(path, "every line needs a non-empty string id", line=number, field="id")
-        yield RawLine(number, raw, case_id)
+    """The lines of a JSONL file with their ids, parsed no further than needed to find them.
+
+    A line that starts with a plain `{"id": "..."` is not parsed here (the worker parses it
+    and checks the id); any other line is parsed whole, so that errors name it.
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
+    except OSError as failure:
+        raise error(path, f"cannot read: {failure.strerror or failure}") from None
+    with handle:
+        for number, raw in enumerate(handle, 1):
+            if counter is not None:
+                counter.done += len(raw)
+            if raw.isspace() or not raw:
+                continue
+            line_id = leading_id(raw) or _parsed_id(raw, path, number, error)
+            yield RawLine(number, raw, line_id)
+
+
+def leading_id(raw: bytes) -> str | None:
+    """The id of a line written `{"id":"...",` (as JSON writers do), or None."""
+    if raw.startswith(b'{"id":"'):
+        start = 7
+    elif raw.startswith(b'{"id": "'):
+        start = 8
+    else:
+        return None
+    end = raw.find(b'"', start)
+    if end <= start or b"\\" in raw[start:end]:
+        return None
+    try:
+        return raw[start:end].decode()
+    except UnicodeDecodeError:
+        return None
+
+
+def _parsed_id(raw: bytes, path: str, number: int, error: type[InputError]) -> str:
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as failure:
+        raise error(path, f"not valid JSON: {failure.msg}", line=number) from None
+    if type(data) is not dict:
+        raise error(path, "each line must be a JSON object", line=number)
+    line_id = data.get("id")
+    if type(line_id) is not str or not line_id:
+        raise error(path, "every line needs a non-empty string id", line=number, field="id")
+    return line_id
+
+
+def _load(line: RawLine, path: str, error: type[InputError]) -> dict[str, Any]:
+    """A line parsed in the worker, with the id the main process joined it by checked."""
+    try:
+        data = orjson.loads(line.raw)
+    except orjson.JSONDecodeError as failure:
+        raise error(path, f"not valid JSON: {failure.msg}", line=line.line) from None
+    if type(data) is not dict or data.get("id") != line.id:
+        raise error(path, "a line must be a JSON object with one string id", line=line.line)
+    return data
 
 
 class _WorkerState:
@@ -79,11 +131,12 @@ def _score_chunk(
     failures: list[CaseResult] = []
     for case_line, output_line in chunk:
         raw = case_line.raw
-        case = parse_case(orjson.loads(raw), specs, cases_source, case_line.line, b'"$' in raw)
+        data = _load(case_line, cases_source, CaseError)
+        case = parse_case(data, specs, cases_source, case_line.line, b'"$' in raw)
         if output_line is None:
             trajectory = Trajectory(case.id, (), missing=True)
         else:
-            data = orjson.loads(output_line.raw)
+            data = _load(output_line, outputs_source, OutputError)
             trajectory = parse_output(data, outputs_source, output_line.line)
         result = score_case(specs, case, trajectory)
         summary.add(case, result)
