@@ -20,25 +20,37 @@ class ByteCounter:
         self.done = 0
 
 
+def iter_lines(
+    path: str | Path, error: type[InputError] = InputError, counter: ByteCounter | None = None
+) -> Iterator[tuple[int, bytes]]:
+    """Yield (line number, raw line) for each non-blank line; `error` if the file is unreadable."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below, after the check
+    except OSError as failure:
+        raise error(str(path), f"cannot read: {failure.strerror or failure}") from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if counter is not None:
+                counter.done += len(line)
+            if not line.isspace() and line:
+                yield number, line
+
+
+def parse_line(raw: bytes, source: str, number: int, error: type[InputError]) -> dict[str, Any]:
+    """One line as a JSON object; `error` naming the line when it is not one."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as failure:
+        raise error(source, f"not valid JSON: {failure.msg}", line=number) from None
+    if type(value) is not dict:
+        raise error(source, "each line must be a JSON object", line=number)
+    return value
+
+
 def read_jsonl(
     path: str | Path, error: type[InputError] = InputError, counter: ByteCounter | None = None
 ) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
     """Yield (line number, raw line, object) for each non-blank line; `error` for bad lines."""
     source = str(path)
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below, after the check
-    except OSError as failure:
-        raise error(source, f"cannot read: {failure.strerror or failure}") from None
-    with handle:
-        for number, line in enumerate(handle, 1):
-            if counter is not None:
-                counter.done += len(line)
-            if line.isspace() or not line:
-                continue
-            try:
-                value = orjson.loads(line)
-            except orjson.JSONDecodeError as failure:
-                raise error(source, f"not valid JSON: {failure.msg}", line=number) from None
-            if type(value) is not dict:
-                raise error(source, "each line must be a JSON object", line=number)
-            yield number, line, value
+    for number, line in iter_lines(path, error, counter):
+        yield number, line, parse_line(line, source, number, error)

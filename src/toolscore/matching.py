@@ -421,11 +421,11 @@ def diagnose_plan(
     return pairs, mismatches
 
 
-def _links_kept(
+def _link_fits(
     tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
-) -> tuple[tuple[int, int], ...] | None:
-    """A pairing in which every linked call fits its sources (after them if possible), the
-    rest paired as well as they can be; None when no such pairing exists."""
+) -> Callable[[int, int, Mapping[str, Call]], bool]:
+    """Whether plan call i can be produced call j, given the calls its labels are paired with:
+    same tool, and the arguments, with each `$ref` resolved, equal under the rules."""
 
     def fits(i: int, j: int, sources: Mapping[str, Call]) -> bool:
         expected, produced = plan[i], calls[j]
@@ -433,6 +433,17 @@ def _links_kept(
             return False
         args = substitute(expected.args, sources)
         return not has_unresolved(args) and matches(tools[expected.name], args, produced.args)
+
+    return fits
+
+
+def _links_kept(
+    tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
+) -> tuple[tuple[int, int], ...] | None:
+    """A pairing in which every linked call fits its sources (after them if possible), the
+    rest paired as well as they can be; None when no such pairing exists."""
+
+    fits = _link_fits(tools, plan, calls)
 
     def finish(free: list[int], rest: list[int]) -> tuple[tuple[int, int], ...] | None:
         return _best_pairing(tools, [plan[i] for i in free], [calls[j] for j in rest])[0]
@@ -524,12 +535,7 @@ def linked_plan_passes(
 ) -> tuple[tuple[int, int], ...] | None:
     """Like `plan_passes`, for a plan whose calls are linked by `$ref` or `after`."""
 
-    def fits(i: int, j: int, sources: Mapping[str, Call]) -> bool:
-        expected, produced = plan[i], calls[j]
-        if produced.name != expected.name or produced.args is None:
-            return False
-        args = substitute(expected.args, sources)
-        return not has_unresolved(args) and matches(tools[expected.name], args, produced.args)
+    fits = _link_fits(tools, plan, calls)
 
     def finish(free: list[int], rest: list[int]) -> tuple[tuple[int, int], ...] | None:
         return plan_passes(tools, extra_ok, [plan[i] for i in free], [calls[j] for j in rest])

@@ -18,7 +18,7 @@ import orjson
 
 from toolscore.cases import parse_case
 from toolscore.errors import CaseError, InputError, OutputError
-from toolscore.jsonl import ByteCounter
+from toolscore.jsonl import ByteCounter, iter_lines, parse_line
 from toolscore.model import CaseResult, Trajectory
 from toolscore.outputs import parse_output
 from toolscore.report.json_report import case_to_json, plain
@@ -51,18 +51,8 @@ def raw_lines(path: str, error: type[InputError], counter: ByteCounter | None) -
     A line that starts with a plain `{"id": "..."` is not parsed here (the worker parses it
     and checks the id); any other line is parsed whole, so that errors name it.
     """
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
-    except OSError as failure:
-        raise error(path, f"cannot read: {failure.strerror or failure}") from None
-    with handle:
-        for number, raw in enumerate(handle, 1):
-            if counter is not None:
-                counter.done += len(raw)
-            if raw.isspace() or not raw:
-                continue
-            line_id = leading_id(raw) or _parsed_id(raw, path, number, error)
-            yield RawLine(number, raw, line_id)
+    for number, raw in iter_lines(path, error, counter):
+        yield RawLine(number, raw, leading_id(raw) or _parsed_id(raw, path, number, error))
 
 
 def leading_id(raw: bytes) -> str | None:
@@ -83,13 +73,7 @@ def leading_id(raw: bytes) -> str | None:
 
 
 def _parsed_id(raw: bytes, path: str, number: int, error: type[InputError]) -> str:
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as failure:
-        raise error(path, f"not valid JSON: {failure.msg}", line=number) from None
-    if type(data) is not dict:
-        raise error(path, "each line must be a JSON object", line=number)
-    line_id = data.get("id")
+    line_id = parse_line(raw, path, number, error).get("id")
     if type(line_id) is not str or not line_id:
         raise error(path, "every line needs a non-empty string id", line=number, field="id")
     return line_id
@@ -97,11 +81,8 @@ def _parsed_id(raw: bytes, path: str, number: int, error: type[InputError]) -> s
 
 def _load(line: RawLine, path: str, error: type[InputError]) -> dict[str, Any]:
     """A line parsed in the worker, with the id the main process joined it by checked."""
-    try:
-        data = orjson.loads(line.raw)
-    except orjson.JSONDecodeError as failure:
-        raise error(path, f"not valid JSON: {failure.msg}", line=line.line) from None
-    if type(data) is not dict or data.get("id") != line.id:
+    data = parse_line(line.raw, path, line.line, error)
+    if data.get("id") != line.id:
         raise error(path, "a line must be a JSON object with one string id", line=line.line)
     return data
 

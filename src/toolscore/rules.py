@@ -294,30 +294,6 @@ def _coerce_integer(value: Any, coerce: bool) -> int | None:
     return None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class IntegerRule(Rule):
-    """Integral numbers (`2.0` counts as 2); strings only with `coerce`."""
-
-    kind: ClassVar[str] = "integer"
-
-    coerce: bool = False
-
-    def is_lenient(self) -> bool:
-        return self.coerce
-
-    def options(self) -> dict[str, Any]:
-        return {"coerce": "true"} if self.coerce else {}
-
-    def judge(self, expected: Any, produced: Any) -> Verdict:
-        p = _coerce_integer(produced, self.coerce)
-        if p is None:
-            return _type_error("an integer", produced)
-        e = _coerce_integer(expected, self.coerce)
-        if e is None:
-            return _type_error("an integer", expected)
-        return None if e == p else _unequal(expected, produced, "")
-
-
 _BOOLEAN_TEXT = {"true": True, "false": False}
 
 
@@ -330,10 +306,10 @@ def _coerce_boolean(value: Any, coerce: bool) -> bool | None:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class BooleanRule(Rule):
-    """Booleans only; with `coerce`, the strings "true" and "false" too (any case)."""
+class _CoercingRule(Rule):
+    """A kind whose values may also come as strings when `coerce` says the tool accepts them."""
 
-    kind: ClassVar[str] = "boolean"
+    expects: ClassVar[str] = ""
 
     coerce: bool = False
 
@@ -343,14 +319,40 @@ class BooleanRule(Rule):
     def options(self) -> dict[str, Any]:
         return {"coerce": "true"} if self.coerce else {}
 
+    def convert(self, value: Any) -> Any:
+        """The value the tool would see, or None when it is not one of this kind."""
+        raise NotImplementedError
+
     def judge(self, expected: Any, produced: Any) -> Verdict:
-        p = _coerce_boolean(produced, self.coerce)
+        p = self.convert(produced)
         if p is None:
-            return _type_error("a boolean", produced)
-        e = _coerce_boolean(expected, self.coerce)
+            return _type_error(self.expects, produced)
+        e = self.convert(expected)
         if e is None:
-            return _type_error("a boolean", expected)
-        return None if e is p else _unequal(expected, produced, "")
+            return _type_error(self.expects, expected)
+        return None if e == p else _unequal(expected, produced, "")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class IntegerRule(_CoercingRule):
+    """Integral numbers (`2.0` counts as 2); strings only with `coerce`."""
+
+    kind: ClassVar[str] = "integer"
+    expects: ClassVar[str] = "an integer"
+
+    def convert(self, value: Any) -> Any:
+        return _coerce_integer(value, self.coerce)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class BooleanRule(_CoercingRule):
+    """Booleans only; with `coerce`, the strings "true" and "false" too (any case)."""
+
+    kind: ClassVar[str] = "boolean"
+    expects: ClassVar[str] = "a boolean"
+
+    def convert(self, value: Any) -> Any:
+        return _coerce_boolean(value, self.coerce)
 
 
 def enum_key(value: Any) -> tuple[str, Any] | None:
