@@ -190,6 +190,10 @@ class CasefoldRule(Rule):
 
 
 _NUMBER_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
+_INTEGER_TEXT = re.compile(r"\s*[-+]?\d+\s*")
+_LARGEST_EXPONENT = 4300
+"""Integers written with more digits than Python prints by default are not integers here:
+building one from `1e1000000` would take the scorer minutes."""
 
 
 def _coerce_number(value: Any, coerce: bool) -> float | int | None:
@@ -199,6 +203,8 @@ def _coerce_number(value: Any, coerce: bool) -> float | int | None:
     if isinstance(value, int | float):
         return value
     if coerce and type(value) is str and _NUMBER_TEXT.fullmatch(value):
+        if _INTEGER_TEXT.fullmatch(value) and len(value) <= _LARGEST_EXPONENT:
+            return int(value)  # exactly, beyond 2**53 too
         number = float(value)
         return int(number) if number.is_integer() and abs(number) < 2**53 else number
     return None
@@ -210,6 +216,10 @@ _PLAIN_NUMBERS = frozenset({(int, int), (int, float), (float, int), (float, floa
 _CLEARLY_INSIDE = 1 - 1e-9
 _CLEARLY_OUTSIDE = 1 + 1e-9
 """Binary floating point decides outside this band around a tolerance; decimals inside it."""
+
+
+def _finite(value: float | int) -> bool:
+    return type(value) is int or math.isfinite(value)
 
 
 def _exact_decimal(value: float | int) -> Decimal:
@@ -253,12 +263,16 @@ class NumberRule(Rule):
                 return _type_error("a number", expected)
         if e == p:
             return None
-        if (self.tol or self.rel_tol) and math.isfinite(e) and math.isfinite(p):
-            bound = max(self.tol, self.rel_tol * max(abs(e), abs(p)))
-            diff = abs(e - p)
-            if diff < bound * _CLEARLY_INSIDE:
+        if (self.tol or self.rel_tol) and _finite(e) and _finite(p):
+            try:
+                bound = max(self.tol, self.rel_tol * max(abs(e), abs(p)))
+                diff = abs(e - p)
+                inside, outside = bound * _CLEARLY_INSIDE, bound * _CLEARLY_OUTSIDE
+            except OverflowError:  # integers beyond floats: decide on decimals alone
+                inside, outside, diff = 0.0, math.inf, 0.0
+            if diff < inside:
                 return None
-            if diff <= bound * _CLEARLY_OUTSIDE and self._within_decimal(e, p):
+            if diff <= outside and self._within_decimal(e, p):
                 return None
         return (
             "value_mismatch",
@@ -289,7 +303,11 @@ def _coerce_integer(value: Any, coerce: bool) -> int | None:
             number = Decimal(value.strip())
         except InvalidOperation:
             return None
-        if number.is_finite() and number == number.to_integral_value():
+        if (
+            number.is_finite()
+            and number.adjusted() < _LARGEST_EXPONENT
+            and number == number.to_integral_value()
+        ):
             return int(number)
     return None
 

@@ -1,0 +1,351 @@
+"""Load a state environment: the initial SQLite database and the tools' implementations.
+
+An environment is the `environment` block of a spec file. Its database (a `.sql` script or a
+SQLite file) is read once into an in-memory image that every replay copies, so the user's
+file is only ever opened read-only. Its tools module is the user's own code: it is imported
+here and nowhere else, and only when the user named an environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sqlite3
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from random import Random
+from types import ModuleType
+from typing import Any, Literal, NamedTuple
+from urllib.parse import quote as quote_uri
+
+from toolscore.errors import InputError
+from toolscore.rules import show, suggest
+from toolscore.state.snapshot import Ignore, Snapshot, TableShape, read_shapes, take_snapshot
+
+COMPARE_MODES = ("diff", "exact")
+DEFAULT_NOW = datetime(2026, 1, 1, tzinfo=UTC)
+"""The clock tools see when the environment does not set `now`."""
+_KEYS = ("database", "tools", "ignore", "compare", "now", "foreign_keys")
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class ToolContext(NamedTuple):
+    """What a tool may use besides the database, fixed per case so that replay is deterministic.
+
+    `random` is seeded from a hash of the case id; every replay of the case (the agent's
+    calls, a plan's calls) starts from the same seed and the same `now`.
+    """
+
+    now: datetime
+    random: Random
+    case_id: str
+
+
+class Tool(NamedTuple):
+    """A tool implementation: `function(db, **args)`, plus `ctx=` when it declares `ctx`."""
+
+    name: str
+    function: Callable[..., Any]
+    takes_ctx: bool
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Environment:
+    """An initial database image, the tools that act on it, and how final states compare."""
+
+    config: Mapping[str, Any]
+    base_dir: Path
+    source: str
+    database: Path
+    database_sha256: str
+    tools_module: str
+    tools: Mapping[str, Tool]
+    image: bytes
+    """The initial database, serialised; every replay opens a private copy of it."""
+    schema_version: int
+    shapes: Mapping[str, TableShape]
+    initial: Snapshot
+    ignore: Ignore
+    compare: Literal["diff", "exact"]
+    now: datetime
+    foreign_keys: bool
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Worker processes load the environment again (the tools module is imported there).
+        return (load_environment, (dict(self.config), self.base_dir, self.source))
+
+    def connect(self) -> sqlite3.Connection:
+        """A new connection to a private in-memory copy of the initial database."""
+        db = sqlite3.connect(":memory:")
+        db.deserialize(self.image)
+        if self.foreign_keys:
+            db.execute("PRAGMA foreign_keys = ON")
+        return db
+
+    def context(self, case_id: str) -> ToolContext:
+        """The clock and the random source of one case, the same at every replay."""
+        seed = int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:8], "big")
+        return ToolContext(self.now, Random(seed), case_id)
+
+    def lacking(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The given tool names (e.g. a spec's tools) that the tools module does not define."""
+        return tuple(sorted(name for name in set(names) if name not in self.tools))
+
+    def describe(self) -> dict[str, Any]:
+        """Provenance for reports: the database and its hash, the tools module, the rules."""
+        return {
+            "database": str(self.database),
+            "sha256": self.database_sha256,
+            "tools": self.tools_module,
+            "compare": self.compare,
+            "ignore": {
+                **{table: "*" for table in sorted(self.ignore.tables)},
+                **{table: sorted(cols) for table, cols in sorted(self.ignore.columns.items())},
+            },
+            "now": self.now.isoformat(),
+        }
+
+
+def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> Environment:
+    """Validate an `environment` block, build the initial database and import the tools.
+
+    Paths are relative to `base_dir` (the spec file's folder); errors name `source` (the spec
+    file) and the field at fault.
+    """
+
+    def fail(key: str, message: str) -> InputError:
+        return InputError(source, message, field=f"environment.{key}" if key else "environment")
+
+    if not isinstance(config, Mapping):
+        raise fail("", "must be a mapping with `database` and `tools`")
+    for key in config:
+        if key not in _KEYS:
+            raise fail(str(key), f"unknown key{suggest(str(key), _KEYS)} (keys: {', '.join(_KEYS)})")
+    for key in ("database", "tools"):
+        if not isinstance(config.get(key), str) or not config[key]:
+            raise fail(key, "required: a path" + (" or a module name" if key == "tools" else ""))
+    compare = config.get("compare", "diff")
+    if compare not in COMPARE_MODES:
+        raise fail("compare", f"must be 'diff' or 'exact', got {show(compare)}")
+    foreign_keys = config.get("foreign_keys", True)
+    if not isinstance(foreign_keys, bool):
+        raise fail("foreign_keys", f"must be true or false, got {show(foreign_keys)}")
+    now = _now(config.get("now", DEFAULT_NOW), fail)
+
+    database = base_dir / config["database"]
+    template = _template(database, source)
+    try:
+        image = template.serialize()
+        if image[18:20] == b"\x02\x02":
+            # A WAL database: the copy is an in-memory database, which has no WAL.
+            image = image[:18] + b"\x01\x01" + image[20:]
+        ignore = _ignore(config.get("ignore", {}), read_shapes(template, Ignore()), fail)
+        shapes = read_shapes(template, ignore)
+        initial = take_snapshot(template, shapes.values())
+        schema_version = template.execute("PRAGMA schema_version").fetchone()[0]
+    finally:
+        template.close()
+    module, tools = _import_tools(config["tools"], base_dir, fail)
+    return Environment(
+        config=dict(config),
+        base_dir=base_dir,
+        source=source,
+        database=database,
+        database_sha256=hashlib.sha256(database.read_bytes()).hexdigest(),
+        tools_module=module,
+        tools=tools,
+        image=image,
+        schema_version=schema_version,
+        shapes=shapes,
+        initial=initial,
+        ignore=ignore,
+        compare=compare,
+        now=now,
+        foreign_keys=foreign_keys,
+    )
+
+
+def _now(value: Any, fail: Callable[[str, str], InputError]) -> datetime:
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise fail("now", f"not an ISO 8601 date-time: {show(value)}") from None
+    if not isinstance(value, datetime):
+        raise fail("now", f"must be an ISO 8601 date-time, got {show(value)}")
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _template(path: Path, source: str) -> sqlite3.Connection:
+    """The initial database in memory, built from a SQL script or copied from a SQLite file."""
+    field = "environment.database"
+    if not path.is_file():
+        raise InputError(source, f"no such file: {path}", field=field)
+    template = sqlite3.connect(":memory:")
+    try:
+        if path.suffix.lower() == ".sql":
+            _run_script(template, path, source)
+        else:
+            _copy_database(template, path, source)
+    except BaseException:
+        template.close()
+        raise
+    return template
+
+
+def _run_script(db: sqlite3.Connection, path: Path, source: str) -> None:
+    """Run a SQL script statement by statement, so that an error names its line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(source, f"cannot read {path}: {error}", field="environment.database") from None
+    for start, statement in _statements(text):
+        try:
+            db.executescript(statement)
+        except sqlite3.Error as error:
+            first = statement.strip().splitlines()[0]
+            raise InputError(
+                str(path),
+                f"{error} (in the statement {show(first)})",
+                line=start,
+                field="environment.database",
+            ) from None
+
+
+def _statements(text: str) -> Iterator[tuple[int, str]]:
+    """Complete SQL statements with the line each starts on; a trailing fragment last."""
+    buffer: list[str] = []
+    start = 1
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        if not buffer:
+            if not line.strip() or line.lstrip().startswith("--"):
+                continue
+            start = number
+        buffer.append(line)
+        if ";" in line and sqlite3.complete_statement("".join(buffer)):
+            yield start, "".join(buffer)
+            buffer = []
+    if buffer:
+        yield start, "".join(buffer) + ";"
+
+
+def _copy_database(db: sqlite3.Connection, path: Path, source: str) -> None:
+    """Copy a SQLite file into `db`, opening it read-only so that it cannot change."""
+    with path.open("rb") as file:
+        if file.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+            raise InputError(
+                source,
+                f"{path} is not a SQLite database (use a .sql script or a SQLite file)",
+                field="environment.database",
+            )
+    original = sqlite3.connect(f"file:{quote_uri(str(path.resolve()))}?mode=ro", uri=True)
+    try:
+        original.backup(db)
+    except sqlite3.Error as error:
+        raise InputError(
+            source, f"cannot read the database {path}: {error}", field="environment.database"
+        ) from None
+    finally:
+        original.close()
+
+
+def _ignore(node: Any, shapes: Mapping[str, TableShape], fail: Callable[[str, str], InputError]) -> Ignore:
+    """Validate `ignore: {table: [columns] | "*"}` against the initial schema."""
+    if not isinstance(node, Mapping):
+        raise fail("ignore", 'must map table names to a list of columns or "*"')
+    tables: set[str] = set()
+    columns: dict[str, frozenset[str]] = {}
+    for table, value in node.items():
+        where = f"ignore.{table}"
+        shape = shapes.get(table)
+        if shape is None:
+            raise fail(where, f"no table {table!r} in the database{suggest(str(table), list(shapes))}")
+        if value == "*":
+            tables.add(table)
+            continue
+        if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+            raise fail(where, 'must be a list of column names, or "*" for the whole table')
+        for column in value:
+            if column not in shape.all_columns:
+                hint = suggest(column, list(shape.all_columns))
+                raise fail(where, f"table {table!r} has no column {column!r}{hint}")
+            if column in shape.key:
+                raise fail(where, f"{column!r} is the table's key: rows are matched by it")
+        columns[table] = frozenset(value)
+    return Ignore(frozenset(tables), columns)
+
+
+def _import_tools(
+    reference: str, base_dir: Path, fail: Callable[[str, str], InputError]
+) -> tuple[str, dict[str, Tool]]:
+    """Import the tools module (a dotted module name, or a path to a .py file)."""
+    is_path = reference.endswith(".py") or "/" in reference or "\\" in reference
+    try:
+        if is_path:
+            module = _import_file(base_dir / reference, fail)
+        elif all(part.isidentifier() for part in reference.split(".")):
+            with _importable_from(base_dir):
+                module = importlib.import_module(reference)
+        else:
+            raise fail("tools", f"{reference!r} is neither a module name nor a .py path")
+    except InputError:
+        raise
+    except SyntaxError as error:
+        where = f" ({error.filename}:{error.lineno})" if error.filename else ""
+        raise fail("tools", f"cannot import {reference!r}: SyntaxError: {error.msg}{where}") from None
+    except Exception as error:
+        message = str(error).splitlines()[0] if str(error) else ""
+        raise fail("tools", f"cannot import {reference!r}: {type(error).__name__}: {message}") from None
+    tools = {
+        name: Tool(name, function, _takes_ctx(function))
+        for name, function in vars(module).items()
+        if inspect.isfunction(function)
+        and function.__module__ == module.__name__
+        and not name.startswith("_")
+    }
+    if not tools:
+        raise fail("tools", f"{reference!r} defines no tool functions")
+    return reference, tools
+
+
+def _import_file(path: Path, fail: Callable[[str, str], InputError]) -> ModuleType:
+    if not path.is_file():
+        raise fail("tools", f"no such file: {path}")
+    name = "toolscore_env_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise fail("tools", f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    try:
+        with _importable_from(path.parent):
+            spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+@contextmanager
+def _importable_from(folder: Path) -> Iterator[None]:
+    """Let the tools module import its siblings while it is being imported."""
+    entry = str(folder.resolve())
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        sys.path.remove(entry)
+
+
+def _takes_ctx(function: Callable[..., Any]) -> bool:
+    try:
+        parameter = inspect.signature(function).parameters.get("ctx")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind is not inspect.Parameter.POSITIONAL_ONLY

@@ -1,0 +1,241 @@
+"""Replay calls against a private copy of the environment's database.
+
+Every replay opens a new in-memory connection on a copy of the initial image (nothing is
+shared between cases, or between the agent's replay and a plan's), applies the case's
+`setup`, then calls the tools in order. Each call is a unit of work, as in a request handler:
+committed when the tool returns, rolled back when it raises. What the agent did is never an
+error here: a call with unparseable arguments, to a tool the module lacks, or that raises, is
+recorded as an error result and replay goes on. The user's own inputs (setup, plans, a tool
+returning something that is not JSON) are errors naming the case and the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import orjson
+
+from toolscore.dataflow import dependencies, has_unresolved, substitute, topological
+from toolscore.errors import CaseError, InputError
+from toolscore.model import AnyOf, Call, Case
+from toolscore.state.environment import Environment, Tool, ToolContext
+from toolscore.state.snapshot import Snapshot, read_shapes, take_snapshot
+
+_SCALARS = (str, int, float, bool, type(None))
+
+Fail = Callable[[str, str], CaseError]
+"""Builds the error for a field of the case being replayed."""
+
+
+class CallOutcome(NamedTuple):
+    """One replayed call: its position in the trajectory, its tool, its result or its error."""
+
+    index: int
+    name: str
+    result: Any = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """`{index, name, result}` or `{index, name, error}`."""
+        if self.error is not None:
+            return {"index": self.index, "name": self.name, "error": self.error}
+        return {"index": self.index, "name": self.name, "result": self.result}
+
+
+def case_error(case: Case, source: str) -> Fail:
+    """The error builder for fields of `case` (a line of the cases file `source`)."""
+
+    def fail(where: str, message: str) -> CaseError:
+        return CaseError(source, f"case {case.id!r}: {message}", line=case.line, field=where)
+
+    return fail
+
+
+def start(env: Environment, case: Case, fail: Fail) -> tuple[sqlite3.Connection, ToolContext]:
+    """A fresh copy of the initial database with the case's `setup` applied, and its context."""
+    db = env.connect()
+    ctx = env.context(case.id)
+    try:
+        _setup(env, db, ctx, case.extra.get("setup"), fail)
+    except BaseException:
+        db.close()
+        raise
+    return db, ctx
+
+
+def snapshot(env: Environment, db: sqlite3.Connection) -> Snapshot:
+    """The compared state of a replay's database (its schema read again if it changed)."""
+    version = db.execute("PRAGMA schema_version").fetchone()[0]
+    shapes = env.shapes if version == env.schema_version else read_shapes(db, env.ignore)
+    return take_snapshot(db, shapes.values())
+
+
+def run_calls(
+    env: Environment, db: sqlite3.Connection, ctx: ToolContext, calls: Sequence[Call]
+) -> tuple[CallOutcome, ...]:
+    """Replay the agent's calls in order, recording each result or error."""
+    outcomes: list[CallOutcome] = []
+    for index, call in enumerate(calls):
+        tool = env.tools.get(call.name)
+        if call.args is None:
+            error = f"arguments unparseable: {call.args_error or 'not a JSON object'}"
+            outcomes.append(CallOutcome(index, call.name, error=error))
+        elif tool is None:
+            error = f"no tool {call.name!r} in {env.tools_module}"
+            outcomes.append(CallOutcome(index, call.name, error=error))
+        else:
+            try:
+                result = invoke(tool, db, call.args, ctx)
+            except Exception as exc:
+                outcomes.append(CallOutcome(index, call.name, error=describe_error(exc)))
+            else:
+                where = f"call {index} ({call.name})"
+                outcomes.append(CallOutcome(index, call.name, plain(env, result, ctx, where)))
+        _check_open(env, db, ctx, f"call {index} ({call.name})")
+    return tuple(outcomes)
+
+
+def replay_plan(
+    env: Environment, case: Case, index: int, fail: Fail
+) -> tuple[sqlite3.Connection, ToolContext]:
+    """Replay plan `index` of the case from the same start: its database holds the goal.
+
+    Calls run in dependency order; `$ref` values are resolved from the results of the plan's
+    own calls, and `$any` takes its first alternative. The plan is the user's: a call that
+    cannot run is an error, not a scored failure.
+    """
+    plan = case.plans[index]
+    db, ctx = start(env, case, fail)
+    try:
+        sources: dict[str, Call] = {}
+        for i in topological(range(len(plan)), dependencies(plan)):
+            call = plan[i]
+            where = f"plans[{index}][{i}]"
+            args = first_options(substitute(call.args, sources))
+            if has_unresolved(args):
+                raise fail(where, "a $ref cannot be resolved from the results of the plan's own "
+                                  "calls (replaying the plan to build the goal state)")  # fmt: skip
+            tool = env.tools.get(call.name)
+            if tool is None:
+                raise fail(where, f"no tool {call.name!r} in {env.tools_module}")
+            try:
+                result = invoke(tool, db, args, ctx)
+            except Exception as exc:
+                raise fail(
+                    where,
+                    f"replaying the plan to build the goal state, {call.name} raised "
+                    f"{describe_error(exc)}",
+                ) from None
+            _check_open(env, db, ctx, f"{where} ({call.name})")
+            if call.label is not None:
+                sources[call.label] = call._replace(result=plain(env, result, ctx, where))
+    except BaseException:
+        db.close()
+        raise
+    return db, ctx
+
+
+def replay_case(
+    env: Environment, case: Case, calls: Sequence[Call], source: str = "<cases>"
+) -> tuple[Snapshot, tuple[CallOutcome, ...]]:
+    """The final state after the case's setup and the given calls, and each call's outcome."""
+    db, ctx = start(env, case, case_error(case, source))
+    try:
+        outcomes = run_calls(env, db, ctx, calls)
+        return snapshot(env, db), outcomes
+    finally:
+        db.close()
+
+
+def invoke(tool: Tool, db: sqlite3.Connection, args: Mapping[str, Any], ctx: ToolContext) -> Any:
+    """Call one tool as a unit of work: committed when it returns, rolled back when it raises."""
+    try:
+        if tool.takes_ctx:
+            result = tool.function(db, **args, ctx=ctx)
+        else:
+            result = tool.function(db, **args)
+        if db.in_transaction:
+            db.commit()
+    except Exception:
+        with contextlib.suppress(sqlite3.Error):
+            if db.in_transaction:
+                db.rollback()
+        raise
+    return result
+
+
+def plain(env: Environment, result: Any, ctx: ToolContext, where: str) -> Any:
+    """A tool's result as plain JSON values; a result that is not JSON is the tool's bug."""
+    if type(result) in _SCALARS:
+        return result
+    try:
+        return orjson.loads(orjson.dumps(result))
+    except TypeError as error:
+        raise InputError(
+            env.source,
+            f"case {ctx.case_id!r}, {where}: the tool returned {type(result).__name__}, "
+            f"which is not JSON-serialisable ({error})",
+            field="environment.tools",
+        ) from None
+
+
+def describe_error(error: BaseException) -> str:
+    """An exception as one line: its type and its message."""
+    message = " ".join(str(error).split())
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def first_options(value: Any) -> Any:
+    """`value` with each `$any` replaced by its first alternative."""
+    if type(value) is AnyOf:
+        return first_options(value[0])
+    if isinstance(value, dict):
+        return {key: first_options(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [first_options(item) for item in value]
+    return value
+
+
+def _check_open(env: Environment, db: sqlite3.Connection, ctx: ToolContext, where: str) -> None:
+    try:
+        db.total_changes  # noqa: B018 -- raises once the connection is closed
+    except sqlite3.ProgrammingError:
+        raise InputError(
+            env.source,
+            f"case {ctx.case_id!r}, {where}: the tool closed the database connection",
+            field="environment.tools",
+        ) from None
+
+
+def _setup(
+    env: Environment, db: sqlite3.Connection, ctx: ToolContext, node: Any, fail: Fail
+) -> None:
+    """Apply a case's `setup`: SQL, or calls `{name, args}`, or a list of either."""
+    if node is None:
+        return
+    items = [node] if isinstance(node, str) else node
+    if not isinstance(items, list):
+        raise fail("setup", "must be SQL, or a list of SQL strings and calls {name, args}")
+    for i, item in enumerate(items):
+        where = "setup" if isinstance(node, str) else f"setup[{i}]"
+        if isinstance(item, str):
+            try:
+                db.executescript(item)
+            except sqlite3.Error as error:
+                raise fail(where, f"SQL failed: {describe_error(error)}") from None
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise fail(where, "must be SQL or a call {name, args}")
+        if not item.keys() <= {"name", "args"} or not isinstance(item.get("args", {}), dict):
+            raise fail(where, "a setup call has a name and args (an object)")
+        tool = env.tools.get(item["name"])
+        if tool is None:
+            raise fail(where, f"no tool {item['name']!r} in {env.tools_module}")
+        try:
+            invoke(tool, db, item.get("args", {}), ctx)
+        except Exception as exc:
+            raise fail(where, f"{item['name']} raised {describe_error(exc)}") from None
+        _check_open(env, db, ctx, where)
