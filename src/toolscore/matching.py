@@ -354,11 +354,12 @@ def diagnose_plan(
     paired_calls = {j for _, j in pairs}
     leftover_plan = [i for i in range(len(plan)) if i not in paired_plan]
     leftover_calls = [j for j in range(len(calls)) if j not in paired_calls]
-    rank = {j: r for r, j in enumerate(canonical_order(calls))}
-    known_extras = sorted(
-        (j for j in leftover_calls if calls[j].name in tools and calls[j].name not in extra_ok),
-        key=rank.__getitem__,
-    )
+    known_extras = [
+        j for j in leftover_calls if calls[j].name in tools and calls[j].name not in extra_ok
+    ]
+    if leftover_plan and len(known_extras) > 1:
+        rank = {j: r for r, j in enumerate(canonical_order(calls))}
+        known_extras.sort(key=rank.__getitem__)
     for i in leftover_plan:
         e = plan[i]
         if known_extras:
@@ -455,6 +456,8 @@ def _links_kept(
 def canonical_order(calls: Sequence[Call]) -> list[int]:
     """Positions of `calls` sorted by content, so that ties in a diagnosis are broken the same
     way whatever order the agent made the calls in."""
+    if len(calls) < 2:
+        return list(range(len(calls)))
 
     def key(j: int) -> tuple[str, str]:
         call = calls[j]
@@ -557,10 +560,14 @@ def best_plan(
     working out the reasons for a failure (the lowercase baseline only needs the verdict).
     `linked` says that some plan may link calls by `$ref` or `after` (checked by data flow).
     """
-    if len(plans) == 1 and not linked:
+    if len(plans) == 1 and not linked:  # the common case, without the bookkeeping below
         pairs = plan_passes(tools, extra_ok, plans[0], calls)
         if pairs is not None:
             return PlanVerdict(0, True, pairs, ())
+        if not diagnose:
+            return PlanVerdict(None, False, (), ())
+        pairs, mismatches = diagnose_plan(tools, extra_ok, plans[0], calls)
+        return PlanVerdict(0, False, pairs, tuple(mismatches))
     candidates: list[tuple[int | None, Sequence[Call]]] = list(enumerate(plans)) or [(None, ())]
     links = [linked and is_linked(plan) for _, plan in candidates]
     for (index, plan), has_links in zip(candidates, links, strict=True):

@@ -105,7 +105,7 @@ class Environment:
             "tools": self.tools_module,
             "compare": self.compare,
             "ignore": {
-                **{table: "*" for table in sorted(self.ignore.tables)},
+                **dict.fromkeys(sorted(self.ignore.tables), "*"),
                 **{table: sorted(cols) for table, cols in sorted(self.ignore.columns.items())},
             },
             "now": self.now.isoformat(),
@@ -126,7 +126,9 @@ def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> 
         raise fail("", "must be a mapping with `database` and `tools`")
     for key in config:
         if key not in _KEYS:
-            raise fail(str(key), f"unknown key{suggest(str(key), _KEYS)} (keys: {', '.join(_KEYS)})")
+            raise fail(
+                str(key), f"unknown key{suggest(str(key), _KEYS)} (keys: {', '.join(_KEYS)})"
+            )
     for key in ("database", "tools"):
         if not isinstance(config.get(key), str) or not config[key]:
             raise fail(key, "required: a path" + (" or a module name" if key == "tools" else ""))
@@ -141,10 +143,7 @@ def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> 
     database = base_dir / config["database"]
     template = _template(database, source)
     try:
-        image = template.serialize()
-        if image[18:20] == b"\x02\x02":
-            # A WAL database: the copy is an in-memory database, which has no WAL.
-            image = image[:18] + b"\x01\x01" + image[20:]
+        image = without_wal(template.serialize())
         ignore = _ignore(config.get("ignore", {}), read_shapes(template, Ignore()), fail)
         shapes = read_shapes(template, ignore)
         initial = take_snapshot(template, shapes.values())
@@ -204,7 +203,9 @@ def _run_script(db: sqlite3.Connection, path: Path, source: str) -> None:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise InputError(source, f"cannot read {path}: {error}", field="environment.database") from None
+        raise InputError(
+            source, f"cannot read {path}: {error}", field="environment.database"
+        ) from None
     for start, statement in _statements(text):
         try:
             db.executescript(statement)
@@ -232,30 +233,48 @@ def _statements(text: str) -> Iterator[tuple[int, str]]:
             yield start, "".join(buffer)
             buffer = []
     if buffer:
-        yield start, "".join(buffer) + ";"
+        yield start, "".join(buffer)
 
 
 def _copy_database(db: sqlite3.Connection, path: Path, source: str) -> None:
-    """Copy a SQLite file into `db`, opening it read-only so that it cannot change."""
-    with path.open("rb") as file:
-        if file.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
-            raise InputError(
-                source,
-                f"{path} is not a SQLite database (use a .sql script or a SQLite file)",
-                field="environment.database",
-            )
-    original = sqlite3.connect(f"file:{quote_uri(str(path.resolve()))}?mode=ro", uri=True)
+    """Copy a SQLite file into `db` without writing to it or beside it.
+
+    A file at rest is read as bytes and loaded into memory. When a `-wal` or `-journal` file
+    lies beside it, another connection has changes in flight: SQLite itself reads them then,
+    from a read-only connection.
+    """
+    content = path.read_bytes()
+    if not content.startswith(_SQLITE_MAGIC):
+        raise InputError(
+            source,
+            f"{path} is not a SQLite database (use a .sql script or a SQLite file)",
+            field="environment.database",
+        )
     try:
-        original.backup(db)
+        if any(path.with_name(path.name + s).exists() for s in ("-wal", "-journal")):
+            uri = f"file:{quote_uri(str(path.resolve()))}?mode=ro"
+            original = sqlite3.connect(uri, uri=True)
+            try:
+                original.backup(db)
+            finally:
+                original.close()
+        else:
+            db.deserialize(without_wal(content))
+        db.execute("SELECT count(*) FROM sqlite_schema").fetchone()
     except sqlite3.Error as error:
         raise InputError(
             source, f"cannot read the database {path}: {error}", field="environment.database"
         ) from None
-    finally:
-        original.close()
 
 
-def _ignore(node: Any, shapes: Mapping[str, TableShape], fail: Callable[[str, str], InputError]) -> Ignore:
+def without_wal(image: bytes) -> bytes:
+    """A database image marked for a rollback journal: in memory there is no WAL."""
+    return image[:18] + b"\x01\x01" + image[20:] if image[18:20] == b"\x02\x02" else image
+
+
+def _ignore(
+    node: Any, shapes: Mapping[str, TableShape], fail: Callable[[str, str], InputError]
+) -> Ignore:
     """Validate `ignore: {table: [columns] | "*"}` against the initial schema."""
     if not isinstance(node, Mapping):
         raise fail("ignore", 'must map table names to a list of columns or "*"')
@@ -265,7 +284,9 @@ def _ignore(node: Any, shapes: Mapping[str, TableShape], fail: Callable[[str, st
         where = f"ignore.{table}"
         shape = shapes.get(table)
         if shape is None:
-            raise fail(where, f"no table {table!r} in the database{suggest(str(table), list(shapes))}")
+            raise fail(
+                where, f"no table {table!r} in the database{suggest(str(table), list(shapes))}"
+            )
         if value == "*":
             tables.add(table)
             continue
@@ -298,10 +319,14 @@ def _import_tools(
         raise
     except SyntaxError as error:
         where = f" ({error.filename}:{error.lineno})" if error.filename else ""
-        raise fail("tools", f"cannot import {reference!r}: SyntaxError: {error.msg}{where}") from None
+        raise fail(
+            "tools", f"cannot import {reference!r}: SyntaxError: {error.msg}{where}"
+        ) from None
     except Exception as error:
         message = str(error).splitlines()[0] if str(error) else ""
-        raise fail("tools", f"cannot import {reference!r}: {type(error).__name__}: {message}") from None
+        raise fail(
+            "tools", f"cannot import {reference!r}: {type(error).__name__}: {message}"
+        ) from None
     tools = {
         name: Tool(name, function, _takes_ctx(function))
         for name, function in vars(module).items()

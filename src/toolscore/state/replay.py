@@ -33,16 +33,17 @@ Fail = Callable[[str, str], CaseError]
 class CallOutcome(NamedTuple):
     """One replayed call: its position in the trajectory, its tool, its result or its error."""
 
-    index: int
+    call: int
+    """The call's position in the trajectory (as `Mismatch.call`)."""
     name: str
     result: Any = None
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """`{index, name, result}` or `{index, name, error}`."""
+        """`{call, name, result}` or `{call, name, error}`."""
         if self.error is not None:
-            return {"index": self.index, "name": self.name, "error": self.error}
-        return {"index": self.index, "name": self.name, "result": self.result}
+            return {"call": self.call, "name": self.name, "error": self.error}
+        return {"call": self.call, "name": self.name, "result": self.result}
 
 
 def case_error(case: Case, source: str) -> Fail:
@@ -153,10 +154,7 @@ def replay_case(
 def invoke(tool: Tool, db: sqlite3.Connection, args: Mapping[str, Any], ctx: ToolContext) -> Any:
     """Call one tool as a unit of work: committed when it returns, rolled back when it raises."""
     try:
-        if tool.takes_ctx:
-            result = tool.function(db, **args, ctx=ctx)
-        else:
-            result = tool.function(db, **args)
+        result = tool.function(db, **args, ctx=ctx) if tool.takes_ctx else tool.function(db, **args)
         if db.in_transaction:
             db.commit()
     except Exception:

@@ -1,0 +1,45 @@
+"""State-based scoring: replay the agent's calls against a real SQLite database and compare
+the final state with a goal state (DESIGN.md principle 10: outcomes decide, calls diagnose).
+
+- `environment`: load the `environment` block of a spec (database, tools module, ignore).
+- `replay`: replay calls on a private in-memory copy of the database, one per replay.
+- `snapshot`, `diff`: read a state, compare two states table by table, hash a state.
+- `goal`: read a case's annotated `goal_state`.
+- `outputs`: the `required_outputs` check on the agent's final response.
+- `verdict`: `check_state`, the outcome verdict on one case.
+"""
+
+from toolscore.state.diff import RowChange, StateDiff, TableDiff, diff_states
+from toolscore.state.environment import (
+    COMPARE_MODES,
+    Environment,
+    Tool,
+    ToolContext,
+    load_environment,
+)
+from toolscore.state.outputs import missing_outputs, normalise_text
+from toolscore.state.replay import CallOutcome, replay_case
+from toolscore.state.snapshot import Snapshot, TableState, state_hash
+from toolscore.state.verdict import StateVerdict, check_state, validate_case
+
+__all__ = [
+    "COMPARE_MODES",
+    "CallOutcome",
+    "Environment",
+    "RowChange",
+    "Snapshot",
+    "StateDiff",
+    "StateVerdict",
+    "TableDiff",
+    "TableState",
+    "Tool",
+    "ToolContext",
+    "check_state",
+    "diff_states",
+    "load_environment",
+    "missing_outputs",
+    "normalise_text",
+    "replay_case",
+    "state_hash",
+    "validate_case",
+]
