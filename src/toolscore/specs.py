@@ -23,7 +23,7 @@ from toolscore.model import MISSING
 from toolscore.rules import ListRule, ObjectRule, Rule, RuleError, compile_rule, show, suggest
 
 RELAXATIONS = ("extra_calls", "unknown_args")
-_TOP_KEYS = ("version", "tools", "relax")
+_TOP_KEYS = ("version", "tools", "relax", "environment")
 _TOOL_KEYS = ("version", "args", "description")
 _RELAX_KEYS = ("allow", "tools", "reason")
 
@@ -60,6 +60,9 @@ class SpecSet:
     version: str | None = None
     source: str = "<specs>"
     sha256: str = ""
+    environment: Mapping[str, Any] | None = None
+    """The `environment` block (database, tool implementations) for state checks, as written;
+    it is only read, and its tool module only imported, when the user asks for state checks."""
     rules: Mapping[str, ObjectRule] = field(init=False)
     lowercase_rules: Mapping[str, ObjectRule] = field(init=False)
     extra_ok: frozenset[str] = field(init=False)
@@ -144,6 +147,7 @@ def parse_specs(
         tools = dict(_openai_tools(data, problems))
         relaxations: tuple[Relaxation, ...] = ()
         version = None
+        environment = None
     elif isinstance(data, Mapping):
         for key in data:
             if key not in _TOP_KEYS:
@@ -154,6 +158,9 @@ def parse_specs(
         tools = dict(_native_tools(data.get("tools"), problems))
         declared = data["tools"] if isinstance(data.get("tools"), Mapping) else {}
         relaxations = tuple(_relaxations(data.get("relax", []), declared, problems))
+        environment = data.get("environment")
+        if environment is not None and not isinstance(environment, Mapping):
+            problems.add("environment", "must be a mapping with database and tools")
     else:
         problems.add("(top)", "a spec is a mapping with 'tools', or a list of tool definitions")
         return None, problems.errors
@@ -162,7 +169,7 @@ def parse_specs(
     if problems.errors:
         return None, problems.errors
     label = None if version is None else str(version)
-    return SpecSet(tools, relaxations, label, source, sha256), []
+    return SpecSet(tools, relaxations, label, source, sha256, environment), []
 
 
 def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpec]]:
