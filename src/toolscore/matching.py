@@ -463,7 +463,11 @@ def canonical_order(calls: Sequence[Call]) -> list[int]:
         call = calls[j]
         if call.args is None:
             return call.name, "\x00" + (call.raw_args or "")
-        return call.name, orjson.dumps(call.args, option=orjson.OPT_SORT_KEYS, default=str).decode()
+        try:
+            text = orjson.dumps(call.args, option=orjson.OPT_SORT_KEYS, default=str).decode()
+        except orjson.JSONEncodeError:  # nested too deep to write: all such calls tie
+            text = "\x01"
+        return call.name, text
 
     return sorted(range(len(calls)), key=key)
 

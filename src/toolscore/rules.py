@@ -18,6 +18,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import orjson
+
 from toolscore.model import MISSING
 
 Verdict = tuple[str, Callable[[], str]] | None
@@ -68,12 +70,18 @@ def json_equal(a: Any, b: Any) -> bool:
 
 
 def show(value: Any) -> str:
-    """A short, JSON-like rendering of a value for messages."""
+    """A short, JSON-like rendering of a value for messages (any value an agent sent)."""
     if value is MISSING:
         return "(omitted)"
-    text = repr(value) if not isinstance(value, bool | None) else str(value).lower()
-    if value is None:
-        text = "null"
+    if value is None or value is True or value is False:
+        return "null" if value is None else str(value).lower()
+    if isinstance(value, str | int | float):
+        text = repr(value)
+    else:
+        try:
+            text = orjson.dumps(value, default=repr).decode()
+        except (orjson.JSONEncodeError, RecursionError):  # nested deeper than JSON writers go
+            text = "[...]" if isinstance(value, list | tuple) else "{...}"
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -17,6 +17,7 @@ from typing import IO, Any
 import orjson
 
 from toolscore.model import MISSING, AnyOf, CaseResult, Mismatch, Ref
+from toolscore.rules import show
 from toolscore.scoring import Summary
 from toolscore.specs import SpecSet
 
@@ -34,6 +35,17 @@ def plain(value: Any) -> Any:
     return value
 
 
+def safe_value(value: Any) -> Any:
+    """`plain(value)`, or its short rendering when it is nested too deep to write as JSON
+    (an agent can send anything; the report must still be written)."""
+    try:
+        converted = plain(value)
+        orjson.dumps(converted)
+    except (orjson.JSONEncodeError, RecursionError):
+        return {"$unwritable": show(value)}
+    return converted
+
+
 def mismatch_to_json(mismatch: Mismatch) -> dict[str, Any]:
     """One mismatch as the report shows it; an omitted value is left out, not null."""
     data: dict[str, Any] = {
@@ -44,9 +56,9 @@ def mismatch_to_json(mismatch: Mismatch) -> dict[str, Any]:
         "rule": mismatch.rule,
     }
     if mismatch.expected is not MISSING:
-        data["expected"] = plain(mismatch.expected)
+        data["expected"] = safe_value(mismatch.expected)
     if mismatch.produced is not MISSING:
-        data["produced"] = plain(mismatch.produced)
+        data["produced"] = safe_value(mismatch.produced)
     data["message"] = mismatch.message
     return data
 
@@ -68,7 +80,7 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
     if result.notes:
         data["notes"] = list(result.notes)
     errors = [
-        {"call": j, "name": call.name, "result": plain(call.result)}
+        {"call": j, "name": call.name, "result": safe_value(call.result)}
         for j, call in enumerate(result.calls)
         if call.result_error
     ]
