@@ -66,7 +66,7 @@ def parse_case(
         linked = linked or links
     if data.keys() <= _PLAIN_CASE_KEYS:
         return Case(case_id, tuple(plans), data.get("prompt"), (), line, NO_EXTRA, linked)
-    tags = data.get("tags", ())
+    tags = data.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise fail("tags", "must be a list of strings")
     if data.get("score_turns", "final") not in ("final", "all"):

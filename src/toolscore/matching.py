@@ -545,6 +545,8 @@ def linked_plan_passes(
     fits = _link_fits(tools, plan, calls)
 
     def finish(free: list[int], rest: list[int]) -> tuple[tuple[int, int], ...] | None:
+        if not free:  # every plan call is linked: what is left may only be relaxed extras
+            return () if all(calls[j].name in extra_ok for j in rest) else None
         return plan_passes(tools, extra_ok, [plan[i] for i in free], [calls[j] for j in rest])
 
     return search_pairing(plan, calls, fits, finish)

@@ -26,7 +26,14 @@ from urllib.parse import quote as quote_uri
 
 from toolscore.errors import InputError
 from toolscore.rules import show, suggest
-from toolscore.state.snapshot import Ignore, Snapshot, TableShape, read_shapes, take_snapshot
+from toolscore.state.snapshot import (
+    Ignore,
+    Snapshot,
+    TableShape,
+    read_shapes,
+    schema_version,
+    take_snapshot,
+)
 
 COMPARE_MODES = ("diff", "exact")
 DEFAULT_NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -147,7 +154,7 @@ def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> 
         ignore = _ignore(config.get("ignore", {}), read_shapes(template, Ignore()), fail)
         shapes = read_shapes(template, ignore)
         initial = take_snapshot(template, shapes.values())
-        schema_version = template.execute("PRAGMA schema_version").fetchone()[0]
+        version = schema_version(template)
     finally:
         template.close()
     module, tools = _import_tools(config["tools"], base_dir, fail)
@@ -160,7 +167,7 @@ def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> 
         tools_module=module,
         tools=tools,
         image=image,
-        schema_version=schema_version,
+        schema_version=version,
         shapes=shapes,
         initial=initial,
         ignore=ignore,

@@ -22,7 +22,7 @@ from toolscore.dataflow import dependencies, has_unresolved, substitute, topolog
 from toolscore.errors import CaseError, InputError
 from toolscore.model import AnyOf, Call, Case
 from toolscore.state.environment import Environment, Tool, ToolContext
-from toolscore.state.snapshot import Snapshot, read_shapes, take_snapshot
+from toolscore.state.snapshot import Snapshot, read_shapes, schema_version, take_snapshot
 
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -69,8 +69,8 @@ def start(env: Environment, case: Case, fail: Fail) -> tuple[sqlite3.Connection,
 
 def snapshot(env: Environment, db: sqlite3.Connection) -> Snapshot:
     """The compared state of a replay's database (its schema read again if it changed)."""
-    version = db.execute("PRAGMA schema_version").fetchone()[0]
-    shapes = env.shapes if version == env.schema_version else read_shapes(db, env.ignore)
+    same = schema_version(db) == env.schema_version
+    shapes = env.shapes if same else read_shapes(db, env.ignore)
     return take_snapshot(db, shapes.values())
 
 
@@ -139,6 +139,33 @@ def replay_plan(
     return db, ctx
 
 
+def follows_plan(
+    case: Case, index: int, calls: Sequence[Call], outcomes: Sequence[CallOutcome]
+) -> bool:
+    """Whether the agent made exactly the calls that replaying plan `index` makes, in the same
+    order, each succeeding. Replay being deterministic, the agent's final state is then the
+    plan's, and the plan need not be replayed."""
+    plan = case.plans[index] if case.plans else ()
+    if len(calls) != len(plan):
+        return False
+    sources: dict[str, Call] = {}
+    for position, i in enumerate(topological(range(len(plan)), dependencies(plan))):
+        expected, made, outcome = plan[i], calls[position], outcomes[position]
+        if outcome.error is not None or made.name != expected.name or made.args is None:
+            return False
+        args = first_options(substitute(expected.args, sources))
+        if has_unresolved(args) or _json(args) != _json(made.args):
+            return False
+        if expected.label is not None:
+            sources[expected.label] = expected._replace(result=outcome.result)
+    return True
+
+
+def _json(value: Any) -> bytes:
+    """A value as canonical JSON: equal only when the values are equal with their JSON types."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
 def replay_case(
     env: Environment, case: Case, calls: Sequence[Call], source: str = "<cases>"
 ) -> tuple[Snapshot, tuple[CallOutcome, ...]]:
@@ -153,6 +180,8 @@ def replay_case(
 
 def invoke(tool: Tool, db: sqlite3.Connection, args: Mapping[str, Any], ctx: ToolContext) -> Any:
     """Call one tool as a unit of work: committed when it returns, rolled back when it raises."""
+    if any(type(value) in (dict, list) for value in args.values()):
+        args = orjson.loads(orjson.dumps(args))  # a tool may change what it is given
     try:
         result = tool.function(db, **args, ctx=ctx) if tool.takes_ctx else tool.function(db, **args)
         if db.in_transaction:

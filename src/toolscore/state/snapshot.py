@@ -16,12 +16,29 @@ from typing import Any, NamedTuple
 
 import orjson
 
+GOAL = "toolscore_goal"
+"""The schema name under which a goal database is attached to compare it in SQL."""
+
 
 class Ignore(NamedTuple):
     """What the comparison leaves out: whole tables, and columns per table."""
 
     tables: frozenset[str] = frozenset()
     columns: Mapping[str, frozenset[str]] = {}
+
+
+class ResidueSql(NamedTuple):
+    """SQL reading the rows that differ between `main` and a goal attached as `GOAL`.
+
+    For a table with a rowid: `pairs` reads each main row that has no equal row at the same
+    rowid in the goal, with that goal row's values (NULLs and a 0 flag when there is none);
+    `counts` counts the rows of both sides; `orphans` reads the goal rows whose rowid main
+    lacks. For a table without one, `pairs` and `orphans` read every row of main and of goal.
+    """
+
+    pairs: str
+    counts: str | None
+    orphans: str
 
 
 class TableShape(NamedTuple):
@@ -34,6 +51,8 @@ class TableShape(NamedTuple):
     all_columns: tuple[str, ...]
     """Every column of the table, ignored ones included (goal rows may name them)."""
     select: str
+    """Reads the compared columns of every row."""
+    residue: ResidueSql
 
     @property
     def width(self) -> int:
@@ -90,9 +109,41 @@ def read_shapes(db: sqlite3.Connection, ignore: Ignore) -> dict[str, TableShape]
         skipped = ignore.columns.get(name, frozenset())
         rest = tuple(c for c in all_columns if c not in key and c not in skipped)
         columns = key + rest
-        select = f"SELECT {', '.join(map(quote, columns))} FROM {quote(name)}"
-        shapes[name] = TableShape(name, key, columns, all_columns, select)
+        select = f"SELECT {', '.join(map(quote, columns))} FROM main.{quote(name)}"
+        residue = _residue_sql(name, columns, _rowid(db, name, all_columns))
+        shapes[name] = TableShape(name, key, columns, all_columns, select, residue)
     return shapes
+
+
+def _rowid(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> str | None:
+    """A name that reads the table's rowid, or None (a WITHOUT ROWID table, or all shadowed)."""
+    alias = next((a for a in ("rowid", "_rowid_", "oid") if a not in columns), None)
+    if alias is None:
+        return None
+    try:
+        db.execute(f"SELECT {alias} FROM main.{quote(table)} LIMIT 0")
+    except sqlite3.OperationalError:
+        return None
+    return alias
+
+
+def _residue_sql(table: str, columns: tuple[str, ...], rowid: str | None) -> ResidueSql:
+    name = quote(table)
+    final = ", ".join(f"s.{quote(c)}" for c in columns)
+    goal = ", ".join(f"o.{quote(c)}" for c in columns)
+    if rowid is None:
+        return ResidueSql(
+            f"SELECT {final} FROM main.{name} AS s", None, f"SELECT {goal} FROM {GOAL}.{name} AS o"
+        )
+    unequal = " OR ".join(f"s.{quote(c)} IS NOT o.{quote(c)} COLLATE BINARY" for c in columns)
+    return ResidueSql(
+        f"SELECT {final}, o.{rowid} IS NOT NULL, {goal} FROM main.{name} AS s "
+        f"LEFT JOIN {GOAL}.{name} AS o ON o.{rowid} = s.{rowid} "
+        f"WHERE o.{rowid} IS NULL OR {unequal}",
+        f"SELECT (SELECT count(*) FROM main.{name}), (SELECT count(*) FROM {GOAL}.{name})",
+        f"SELECT {goal} FROM {GOAL}.{name} AS o "
+        f"WHERE NOT EXISTS (SELECT 1 FROM main.{name} AS s WHERE s.{rowid} = o.{rowid})",
+    )
 
 
 def take_snapshot(db: sqlite3.Connection, shapes: Iterable[TableShape]) -> Snapshot:
@@ -100,6 +151,53 @@ def take_snapshot(db: sqlite3.Connection, shapes: Iterable[TableShape]) -> Snaps
     return Snapshot(
         {shape.name: TableState(shape, db.execute(shape.select).fetchall()) for shape in shapes}
     )
+
+
+def residues(
+    db: sqlite3.Connection, goal: bytes, shapes: Iterable[TableShape]
+) -> tuple[Snapshot, Snapshot]:
+    """The rows of the goal image and of `db` that the other side lacks, table by table.
+
+    Both sides must have the schema of `shapes`. A row present on both sides, equal, at the
+    same rowid, changes nothing in a diff matched by key, so diffing these residues gives the
+    diff of the whole states, while SQLite, not Python, reads the rows that agree.
+    """
+    db.execute(f"ATTACH ':memory:' AS {GOAL}")
+    try:
+        db.deserialize(goal, name=GOAL)
+        final: dict[str, TableState] = {}
+        wanted: dict[str, TableState] = {}
+        for shape in shapes:
+            final_rows, goal_rows = _table_residues(db, shape.residue, len(shape.columns))
+            final[shape.name] = TableState(shape, final_rows)
+            wanted[shape.name] = TableState(shape, goal_rows)
+        return Snapshot(wanted), Snapshot(final)
+    finally:
+        db.execute(f"DETACH {GOAL}")
+
+
+def _table_residues(
+    db: sqlite3.Connection, sql: ResidueSql, width: int
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    if sql.counts is None:
+        return db.execute(sql.pairs).fetchall(), db.execute(sql.orphans).fetchall()
+    final: list[tuple[Any, ...]] = []
+    goal: list[tuple[Any, ...]] = []
+    for row in db.execute(sql.pairs):
+        final.append(row[:width])
+        if row[width]:
+            goal.append(row[width + 1 :])
+    in_final, in_goal = db.execute(sql.counts).fetchone()
+    partnered = in_final - (len(final) - len(goal))
+    if in_goal > partnered:
+        goal.extend(db.execute(sql.orphans).fetchall())
+    return final, goal
+
+
+def schema_version(db: sqlite3.Connection, schema: str = "main") -> int:
+    """The schema's version number: it changes whenever a table is created, altered or dropped."""
+    version: int = db.execute(f"PRAGMA {schema}.schema_version").fetchone()[0]
+    return version
 
 
 def canonical(value: Any) -> Any:
@@ -138,9 +236,27 @@ def state_hash(snapshot: Snapshot) -> str:
     digest = hashlib.sha256()
     for name in sorted(snapshot.tables):
         state = snapshot.tables[name]
-        digest.update(orjson.dumps([name, state.shape.columns]))
-        lines = sorted(orjson.dumps([jsonable(canonical(v)) for v in row]) for row in state.rows)
-        for line in lines:
-            digest.update(b"\n" + line)
-        digest.update(b"\n\n")
+        columns = [_hashable(column) for column in zip(*state.rows, strict=True)]
+        rows = list(zip(*columns, strict=True))
+        try:
+            rows.sort()
+        except TypeError:  # keys of mixed types (SQLite allows it)
+            rows.sort(key=lambda row: sort_key(row[: state.shape.width]))
+        digest.update(orjson.dumps([name, state.shape.columns, rows]) + b"\n")
     return digest.hexdigest()
+
+
+def _hashable(column: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A column's cells in canonical form, blobs as `{"$bytes": HEX}`; the per-cell work is
+    skipped for the columns that need none (checked at C speed, as it runs on whole states)."""
+    kinds = set(map(type, column))
+    if str in kinds and float not in kinds and bytes not in kinds:
+        try:
+            text = "\x00" + "\x00".join(column)
+        except TypeError:  # NULLs among the text
+            text = "\x00" + "\x00".join(v for v in column if type(v) is str)
+        if "\x00{" not in text and "\x00[" not in text:
+            return column
+    elif not kinds & {float, bytes, str}:
+        return column
+    return tuple(map(jsonable, map(canonical, column)))

@@ -3,6 +3,12 @@
 Outcomes decide, calls diagnose (DESIGN.md principle 10). The goal is annotated in the case
 (`goal_state: {table: [rows]}`) or is the state that replaying an acceptable plan leaves
 (`goal_state: "plan"`, the tau-bench way; as with calls, any acceptable plan will do).
+
+Rows are read only where the states may differ. Replay is deterministic, so an agent that
+made exactly a plan's calls, each succeeding, left the plan's state, and the plan is not
+replayed; two database images equal but for their change counters hold the same state; and
+otherwise SQLite reads out only the rows that differ between the two databases (`residues`).
+The `exact` comparison hashes whole states, so it always reads every row.
 """
 
 from __future__ import annotations
@@ -20,12 +26,13 @@ from toolscore.state.replay import (
     CallOutcome,
     Fail,
     case_error,
+    follows_plan,
     replay_plan,
     run_calls,
     snapshot,
     start,
 )
-from toolscore.state.snapshot import Snapshot, state_hash
+from toolscore.state.snapshot import Snapshot, residues, schema_version, state_hash
 
 Goal = Literal["annotated", "plan"]
 
@@ -147,17 +154,19 @@ def _against_plans(
     try:
         outcomes = run_calls(env, db, ctx, calls)
         image = db.serialize()
-        final: Snapshot | None = None
+        final = snapshot(env, db) if env.compare == "exact" else None
         first: tuple[bool, StateDiff, tuple[str, str] | None] | None = None
         for index in range(max(len(case.plans), 1)):
-            goal_db = _plan_state(env, case, index, fail)
-            try:
-                if env.compare == "diff" and same_image(goal_db.serialize(), image):
+            if follows_plan(case, index, calls, outcomes):
+                if final is None:
                     return True, StateDiff(), index, None, outcomes
-                final = final or snapshot(env, db)
-                judged = _judge(env, snapshot(env, goal_db), final)
-            finally:
-                goal_db.close()
+                judged = _judge(env, final, final)
+            else:
+                goal_db = _plan_state(env, case, index, fail)
+                try:
+                    judged = _compare(env, db, image, goal_db, final)
+                finally:
+                    goal_db.close()
             if judged[0]:
                 return judged[0], judged[1], index, judged[2], outcomes
             first = first or judged
@@ -165,6 +174,24 @@ def _against_plans(
         return first[0], first[1], 0, first[2], outcomes
     finally:
         db.close()
+
+
+def _compare(
+    env: Environment,
+    db: sqlite3.Connection,
+    image: bytes,
+    goal_db: sqlite3.Connection,
+    final: Snapshot | None,
+) -> tuple[bool, StateDiff, tuple[str, str] | None]:
+    """Compare the agent's database with a plan's, reading no more rows than needed."""
+    goal_image = goal_db.serialize()
+    if env.compare == "diff" and same_image(goal_image, image):
+        return True, StateDiff(), None
+    versions = {schema_version(db), schema_version(goal_db)}
+    if env.compare == "diff" and versions == {env.schema_version}:
+        diff = diff_states(*residues(db, goal_image, env.shapes.values()))
+        return diff.passed, diff, None
+    return _judge(env, snapshot(env, goal_db), final or snapshot(env, db))
 
 
 def _plan_state(env: Environment, case: Case, index: int, fail: Fail) -> sqlite3.Connection:
@@ -189,7 +216,11 @@ def same_image(a: bytes, b: bytes) -> bool:
     counters (bytes 24-27 and 92-99), which count transactions, not content."""
     if a == b:
         return True
-    return len(a) == len(b) and a[:24] == b[:24] and a[28:92] == b[28:92] and a[100:] == b[100:]
+    if len(a) != len(b) or a[:24] != b[:24] or a[28:92] != b[28:92]:
+        return False
+    counted = bytearray(a)
+    counted[24:28], counted[92:100] = b[24:28], b[92:100]
+    return counted == b
 
 
 def _required(case: Case, fail: Fail) -> list[str] | None:
