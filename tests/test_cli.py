@@ -288,3 +288,60 @@ def test_lint_reports_broken_data_flow(tmp_path: Path) -> None:
     assert "cases.jsonl:3: plans[0][1].args.id: 'x~2' is not a JSON pointer" in out
     assert "cases.jsonl:4" not in out
     assert "3 errors, 0 warnings" in out
+
+
+ENV_EXAMPLE = Path(__file__).parent.parent / "examples" / "support" / "env"
+
+
+def env_args(*extra: str) -> list[str]:
+    return score_args(ENV_EXAMPLE, "--env", *extra)
+
+
+def test_env_adds_state_verdicts_beside_calls(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    result = run(*env_args("--json", str(report)))
+    assert result.exit_code == 0, result.output
+    data = json.loads(report.read_text())
+    state = data["summary"]["state"]
+    assert state["calls_passed_state_failed"] >= 1
+    assert state["calls_failed_state_passed"] >= 1
+    twice = next(c for c in data["cases"] if c["id"] == "refund-twice")
+    assert twice["passed"] is True
+    assert twice["state_passed"] is False
+    assert twice["state"]["diff"]
+    assert data["environment"]["database"]
+    assert "Outcomes" in result.stdout
+
+
+def test_env_with_workers_gives_the_same_report(tmp_path: Path) -> None:
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    assert run(*env_args("--json", str(one))).exit_code == 0
+    assert run(*env_args("--json", str(two), "--workers", "2")).exit_code == 0
+    assert one.read_bytes() == two.read_bytes()
+
+
+def test_env_from_a_file_and_its_errors(tmp_path: Path) -> None:
+    env_file = tmp_path / "env.yaml"
+    env_file.write_text(f"database: {ENV_EXAMPLE / 'store.sql'}\ntools: {tmp_path / 'nope.py'}\n")
+    line = one_error_line(run(*score_args(ENV_EXAMPLE, "--env", str(env_file))))
+    assert "env.yaml" in line and "environment.tools" in line
+    env_file.write_text(f"database: {ENV_EXAMPLE / 'store.sql'}\ntoolz: x\n")
+    line = one_error_line(run(*score_args(ENV_EXAMPLE, "--env", str(env_file))))
+    assert "did you mean 'tools'" in line
+
+
+def test_env_needs_an_environment(tmp_path: Path) -> None:
+    line = one_error_line(run(*score_args(example_dir(), "--env")))
+    assert "no environment block" in line
+
+
+def test_replay_prints_outcomes_and_the_diff() -> None:
+    args = ["replay", "--specs", str(ENV_EXAMPLE / "tools.yaml"), "--outputs",
+            str(ENV_EXAMPLE / "outputs.jsonl"), "--case", "refund-twice"]  # fmt: skip
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    assert "call 1 refund:" in result.stdout
+    assert "changes from the initial state:" in result.stdout
+    result = run(*args, "--cases", str(ENV_EXAMPLE / "cases.jsonl"))
+    assert "state FAILED" in result.stdout
+    assert one_error_line(run(*args[:-1], "nope")).endswith("no output for case 'nope'")

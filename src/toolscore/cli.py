@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+import orjson
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
@@ -23,17 +24,20 @@ from toolscore.cases import read_cases
 from toolscore.errors import InputError
 from toolscore.jsonl import ByteCounter
 from toolscore.lint import lint_files
-from toolscore.model import CaseResult
+from toolscore.model import Case, CaseResult
 from toolscore.outputs import read_outputs
 from toolscore.parallel import ParallelScoring
 from toolscore.report.json_report import ReportWriter, report_header
-from toolscore.report.terminal import render_summary
-from toolscore.scoring import Summary, score
-from toolscore.specs import SpecSet, load_specs
+from toolscore.report.terminal import render_summary, state_lines
+from toolscore.scoring import Summary, outcome_passed, score
+from toolscore.specs import SpecSet, load_specs, read_mapping
+from toolscore.state import Environment, check_state, diff_states, load_environment, replay_case
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 PROGRESS_AFTER_SECONDS = 2.0
+SPEC_ENVIRONMENT = "spec"
+"""What `--env` given without a file means: the spec file's own environment block."""
 
 
 def input_errors(command: F) -> F:
@@ -120,6 +124,16 @@ def _with_progress(results: Iterator[CaseResult], bar: _ProgressBar) -> Iterator
     help="Exit 1 when accuracy is below X (a fraction, e.g. 0.9).",
 )
 @click.option(
+    "--env",
+    "env_path",
+    is_flag=False,
+    flag_value=SPEC_ENVIRONMENT,
+    default=None,
+    metavar="[FILE]",
+    help="Also replay each case's calls against a store and judge its final state: the "
+    "spec's environment block, or FILE's (imports the tools module).",
+)
+@click.option(
     "--workers",
     default=1,
     show_default=True,
@@ -140,6 +154,7 @@ def score_command(
     outputs_path: str,
     json_target: str | None,
     fail_under: float | None,
+    env_path: str | None,
     workers: int,
     show_failures: int,
 ) -> None:
@@ -148,6 +163,7 @@ def score_command(
     for path in (cases_path, outputs_path):
         if not Path(path).is_file():
             raise InputError(path, "no such file")
+    env = None if env_path is None else environment(specs, specs_path, env_path)
     counter = ByteCounter()
     writer = ReportWriter(json_target, sys.stdout.buffer) if json_target else None
     bar = _ProgressBar(counter, Path(cases_path).stat().st_size)
@@ -155,7 +171,7 @@ def score_command(
     try:
         if workers > 1:
             summary = _score_in_parallel(
-                specs, cases_path, outputs_path, workers, writer, failed, show_failures, bar
+                specs, cases_path, outputs_path, workers, writer, failed, show_failures, bar, env
             )
         else:
             run = score(
@@ -163,11 +179,12 @@ def score_command(
                 read_cases(cases_path, specs, counter),
                 read_outputs(outputs_path),
                 sources=(cases_path, outputs_path),
+                env=env,
             )
             for result in _with_progress(iter(run), bar):
                 if writer is not None:
                     writer.add(result)
-                if not result.passed and len(failed) < show_failures:
+                if len(failed) < show_failures and not outcome_passed(result):
                     failed.append(result)
             summary = run.summary()
     except BaseException:
@@ -177,7 +194,8 @@ def score_command(
         raise
     bar.close()
     if writer is not None:
-        writer.finish(report_header(specs, __version__), summary)
+        described = env.describe() if env is not None else None
+        writer.finish(report_header(specs, __version__, described), summary)
     console = _console(err=json_target == "-")
     render_summary(console, specs, __version__, summary, failed)
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
@@ -194,6 +212,7 @@ def _score_in_parallel(
     failed: list[CaseResult],
     show_failures: int,
     bar: _ProgressBar,
+    env: Environment | None,
 ) -> Summary:
     run = ParallelScoring(
         specs,
@@ -203,6 +222,7 @@ def _score_in_parallel(
         want_report=writer is not None,
         keep_failures=show_failures,
         counter=bar.counter,
+        env=env,
     )
     for outcome in run:
         bar.tick()
@@ -229,6 +249,83 @@ def lint_command(specs_path: str, cases_path: str | None, strict: bool) -> None:
     out.write(f"{errors} errors, {warnings} warnings\n")
     if errors or (strict and warnings):
         sys.exit(1)
+
+
+def environment(specs: SpecSet, specs_path: str, env_path: str) -> Environment:
+    """The store to replay calls against: the spec's `environment` block, or a file's (a
+    spec file with such a block, or a file holding the block itself)."""
+    if env_path == SPEC_ENVIRONMENT:
+        if specs.environment is None:
+            raise InputError(specs_path, "no environment block: add one, or name a file with --env")
+        config, base, source = specs.environment, Path(specs_path).parent, specs_path
+    else:
+        data = read_mapping(env_path)
+        block = data.get("environment", data)
+        if not isinstance(block, dict):
+            raise InputError(env_path, "must be a mapping", field="environment")
+        config, base, source = block, Path(env_path).parent, env_path
+    env = load_environment(config, base, source)
+    lacking = env.lacking(specs.tools)
+    if lacking:
+        raise InputError(
+            source, f"the tools module has no function for {', '.join(lacking)}",
+            field="environment.tools",
+        )  # fmt: skip
+    return env
+
+
+@cli.command("replay")
+@click.option(
+    "--specs",
+    "specs_path",
+    required=True,
+    help="Spec file (its tools, and perhaps its environment).",
+)
+@click.option(
+    "--env",
+    "env_path",
+    is_flag=False,
+    flag_value=SPEC_ENVIRONMENT,
+    default=SPEC_ENVIRONMENT,
+    metavar="[FILE]",
+    help="The environment: the spec's own block (the default), or FILE's.",
+)
+@click.option("--outputs", "outputs_path", required=True, help="Outputs file (JSON Lines).")
+@click.option("--case", "case_id", required=True, help="The id of the case to replay.")
+@click.option("--cases", "cases_path", help="Cases file: its setup and goal state for the case.")
+@input_errors
+def replay_command(
+    specs_path: str, env_path: str, outputs_path: str, case_id: str, cases_path: str | None
+) -> None:
+    """Replay one case's calls against the store and print each call's outcome and the final
+    state's difference from the goal (with --cases) or from the initial state."""
+    specs = load_specs(specs_path)
+    env = environment(specs, specs_path, env_path)
+    trajectory = next((t for t in read_outputs(outputs_path) if t.case_id == case_id), None)
+    if trajectory is None:
+        raise InputError(outputs_path, f"no output for case {case_id!r}", field="id")
+    case = Case(case_id, ())
+    if cases_path is not None:
+        found = next((c for c in read_cases(cases_path, specs) if c.id == case_id), None)
+        if found is None:
+            raise InputError(cases_path, f"no case {case_id!r}", field="id")
+        case = found
+    final, outcomes = replay_case(env, case, trajectory.calls, cases_path or "<cases>")
+    out = sys.stdout
+    for outcome in outcomes:
+        shown = (
+            f"error: {outcome.error}" if outcome.error else orjson.dumps(outcome.result).decode()
+        )
+        out.write(f"call {outcome.call} {outcome.name}: {shown}\n")
+    if "goal_state" in case.extra or "required_outputs" in case.extra:
+        verdict = check_state(
+            env, case, trajectory.calls, trajectory.response, source=cases_path or ""
+        )
+        lines = state_lines(verdict) or ["nothing to check"]
+    else:
+        changes = diff_states(env.initial, final).lines()
+        lines = ["changes from the initial state:"] + (changes or ["none"])
+    out.write("\n".join(lines) + "\n")
 
 
 def example_dir() -> Path:

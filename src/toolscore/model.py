@@ -177,3 +177,5 @@ class CaseResult(NamedTuple):
     """The produced calls that were scored (the agent's final turn of a transcript)."""
     format: str | None = None
     notes: tuple[str, ...] = ()
+    state: Any = None
+    """The outcome verdict (`state.StateVerdict`) when the run replayed calls against a store."""

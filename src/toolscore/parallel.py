@@ -22,8 +22,9 @@ from toolscore.jsonl import ByteCounter, iter_lines, parse_line
 from toolscore.model import CaseResult, Trajectory
 from toolscore.outputs import parse_output
 from toolscore.report.json_report import case_to_json, plain
-from toolscore.scoring import SummaryBuilder, join_by_id, score_case
+from toolscore.scoring import SummaryBuilder, join_by_id, outcome_passed, score_case, with_state
 from toolscore.specs import SpecSet
+from toolscore.state import Environment
 
 CHUNK = 2000
 """Cases per chunk: large enough that passing work between processes costs little."""
@@ -92,14 +93,16 @@ class _WorkerState:
 
     specs: SpecSet
     sources: tuple[str, str]
+    env: Environment | None
 
 
 _state = _WorkerState()
 
 
-def _start_worker(specs: SpecSet, sources: tuple[str, str]) -> None:
+def _start_worker(specs: SpecSet, sources: tuple[str, str], env: Environment | None) -> None:
     _state.specs = specs
     _state.sources = sources
+    _state.env = env
 
 
 def _score_chunk(
@@ -120,10 +123,12 @@ def _score_chunk(
             data = _load(output_line, outputs_source, OutputError)
             trajectory = parse_output(data, outputs_source, output_line.line)
         result = score_case(specs, case, trajectory)
+        if _state.env is not None:
+            result = with_state(_state.env, case, trajectory, result, cases_source)
         summary.add(case, result)
         if want_report:
             lines.append(orjson.dumps(case_to_json(result), default=plain))
-        if not result.passed and len(failures) < keep_failures:
+        if len(failures) < keep_failures and not outcome_passed(result):
             failures.append(result)
     return ChunkOutcome(summary, lines, failures)
 
@@ -143,6 +148,7 @@ class ParallelScoring:
         keep_failures: int = 0,
         counter: ByteCounter | None = None,
         chunk_size: int = CHUNK,
+        env: Environment | None = None,
     ) -> None:
         self.specs = specs
         self.sources = (cases_path, outputs_path)
@@ -151,6 +157,7 @@ class ParallelScoring:
         self.keep_failures = keep_failures
         self.counter = counter
         self.chunk_size = chunk_size
+        self.env = env
         self._summary = SummaryBuilder(specs)
 
     def _chunks(self) -> Iterator[list[tuple[RawLine, RawLine | None]]]:
@@ -177,7 +184,9 @@ class ParallelScoring:
 
     def __iter__(self) -> Iterator[ChunkOutcome]:
         with ProcessPoolExecutor(
-            self.workers, initializer=_start_worker, initargs=(self.specs, self.sources)
+            self.workers,
+            initializer=_start_worker,
+            initargs=(self.specs, self.sources, self.env),
         ) as pool:
             waiting: deque[Future[ChunkOutcome]] = deque()
             for chunk in self._chunks():

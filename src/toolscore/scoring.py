@@ -17,6 +17,7 @@ from toolscore.matching import best_plan, names_match
 from toolscore.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
 from toolscore.rules import json_equal, show
 from toolscore.specs import SpecSet
+from toolscore.state import Environment, check_state
 
 DISAGREEMENT_IDS_KEPT = 10_000
 """How many ids of cases where a baseline and the rules disagree the summary keeps."""
@@ -179,6 +180,45 @@ class BaselineTally:
 
 
 @dataclass
+class OutcomeTally:
+    """State accuracy beside call accuracy, and the cases where the two disagree."""
+
+    state_n: int = 0
+    state_ok: int = 0
+    outputs_n: int = 0
+    outputs_ok: int = 0
+    calls_passed_state_failed: int = 0
+    calls_failed_state_passed: int = 0
+
+    def add(self, calls_passed: bool, state: Any) -> None:
+        """Count one case's state verdict (a `state.StateVerdict`) beside its call verdict."""
+        if state.passed is not None:
+            self.state_n += 1
+            self.state_ok += state.passed
+            if calls_passed and not state.passed:
+                self.calls_passed_state_failed += 1
+            elif state.passed and not calls_passed:
+                self.calls_failed_state_passed += 1
+        if state.outputs_passed is not None:
+            self.outputs_n += 1
+            self.outputs_ok += state.outputs_passed
+
+    def merge(self, other: OutcomeTally) -> None:
+        """Add another tally's counts to this one."""
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_json(self) -> dict[str, Any]:
+        """The `state` block of the summary."""
+        return {
+            "state_accuracy": Rate(self.state_ok, self.state_n).to_json(),
+            "required_outputs": Rate(self.outputs_ok, self.outputs_n).to_json(),
+            "calls_passed_state_failed": self.calls_passed_state_failed,
+            "calls_failed_state_passed": self.calls_failed_state_passed,
+        }
+
+
+@dataclass
 class Summary:
     """The metrics of a scoring run (DESIGN.md), each with its denominator."""
 
@@ -194,6 +234,8 @@ class Summary:
     per_tool: dict[str, Tally] = field(default_factory=dict)
     per_argument: dict[str, Tally] = field(default_factory=dict)
     codes: Counter[str] = field(default_factory=Counter)
+    outcomes: OutcomeTally | None = None
+    """State and required-output verdicts, when the run replayed calls against a store."""
 
     @property
     def accuracy(self) -> float | None:
@@ -217,6 +259,7 @@ class Summary:
             "codes": dict(self.codes.most_common()),
             "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
             "per_argument": {k: v.to_json() for k, v in sorted(self.per_argument.items())},
+            **({"state": self.outcomes.to_json()} if self.outcomes is not None else {}),
         }
 
 
@@ -235,6 +278,7 @@ class SummaryBuilder:
         self.unmatched_outputs = 0
         self._exact = BaselineTally()
         self._lowercase = BaselineTally()
+        self._outcomes: OutcomeTally | None = None
         self._codes = Counter[str]()
         self._tools: dict[str, Tally] = {}
         self._args: dict[str, Tally] = {}
@@ -263,6 +307,10 @@ class SummaryBuilder:
             self.name_ok += result.name_ok
             if not passed and result.produced_calls == 0:
                 self.missed_calls += 1
+        if result.state is not None:
+            if self._outcomes is None:
+                self._outcomes = OutcomeTally()
+            self._outcomes.add(passed, result.state)
         plan = case.plans[result.plan] if result.plan is not None else ()
         if passed:
             self._tally_passed(plan, result)
@@ -347,6 +395,10 @@ class SummaryBuilder:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self._exact.merge(other._exact)
         self._lowercase.merge(other._lowercase)
+        if other._outcomes is not None:
+            if self._outcomes is None:
+                self._outcomes = OutcomeTally()
+            self._outcomes.merge(other._outcomes)
         self._codes.update(other._codes)
         for name, tally in other._tools.items():
             self._tool(name).merge(tally)
@@ -374,6 +426,7 @@ class SummaryBuilder:
             per_tool={k: v for k, v in self._tools.items() if v.passed or v.failed or v.extra},
             per_argument={k: v for k, v in self._args.items() if v.passed or v.failed},
             codes=self._codes,
+            outcomes=self._outcomes,
         )
 
 
@@ -461,8 +514,11 @@ class Scoring:
         cases: Iterable[Case],
         outputs: Iterable[Trajectory],
         sources: tuple[str, str] = ("<cases>", "<outputs>"),
+        env: Environment | None = None,
     ) -> None:
         self.specs = specs
+        self.env = env
+        self.sources = sources
         self.unmatched_output_ids: list[str] = []
         self._builder = SummaryBuilder(specs)
         self._pairs = join(cases, outputs, self._unmatched, sources)
@@ -473,9 +529,11 @@ class Scoring:
         self._builder.unmatched_outputs = len(ids)
 
     def __iter__(self) -> Iterator[CaseResult]:
-        specs, builder = self.specs, self._builder
+        specs, builder, env = self.specs, self._builder, self.env
         for case, trajectory in self._pairs:
             result = score_case(specs, case, trajectory)
+            if env is not None:
+                result = with_state(env, case, trajectory, result, self.sources[0])
             builder.add(case, result)
             yield result
         self._done = True
@@ -493,9 +551,28 @@ def score(
     cases: Iterable[Case],
     outputs: Iterable[Trajectory],
     sources: tuple[str, str] = ("<cases>", "<outputs>"),
+    env: Environment | None = None,
 ) -> Scoring:
     """Score `cases` against `outputs` (joined by id) under `specs`, lazily and in one pass.
 
-    `sources` names the two inputs in error messages (duplicate ids).
+    `sources` names the two inputs in error messages (duplicate ids). With `env`, each case
+    is also replayed against the environment's store and judged on its final state.
     """
-    return Scoring(specs, cases, outputs, sources)
+    return Scoring(specs, cases, outputs, sources, env)
+
+
+def outcome_passed(result: CaseResult) -> bool:
+    """Whether a case passed on calls and, when its state was judged, on state and outputs."""
+    state = result.state
+    if state is None:
+        return result.passed
+    return result.passed and state.passed is not False and state.outputs_passed is not False
+
+
+def with_state(
+    env: Environment, case: Case, trajectory: Trajectory, result: CaseResult, source: str
+) -> CaseResult:
+    """`result` with the outcome verdict: every call of the trajectory (all turns change the
+    store) replayed against `env`, the final state compared with the case's goal."""
+    state = check_state(env, case, trajectory.calls, trajectory.response, source=source)
+    return result._replace(state=state)

@@ -123,6 +123,19 @@ def _load(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
     return parse_specs(data, source, hashlib.sha256(content).hexdigest())
 
 
+def read_mapping(path: str | Path) -> dict[str, Any]:
+    """A YAML or JSON file holding one mapping (an environment file, say), safely loaded."""
+    source = str(path)
+    try:
+        content = Path(path).read_bytes()
+    except OSError as error:
+        raise SpecError(source, f"cannot read: {error.strerror or error}") from None
+    data = _parse_document(content, source)
+    if not isinstance(data, dict):
+        raise SpecError(source, "must hold a mapping")
+    return data
+
+
 def _parse_document(content: bytes, source: str) -> Any:
     if source.endswith(".json"):
         try:

@@ -75,6 +75,9 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
     }
     if result.missing_output:
         data["missing_output"] = True
+    if result.state is not None:
+        data["state_passed"] = result.state.passed
+        data["state"] = result.state.to_json()
     if result.format is not None:
         data["format"] = result.format
     if result.notes:
@@ -89,13 +92,19 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
     return data
 
 
-def report_header(specs: SpecSet, version: str) -> dict[str, Any]:
-    """The provenance of a report: scorer version, spec set, relaxations in force."""
-    return {
+def report_header(
+    specs: SpecSet, version: str, environment: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The provenance of a report: scorer version, spec set, relaxations in force, and the
+    environment when calls were replayed against a store."""
+    header = {
         "toolscore": version,
         "specs": specs.describe(),
         "relaxations": [r.to_json() for r in specs.relaxations],
     }
+    if environment is not None:
+        header["environment"] = environment
+    return header
 
 
 def _dumps(value: Any) -> bytes:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from toolscore.model import CaseResult, Mismatch
-from toolscore.scoring import Rate, Summary, Tally
+from toolscore.scoring import OutcomeTally, Rate, Summary, Tally
 from toolscore.specs import SpecSet
 
 
@@ -79,6 +80,32 @@ def baselines_table(summary: Summary) -> Table:
     return table
 
 
+def outcomes_table(outcomes: OutcomeTally) -> Table:
+    """State accuracy beside call accuracy, and where the two disagree."""
+    table = Table(title="Outcomes (calls replayed against the store)", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("passed/n", justify="right")
+    table.add_row(*_rate_row("state accuracy", Rate(outcomes.state_ok, outcomes.state_n)))
+    table.add_row(*_rate_row("required outputs", Rate(outcomes.outputs_ok, outcomes.outputs_n)))
+    table.add_row("calls passed, state failed", "", str(outcomes.calls_passed_state_failed))
+    table.add_row("calls failed, state passed", "", str(outcomes.calls_failed_state_passed))
+    return table
+
+
+def state_lines(state: Any, limit: int = 8) -> list[str]:
+    """What the outcome verdict says about one case, a line each (the diff cut at `limit`)."""
+    lines: list[str] = []
+    if state.passed is not None:
+        lines.append(f"state {'passed' if state.passed else 'FAILED'} (goal: {state.goal})")
+    if state.diff is not None and not state.diff.passed:
+        diff = state.diff.lines()
+        lines += diff[:limit] + ([f"... {len(diff) - limit} more"] if len(diff) > limit else [])
+    lines += [f"error in call {c.call} ({c.name}): {c.error}" for c in state.calls if c.error]
+    lines += [f"required output missing from the response: {m!r}" for m in state.missing_outputs]
+    return lines
+
+
 def worst_table(title: str, tallies: dict[str, Tally], limit: int = 5) -> Table | None:
     """The entries with the highest failure rate (failures only), most failures first."""
     failing = [(name, t) for name, t in tallies.items() if t.failed or t.extra]
@@ -128,8 +155,11 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
     for result in results:
         plan = "" if result.plan is None else f" (plan {result.plan})"
         missing = " [no output line]" if result.missing_output else ""
-        lines.append(Text(f"  {result.id}{plan}{missing}", style="red"))
+        calls = "calls passed" if result.passed else "calls failed"
+        lines.append(Text(f"  {result.id}{plan}{missing}: {calls}", style="red"))
         lines += [Text("    " + mismatch_line(m)) for m in result.mismatches]
+        if result.state is not None:
+            lines += [Text("    " + line) for line in state_lines(result.state)]
     return lines
 
 
@@ -145,11 +175,15 @@ def render_summary(
     console.print(relaxations(specs))
     console.print(metrics_table(summary))
     console.print(baselines_table(summary))
+    if summary.outcomes is not None:
+        console.print(outcomes_table(summary.outcomes))
     for table in (
         worst_table("Weakest tools", summary.per_tool),
         worst_table("Weakest arguments", summary.per_argument),
     ):
         if table is not None:
             console.print(table)
-    for line in failures(failed, summary.cases - summary.passed):
+    for line in failures(
+        failed, len(failed) if summary.outcomes else summary.cases - summary.passed
+    ):
         console.print(line, soft_wrap=True)  # long values stay whole, for copying
