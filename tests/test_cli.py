@@ -324,7 +324,8 @@ def test_env_from_a_file_and_its_errors(tmp_path: Path) -> None:
     env_file = tmp_path / "env.yaml"
     env_file.write_text(f"database: {ENV_EXAMPLE / 'store.sql'}\ntools: {tmp_path / 'nope.py'}\n")
     line = one_error_line(run(*score_args(ENV_EXAMPLE, "--env", str(env_file))))
-    assert "env.yaml" in line and "environment.tools" in line
+    assert "env.yaml" in line
+    assert "environment.tools" in line
     env_file.write_text(f"database: {ENV_EXAMPLE / 'store.sql'}\ntoolz: x\n")
     line = one_error_line(run(*score_args(ENV_EXAMPLE, "--env", str(env_file))))
     assert "did you mean 'tools'" in line
