@@ -21,6 +21,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 
 from toolscore import __version__
 from toolscore.cases import read_cases
+from toolscore.commands.bfcl import register as register_bfcl
 from toolscore.errors import InputError
 from toolscore.jsonl import ByteCounter
 from toolscore.lint import lint_files
@@ -345,3 +346,6 @@ def demo_command() -> None:
 def main() -> None:
     """Entry point of the `toolscore` script."""
     cli(prog_name="toolscore")
+
+
+register_bfcl(cli)

@@ -1,0 +1,118 @@
+"""BFCL result files (`{"id", "result"}` a line) -> toolscore outputs lines.
+
+`result` comes in BFCL's two forms, told apart by its JSON type:
+
+- function-calling form, a list of `{name: arguments}` (arguments an object, or the
+  provider's JSON text, which toolscore parses and scores `arguments_unparseable` if broken);
+  an item with several keys is several calls; an item that is not an object stays as it is
+  and is scored as a call without a tool name; an empty list is no call;
+- prompting form, the model's text, read by `pycall` (never evaluated).
+
+The line's structure (an object with a string `id` and a `result`) is the harness's and is
+checked as input; a multi-turn result (a list of turns) is refused. Everything inside
+`result` came from the model and is scored, never an error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from toolscore.bfcl.importer import read_records
+from toolscore.bfcl.pycall import parse_calls
+from toolscore.bfcl.strings import standardize_produced
+from toolscore.errors import OutputError
+
+
+def convert_result(
+    data: Mapping[str, Any], source: str = "<results>", line: int | None = None,
+    bfcl_strings: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """One outputs line (`{"id", "calls"[, "response"]}`) from one BFCL result line."""
+    case_id = data.get("id")
+    if not isinstance(case_id, str) or not case_id:
+        raise OutputError(
+            source, "every result needs the string id of its case", line=line, field="id"
+        )
+    if "result" not in data:
+        raise OutputError(source, "no 'result'", line=line, field="result")
+    result = data["result"]
+    out: dict[str, Any] = {"id": case_id}
+    if isinstance(result, str):
+        read = parse_calls(result)
+        out["calls"] = read.calls
+        if read.response is not None:
+            out["response"] = read.response
+    elif isinstance(result, list):
+        if result and all(isinstance(item, list) for item in result):
+            raise OutputError(
+                source, "a list of turns: multi-turn results are not supported",
+                line=line, field="result",
+            )  # fmt: skip
+        out["calls"] = [call for item in result for call in _fc_calls(item)]
+    elif result is None:
+        out["calls"] = []
+    else:
+        out["calls"] = list(_fc_calls(result))
+    if bfcl_strings:
+        out["calls"] = [_standardized(call) for call in out["calls"]]
+    return out
+
+
+def _fc_calls(item: Any) -> Iterator[Any]:
+    """The calls of one function-calling item: `{name: arguments}`, one per key."""
+    if not isinstance(item, dict) or not item:
+        yield item
+        return
+    for name, args in item.items():
+        yield {"name": name, "args": args}
+
+
+def _standardized(call: Any) -> Any:
+    """A call with its argument strings normalised as BFCL's checker does (`--bfcl-strings`)."""
+    if not isinstance(call, dict) or "error" in call:
+        return call
+    args = call.get("args")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except json.JSONDecodeError:
+            return call
+    if not isinstance(args, dict):
+        return call
+    return {**call, "args": {key: standardize_produced(v) for key, v in args.items()}}
+
+
+def convert_results(path: str, bfcl_strings: bool = False) -> Iterator[dict[str, Any]]:
+    """Stream the outputs lines of a BFCL result file (JSON Lines, or one JSON array)."""
+    seen: set[str] = set()
+    for record in read_records(path):
+        line = convert_result(record.data, path, record.line, bfcl_strings)
+        if line["id"] in seen:
+            raise OutputError(path, f"duplicate id {line['id']!r}", line=record.line, field="id")
+        seen.add(line["id"])
+        yield line
+
+
+def dumps(line: Mapping[str, Any]) -> str:
+    """One outputs line as JSON text; arguments JSON cannot hold (NaN, infinities) are kept
+    as their text, which toolscore scores `arguments_unparseable`."""
+    try:
+        return json.dumps(line, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        calls = [
+            {**c, "args": json.dumps(c.get("args"))}
+            if isinstance(c, dict) and not _is_json(c)
+            else c
+            for c in line.get("calls", [])
+        ]
+        return json.dumps({**line, "calls": calls}, ensure_ascii=False, allow_nan=False)
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return False
+    return True

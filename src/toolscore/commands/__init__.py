@@ -1,0 +1,1 @@
+"""Command groups of the `toolscore` command line, one module each."""

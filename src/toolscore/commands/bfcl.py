@@ -1,0 +1,131 @@
+"""`toolscore import bfcl` and `toolscore import bfcl-outputs`: BFCL data and model outputs
+in toolscore's formats.
+
+The commands only parse options, call `toolscore.bfcl`, and turn its input errors into one
+line on stderr with exit status 2; nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from toolscore.bfcl import convert_results, import_bfcl, write_import
+from toolscore.bfcl.results import dumps
+from toolscore.errors import InputError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+NOTES_SHOWN = 5
+
+
+def register(group: click.Group) -> None:
+    """Add the `import` command group (with `bfcl` and `bfcl-outputs`) to `group`."""
+    group.add_command(import_group)
+
+
+def _input_errors(command: F) -> F:
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except InputError as error:
+            click.echo(f"toolscore: error: {error}", err=True)
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group("import")
+def import_group() -> None:
+    """Convert another benchmark's data and model outputs into toolscore's formats."""
+
+
+@import_group.command("bfcl")
+@click.argument("data_json")
+@click.argument("possible_answer_json", required=False)
+@click.option(
+    "--out", "out_dir", required=True, help="Directory to write tools.yaml and cases.jsonl to."
+)
+@click.option(
+    "--bfcl-strings",
+    is_flag=True,
+    help="Normalise expected strings as BFCL's checker does (lower case, no spaces or "
+    ",./-_*^), for parity with BFCL; convert outputs with the same option.",
+)
+@click.option(
+    "--underscore-names",
+    is_flag=True,
+    help="Write tool names with '.' as '_', for models whose API forbids dots in names.",
+)
+@_input_errors
+def import_bfcl_command(
+    data_json: str,
+    possible_answer_json: str | None,
+    out_dir: str,
+    bfcl_strings: bool,
+    underscore_names: bool,
+) -> None:
+    """Convert a BFCL category file and its possible answers into a spec and cases.
+
+    DATA_JSON is a category file (e.g. BFCL_v4_simple_python.json), POSSIBLE_ANSWER_JSON the
+    file of the same name under possible_answer/ (none for the irrelevance categories).
+    """
+    result = import_bfcl(
+        data_json,
+        possible_answer_json,
+        bfcl_strings=bfcl_strings,
+        underscore_names=underscore_names,
+    )
+    written = write_import(result, out_dir)
+    counts = result.counts
+    click.echo(
+        f"{counts['cases']} cases ({counts['tool_cases']} with calls, "
+        f"{counts['abstention_cases']} abstentions), {counts['tools']} tools "
+        f"({counts['merged_tools']} merged from several docs), "
+        f"{counts['several_plans']} cases with alternative plans for omittable arguments"
+    )
+    if counts["unused_answers"]:
+        click.echo(f"{counts['unused_answers']} possible answers match no case and were skipped")
+    for note in result.notes[:NOTES_SHOWN]:
+        click.echo(f"note: {note}")
+    if len(result.notes) > NOTES_SHOWN:
+        click.echo(f"... {len(result.notes) - NOTES_SHOWN} more notes in {written[-1]}")
+    click.echo("wrote " + ", ".join(str(path) for path in written))
+
+
+@import_group.command("bfcl-outputs")
+@click.argument("result_json")
+@click.option("--out", "out_path", required=True, help="The outputs file (JSON Lines) to write.")
+@click.option(
+    "--bfcl-strings",
+    is_flag=True,
+    help="Normalise produced strings as BFCL's checker does (for cases imported with it).",
+)
+@_input_errors
+def import_bfcl_outputs_command(result_json: str, out_path: str, bfcl_strings: bool) -> None:
+    """Convert a BFCL result file (function-calling or prompting form) into an outputs file."""
+    lines = []
+    calls = malformed = empty = 0
+    for line in convert_results(result_json, bfcl_strings):
+        lines.append(dumps(line) + "\n")
+        calls += len(line["calls"])
+        malformed += sum(1 for c in line["calls"] if isinstance(c, dict) and "error" in c)
+        empty += not line["calls"]
+    target = Path(out_path)
+    temporary = target.with_name(f".{target.name}.tmp")
+    try:
+        temporary.write_text("".join(lines), encoding="utf-8")
+    except OSError as error:
+        raise InputError(out_path, f"cannot write: {error.strerror or error}") from None
+    os.replace(temporary, target)
+    click.echo(
+        f"{len(lines)} outputs: {calls} calls ({malformed} unreadable, scored as failures), "
+        f"{empty} without a call; wrote {target}"
+    )
