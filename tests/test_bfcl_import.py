@@ -57,16 +57,14 @@ def test_several_acceptable_values_become_any() -> None:
     assert plan[0]["args"]["city"] == {"$any": ["Paris", "Paris, France"]}
 
 
-def test_omittable_arguments_without_default_become_alternative_plans() -> None:
+def test_omittable_arguments_without_default_take_omitted_as_an_alternative() -> None:
     plans = plans_of("simple_python_0")
-    # unit ["units", ""] and origin [[0, 0], ""]: with and without each; BFCL's first answer first
-    assert [sorted(p[0]["args"].keys() & {"unit", "origin"}) for p in plans] == [
-        ["origin", "unit"],
-        ["unit"],
-        ["origin"],
-        [],
-    ]
-    assert all("extra" not in p[0]["args"] for p in plans)  # [""] only: always omitted
+    assert len(plans) == 1  # one plan, however many arguments may be omitted
+    args = plans[0][0]["args"]
+    # unit ["units", ""] and origin [[0, 0], ""]: BFCL's first answer first, then omission
+    assert args["unit"] == {"$any": ["units", {"$omitted": True}]}
+    assert args["origin"] == {"$any": [[0, 0], {"$omitted": True}]}
+    assert "extra" not in args  # [""] only: always omitted
 
 
 def test_an_omittable_argument_whose_documented_default_is_acceptable_needs_no_plan() -> None:
@@ -76,23 +74,20 @@ def test_an_omittable_argument_whose_documented_default_is_acceptable_needs_no_p
 
 def test_leading_omission_marker_puts_the_omitting_plan_first() -> None:
     plans = plans_of("multiple_0")  # unit ["", "celsius"], no usable default (docs disagree)
-    assert "unit" not in plans[0][0]["args"]
-    assert plans[1][0]["args"]["unit"] == "celsius"
+    assert plans[0][0]["args"]["unit"] == {"$any": [{"$omitted": True}, "celsius"]}
 
 
 def test_dict_answers_become_object_alternatives() -> None:
     args = plans_of("simple_python_0")[0][0]["args"]
     assert args["style"] == {
-        "$any": [
-            {"color": {"$any": ["red", "RED"]}, "width": 2},
-            {"color": {"$any": ["red", "RED"]}},
-        ]
+        "color": {"$any": ["red", "RED"]},
+        "width": {"$any": [2, {"$omitted": True}]},
     }
     book = plans_of("parallel_multiple_0")[0][1]["args"]
     # a dict without properties is compared whole: every combination is an alternative
     assert book["prefs"] == {"$any": [{"view": "sea", "floor": 2}, {"view": "sea"}]}
     # a list of dicts: each item is a per-key answer
-    assert book["guests"] == [{"$any": [{"name": "Ann", "age": 30}, {"name": "Ann"}]}]
+    assert book["guests"] == [{"name": "Ann", "age": {"$any": [30, {"$omitted": True}]}}]
 
 
 def test_parallel_answers_are_calls_of_one_plan() -> None:

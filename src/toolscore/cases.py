@@ -13,12 +13,13 @@ from typing import Any
 from toolscore.dataflow import find_cycle, is_linked, pointer_problem
 from toolscore.errors import CaseError
 from toolscore.jsonl import ByteCounter, read_jsonl
-from toolscore.model import NO_EXTRA, AnyOf, Call, Case, Plan, Ref
+from toolscore.model import NO_EXTRA, OMITTED, AnyOf, Call, Case, Plan, Ref
 from toolscore.rules import ListRule, ObjectRule, Rule
 from toolscore.specs import SpecSet
 
 _CALL_KEYS = frozenset({"name", "args", "id", "after"})
 _PLAIN_CASE_KEYS = frozenset({"id", "plans", "prompt"})
+_MARKER_KEYS = frozenset({"$any", "$ref", "$omitted"})
 
 Fail = Callable[[str, str], CaseError]
 """Builds the error for a field of the case being read."""
@@ -140,7 +141,12 @@ def _markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) 
         options = value["$any"]
         if len(value) != 1 or not isinstance(options, list) or not options:
             raise fail(where, "$any must be the only key, with a non-empty list")
-        return AnyOf(_markers(o, rule, labels, where, fail) for o in options)
+        return AnyOf(
+            OMITTED if o == {"$omitted": True} else _markers(o, rule, labels, where, fail)
+            for o in options
+        )
+    if isinstance(value, dict) and "$omitted" in value:
+        raise fail(where, '{"$omitted": true} stands only among the alternatives of $any')
     if isinstance(value, dict) and "$ref" in value:
         return _ref(value, labels, where, fail)
     if isinstance(rule, ObjectRule) and isinstance(value, dict):
@@ -161,7 +167,7 @@ def _markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) 
 
 def _has_marker(value: Any) -> bool:
     if isinstance(value, dict):
-        return "$any" in value or "$ref" in value or any(map(_has_marker, value.values()))
+        return bool(value.keys() & _MARKER_KEYS) or any(map(_has_marker, value.values()))
     if isinstance(value, list):
         return any(map(_has_marker, value))
     return False

@@ -14,7 +14,7 @@ from toolscore.cases import parse_case
 from toolscore.errors import CaseError, InputError
 from toolscore.jsonl import read_jsonl
 from toolscore.matching import value_problem
-from toolscore.model import AnyOf, Ref
+from toolscore.model import OMITTED, AnyOf, Ref
 from toolscore.rules import ListRule, ObjectRule, Rule
 from toolscore.specs import SpecSet, check_specs
 
@@ -104,7 +104,7 @@ def _rejected(rule: Rule, value: Any, where: str) -> list[tuple[str, str]]:
     """(field, why) for each part of an expected value that `rule` would never accept."""
     if type(value) is AnyOf:
         return [found for option in value for found in _rejected(rule, option, where)]
-    if type(value) is Ref or value is None:
+    if type(value) is Ref or value is None or value is OMITTED:
         return []
     if isinstance(rule, ObjectRule) and isinstance(value, dict):
         problems: list[tuple[str, str]] = []

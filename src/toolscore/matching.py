@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from toolscore.dataflow import has_unresolved, is_linked, link_problems, search_pairing, substitute
-from toolscore.model import MISSING, AnyOf, Call, Mismatch, Ref
+from toolscore.model import MISSING, OMITTED, AnyOf, Call, Mismatch, Ref
 from toolscore.rules import ListRule, ObjectRule, Rule, show
 
 Path = tuple[str | int, ...]
@@ -84,6 +84,8 @@ def _any_of(
 ) -> Iterator[Mismatch]:
     first: Mismatch | None = None
     for alternative in alternatives:
+        if alternative is OMITTED:
+            continue  # the argument is present: its omission is not what happened
         mismatch = next(iter_mismatches(rule, alternative, produced, path, explain), None)
         if mismatch is None:
             return
@@ -93,6 +95,8 @@ def _any_of(
         return
     shown = ", ".join(show(a) for a in alternatives)
     code = first.code if first is not None and len(alternatives) == 1 else "value_mismatch"
+    if first is None:
+        code = "unexpected_argument"  # the only acceptable answer was to leave it out
     yield Mismatch(
         code,
         path,
@@ -116,6 +120,8 @@ def _object(
         e = expected.get(name, default)
         p = produced.get(name, MISSING)
         if p is MISSING:
+            if type(e) is AnyOf and OMITTED in e:
+                continue  # leaving it out is one of the acceptable answers
             p = default
         else:
             given += 1

@@ -44,6 +44,22 @@ class _Missing:
 MISSING: Final = _Missing()
 
 
+class _Omitted:
+    """`{"$omitted": true}` among the alternatives of `$any`: leaving the argument out is
+    acceptable too. Unlike a default, it does not say what an omission means."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OMITTED"
+
+    def __reduce__(self) -> str:
+        return "OMITTED"
+
+
+OMITTED: Final = _Omitted()
+
+
 class AnyOf(tuple[Any, ...]):
     """`{"$any": [...]}` in an expected value: any one alternative is acceptable."""
 

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 
-from toolscore.model import MISSING
+from toolscore.model import MISSING, OMITTED
 
 Verdict = tuple[str, Callable[[], str]] | None
 """What a scalar rule says about two values: None when equal, else (code, explanation).
@@ -71,7 +71,7 @@ def json_equal(a: Any, b: Any) -> bool:
 
 def show(value: Any) -> str:
     """A short, JSON-like rendering of a value for messages (any value an agent sent)."""
-    if value is MISSING:
+    if value is MISSING or value is OMITTED:
         return "(omitted)"
     if value is None or value is True or value is False:
         return "null" if value is None else str(value).lower()

@@ -155,12 +155,14 @@ def _answer_dict(node: Node, value: Mapping[str, Any]) -> list[Any]:
         values = _unique(a for a in options if not is_omit(a))
         for v in values:
             _check_plain(v)
-        if node["kind"] == "object":
-            choices: list[Any] = [_one(values)] if values else []
+        omittable = any(is_omit(a) for a in options) or not values
+        if node["kind"] == "object" and values:  # a rule per key: one choice, `$any` inside
+            present = _one(values)
+            choices: list[Any] = [with_omission(options, present) if omittable else present]
         else:
             choices = list(values)
-        if any(is_omit(a) for a in options) or not values:
-            choices = _ordered_absence(options, choices)
+            if omittable:
+                choices = _ordered_absence(options, choices)
         per_key.append((key, choices))
     combos = _bounded(list(itertools.product(*(choices for _, choices in per_key))))
     return [
@@ -230,7 +232,21 @@ def argument_options(name: str, alts: Any, node: Node, prop: Any, required: bool
         return [present]
     if "default" in node and any(json_equal(v, node["default"]) for v in values):
         return [present]  # omitting it means the documented default, an acceptable value
-    return _ordered_absence(options, [present])
+    return [with_omission(options, present)]
+
+
+def with_omission(options: Sequence[Any], present: Any) -> dict[str, Any]:
+    """`present` (a value or a `$any`) with leaving the argument out as one more alternative,
+    in BFCL's order (first when its list leads with `""`)."""
+    marker = {"$omitted": True}
+    alternatives = present["$any"] if _is_any(present) else [present]
+    if options and is_omit(options[0]):
+        return {"$any": [marker, *alternatives]}
+    return {"$any": [*alternatives, marker]}
+
+
+def _is_any(value: Any) -> bool:
+    return isinstance(value, dict) and value.keys() == {"$any"}
 
 
 def plans(calls: Sequence[tuple[str, list[tuple[str, list[Any]]]]]) -> list[list[dict[str, Any]]]:

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import orjson
 
-from toolscore.model import MISSING, AnyOf, CaseResult, Mismatch, Ref
+from toolscore.model import MISSING, OMITTED, AnyOf, CaseResult, Mismatch, Ref
 from toolscore.rules import show
 from toolscore.scoring import Summary
 from toolscore.specs import SpecSet
@@ -26,6 +26,8 @@ def plain(value: Any) -> Any:
     """A value as JSON shows it: `$any` alternatives as a list, `$ref` as its string."""
     if type(value) is AnyOf:
         return [plain(v) for v in value]
+    if value is OMITTED:
+        return {"$omitted": True}
     if type(value) is Ref:
         return {"$ref": str(value)}
     if isinstance(value, Mapping):

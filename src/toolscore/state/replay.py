@@ -20,7 +20,7 @@ import orjson
 
 from toolscore.dataflow import dependencies, has_unresolved, substitute, topological
 from toolscore.errors import CaseError, InputError
-from toolscore.model import AnyOf, Call, Case
+from toolscore.model import OMITTED, AnyOf, Call, Case
 from toolscore.state.environment import Environment, Tool, ToolContext
 from toolscore.state.snapshot import Snapshot, read_shapes, schema_version, take_snapshot
 
@@ -220,7 +220,8 @@ def first_options(value: Any) -> Any:
     if type(value) is AnyOf:
         return first_options(value[0])
     if isinstance(value, dict):
-        return {key: first_options(item) for key, item in value.items()}
+        chosen = {key: first_options(item) for key, item in value.items()}
+        return {key: item for key, item in chosen.items() if item is not OMITTED}
     if isinstance(value, list):
         return [first_options(item) for item in value]
     return value
