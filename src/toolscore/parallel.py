@@ -9,6 +9,7 @@ order, so the report lists cases in the order of the cases file either way.
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -56,19 +57,16 @@ def raw_lines(path: str, error: type[InputError], counter: ByteCounter | None) -
         yield RawLine(number, raw, leading_id(raw) or _parsed_id(raw, path, number, error))
 
 
+_LEADING_ID = re.compile(rb'\{"id": ?"([^"\\]+)"')
+
+
 def leading_id(raw: bytes) -> str | None:
     """The id of a line written `{"id":"...",` (as JSON writers do), or None."""
-    if raw.startswith(b'{"id":"'):
-        start = 7
-    elif raw.startswith(b'{"id": "'):
-        start = 8
-    else:
-        return None
-    end = raw.find(b'"', start)
-    if end <= start or b"\\" in raw[start:end]:
+    match = _LEADING_ID.match(raw)
+    if match is None:
         return None
     try:
-        return raw[start:end].decode()
+        return match.group(1).decode()
     except UnicodeDecodeError:
         return None
 
