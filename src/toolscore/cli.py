@@ -6,6 +6,7 @@ with exit status 2 (STYLE.md 9). Exit 0 means scoring completed; 1 means a thres
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import time
@@ -22,6 +23,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from toolscore import __version__
 from toolscore.cases import read_cases
 from toolscore.commands.bfcl import register as register_bfcl
+from toolscore.commands.store import register as register_store
 from toolscore.errors import InputError
 from toolscore.jsonl import ByteCounter
 from toolscore.lint import lint_files
@@ -33,6 +35,7 @@ from toolscore.report.terminal import render_summary, state_lines
 from toolscore.scoring import Summary, outcome_passed, score
 from toolscore.specs import SpecSet, load_specs, read_mapping
 from toolscore.state import Environment, check_state, diff_states, load_environment, replay_case
+from toolscore.store import RunMeta, RunWriter, describe_previous, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -141,6 +144,13 @@ def _with_progress(results: Iterator[CaseResult], bar: _ProgressBar) -> Iterator
     type=click.IntRange(1),
     help="Processes to score on (the report and summary are the same for any number).",
 )
+@click.option("--db", "db_path", metavar="PATH", help="Save the run in this results store.")
+@click.option(
+    "--save",
+    is_flag=True,
+    help="Save the run in the results store ($TOOLSCORE_DB, else ./.toolscore/results.db).",
+)
+@click.option("--label", help="A label for the saved run (a model name, a release).")
 @click.option(
     "--show-failures",
     default=10,
@@ -157,6 +167,9 @@ def score_command(
     fail_under: float | None,
     env_path: str | None,
     workers: int,
+    db_path: str | None,
+    save: bool,
+    label: str | None,
     show_failures: int,
 ) -> None:
     """Score an outputs file against a cases file under a spec file."""
@@ -166,39 +179,60 @@ def score_command(
             raise InputError(path, "no such file")
     env = None if env_path is None else environment(specs, specs_path, env_path)
     counter = ByteCounter()
-    writer = ReportWriter(json_target, sys.stdout.buffer) if json_target else None
+    report = ReportWriter(json_target, sys.stdout.buffer) if json_target else None
     bar = _ProgressBar(counter, Path(cases_path).stat().st_size)
     failed: list[CaseResult] = []
-    try:
-        if workers > 1:
-            summary = _score_in_parallel(
-                specs, cases_path, outputs_path, workers, writer, failed, show_failures, bar, env
+    earlier: list[str] = []
+    run_id: int | None = None
+    with contextlib.ExitStack() as stack:
+        sinks: list[ReportWriter | RunWriter] = [report] if report is not None else []
+        saving = None
+        if save or db_path is not None:
+            store = stack.enter_context(open_store(db_path))
+            meta = RunMeta.from_files(
+                specs, specs_path, cases_path, outputs_path, label, __version__
             )
-        else:
-            run = score(
-                specs,
-                read_cases(cases_path, specs, counter),
-                read_outputs(outputs_path),
-                sources=(cases_path, outputs_path),
-                env=env,
-            )
-            for result in _with_progress(iter(run), bar):
-                if writer is not None:
-                    writer.add(result)
-                if len(failed) < show_failures and not outcome_passed(result):
-                    failed.append(result)
-            summary = run.summary()
-    except BaseException:
-        bar.close()
-        if writer is not None:
-            writer.discard()
-        raise
+            previous = store.previous_scores(meta.cases_file.sha256, meta.outputs_file.sha256)
+            earlier = describe_previous(previous, specs)
+            saving = stack.enter_context(store.begin_run(meta))
+            sinks.append(saving)
+        try:
+            if workers > 1:
+                summary = _score_in_parallel(
+                    specs, (cases_path, outputs_path), workers, sinks, failed, show_failures,
+                    bar, env,
+                )  # fmt: skip
+            else:
+                run = score(
+                    specs,
+                    read_cases(cases_path, specs, counter),
+                    read_outputs(outputs_path),
+                    sources=(cases_path, outputs_path),
+                    env=env,
+                )
+                for result in _with_progress(iter(run), bar):
+                    for sink in sinks:
+                        sink.add(result)
+                    if len(failed) < show_failures and not outcome_passed(result):
+                        failed.append(result)
+                summary = run.summary()
+            if saving is not None:
+                run_id = saving.finish(summary)
+        except BaseException:
+            bar.close()
+            if report is not None:
+                report.discard()
+            raise
     bar.close()
-    if writer is not None:
+    if report is not None:
         described = env.describe() if env is not None else None
-        writer.finish(report_header(specs, __version__, described), summary)
+        report.finish(report_header(specs, __version__, described), summary)
     console = _console(err=json_target == "-")
     render_summary(console, specs, __version__, summary, failed)
+    for line in earlier:
+        console.print(line, soft_wrap=True)
+    if run_id is not None:
+        console.print(f"saved as run {run_id}")
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
         console.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
         sys.exit(1)
@@ -206,10 +240,9 @@ def score_command(
 
 def _score_in_parallel(
     specs: SpecSet,
-    cases_path: str,
-    outputs_path: str,
+    sources: tuple[str, str],
     workers: int,
-    writer: ReportWriter | None,
+    sinks: list[ReportWriter | RunWriter],
     failed: list[CaseResult],
     show_failures: int,
     bar: _ProgressBar,
@@ -217,19 +250,19 @@ def _score_in_parallel(
 ) -> Summary:
     run = ParallelScoring(
         specs,
-        cases_path,
-        outputs_path,
+        sources[0],
+        sources[1],
         workers,
-        want_report=writer is not None,
+        want_report=bool(sinks),
         keep_failures=show_failures,
         counter=bar.counter,
         env=env,
     )
     for outcome in run:
         bar.tick()
-        if writer is not None:
-            for line in outcome.report_lines:
-                writer.add_encoded(line)
+        for line in outcome.report_lines:
+            for sink in sinks:
+                sink.add_encoded(line)
         failed.extend(outcome.failures[: show_failures - len(failed)])
     return run.summary().finish()
 
@@ -349,3 +382,4 @@ def main() -> None:
 
 
 register_bfcl(cli)
+register_store(cli)

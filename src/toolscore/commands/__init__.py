@@ -1,1 +1,40 @@
-"""Command groups of the `toolscore` command line, one module each."""
+"""Command groups of the `toolscore` command line, one module each (STYLE.md 9).
+
+Each module provides `register(group)`, which adds its commands to the `toolscore` group.
+What every command shares lives here: turning the library's input errors into one line on
+stderr with exit status 2, and the console the readable output goes to.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from toolscore.errors import InputError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def input_errors(command: F) -> F:
+    """Turn the library's input errors into one line on stderr and exit status 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except InputError as error:
+            click.echo(f"toolscore: error: {error}", err=True)
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def console(err: bool = False) -> Console:
+    """A console on stdout (or stderr) at least 100 columns wide, so tables do not fold."""
+    stream = sys.stderr if err else sys.stdout
+    return Console(file=stream, soft_wrap=False, width=max(100, Console(file=stream).width))

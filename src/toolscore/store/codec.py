@@ -1,0 +1,267 @@
+"""How a case result and a summary are kept in the store, and how they come back.
+
+A case result is stored as its report JSON (`report.json_report.case_to_json`): the fields
+every case has go in columns, the rest (mismatches, notes, state, ...) in one `detail` blob,
+so that a passing case costs a few bytes and a stored run reads back as exactly the JSON
+`score --json` wrote. Only JSON is stored: nothing read back is ever executed.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from toolscore.model import MISSING, CaseResult, Mismatch
+from toolscore.scoring import BaselineTally, OutcomeTally, Rate, Summary, Tally
+from toolscore.state.verdict import StateVerdict
+
+COMPRESS_ABOVE = 1024
+"""Detail blobs longer than this are zlib-compressed when that makes them smaller (below
+it, setting up the compressor costs more time than the bytes saved are worth)."""
+BASELINES = ("exact", "lowercase")
+"""The baselines packed as bits of the `baselines` column, in bit order."""
+TOOLS_KEY = "mismatch_tools"
+"""Kept in `detail` beside the mismatches, not part of the report: the tool of each one."""
+_EMPTY_DETAIL: dict[str, Any] = {"mismatches": []}
+_ZLIB_HEADER = 0x78
+
+
+def pack_json(value: Any) -> bytes:
+    """JSON bytes, zlib-compressed when long enough for that to pay (a JSON object starts
+    with `{`, a zlib stream with 0x78, so the two cannot be confused when read back)."""
+    raw = orjson.dumps(value)
+    if len(raw) > COMPRESS_ABOVE:
+        packed = zlib.compress(raw, 6)
+        if len(packed) < len(raw):
+            return packed
+    return raw
+
+
+def unpack_json(blob: bytes) -> Any:
+    """The value `pack_json` stored."""
+    if blob[0] == _ZLIB_HEADER:
+        blob = zlib.decompress(blob)
+    return orjson.loads(blob)
+
+
+ResultRow = tuple[str, int, str, int | None, int | None, bytes | None]
+"""(case id, passed, kind, plan, baselines bits, detail) as the `results` table keeps them."""
+
+
+def case_row(case: dict[str, Any], tools: Sequence[str | None] | None = None) -> ResultRow:
+    """The row for one case's report JSON (consumed: the dict is taken apart).
+
+    `tools` names the tool of each mismatch, for `compare`; it is kept in the detail.
+    """
+    case_id = case.pop("id")
+    passed = case.pop("passed")
+    kind = case.pop("kind")
+    plan = case.pop("plan")
+    baselines = case.pop("baselines")
+    bits: int | None = None
+    if tuple(baselines) == BASELINES and all(type(baselines[name]) is bool for name in BASELINES):
+        bits = sum(1 << i for i, name in enumerate(BASELINES) if baselines[name])
+    else:
+        case["baselines"] = baselines
+    detail: bytes | None = None
+    if case != _EMPTY_DETAIL:
+        if tools is not None and case.get("mismatches"):
+            case[TOOLS_KEY] = list(tools)
+        detail = pack_json(case)
+    return case_id, int(passed), kind, plan, bits, detail
+
+
+REPORTED_FIELDS = (
+    "id", "passed", "kind", "plan", "mismatches", "baselines", "name_ok", "pairs",
+    "produced_calls", "missing_output", "calls", "format", "notes", "state",
+)  # fmt: skip
+"""The `CaseResult` fields `plain_row` knows how the report shows (a test pins them)."""
+
+
+def plain_row(result: CaseResult) -> ResultRow | None:
+    """The row of a result whose report JSON has nothing beyond the columns (no mismatch,
+    note, state or tool error: most passing cases), built without the report JSON; None
+    for any other result. Saving a run calls this once per case."""
+    if (
+        result.mismatches
+        or result.missing_output
+        or result.state is not None
+        or result.format is not None
+        or result.notes
+    ):
+        return None
+    for call in result.calls:
+        if call.result_error:
+            return None
+    baselines = result.baselines
+    if tuple(baselines) != BASELINES:
+        return None
+    exact, lowercase = baselines["exact"], baselines["lowercase"]
+    if type(exact) is not bool or type(lowercase) is not bool:
+        return None
+    return result.id, int(result.passed), result.kind, result.plan, exact + 2 * lowercase, None
+
+
+def case_json(
+    case_id: str, passed: int, kind: str, plan: int | None, bits: int | None, detail: bytes | None
+) -> tuple[dict[str, Any], list[str | None]]:
+    """The report JSON of a stored case, key order included, and the tool of each mismatch."""
+    rest: dict[str, Any] = {"mismatches": []} if detail is None else unpack_json(detail)
+    baselines = (
+        {name: bool(bits >> i & 1) for i, name in enumerate(BASELINES)}
+        if bits is not None
+        else rest["baselines"]
+    )
+    data: dict[str, Any] = {
+        "id": case_id,
+        "passed": bool(passed),
+        "kind": kind,
+        "plan": plan,
+        "baselines": baselines,
+    }
+    tools: list[str | None] = []
+    for key, value in rest.items():
+        if key == TOOLS_KEY:
+            tools = value
+        elif key != "baselines":
+            data[key] = value
+    if len(tools) != len(data["mismatches"]):
+        tools = [None] * len(data["mismatches"])
+    return data, tools
+
+
+def mismatch_tools(result: CaseResult) -> list[str | None]:
+    """The tool each mismatch of a result is about: the expected tool for a missing or wrong
+    call, else the produced call's tool (None when the result does not say)."""
+    tools: list[str | None] = []
+    for m in result.mismatches:
+        if m.code in ("missing_call", "wrong_tool") and isinstance(m.expected, str):
+            tools.append(m.expected)
+        elif m.call is not None and m.call < len(result.calls):
+            tools.append(result.calls[m.call].name)
+        elif isinstance(m.produced, str) and m.code in ("extra_call", "unknown_tool"):
+            tools.append(m.produced)
+        else:
+            tools.append(None)
+    return tools
+
+
+def tools_from_json(case: Mapping[str, Any]) -> list[str | None]:
+    """The tool of each mismatch where the case JSON alone says it (call-level mismatches)."""
+    tools: list[str | None] = []
+    for m in case.get("mismatches", ()):
+        if m["code"] in ("missing_call", "wrong_tool") and isinstance(m.get("expected"), str):
+            tools.append(m["expected"])
+        elif m["code"] in ("extra_call", "unknown_tool") and isinstance(m.get("produced"), str):
+            tools.append(m["produced"])
+        else:
+            tools.append(None)
+    return tools
+
+
+# --- back to values, for the terminal report -----------------------------------------------
+
+
+def pointer_path(pointer: str) -> tuple[str | int, ...]:
+    """The keys of a JSON pointer (RFC 6901); every key comes back as a string."""
+    if not pointer:
+        return ()
+    return tuple(p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/"))
+
+
+def result_from_json(case: Mapping[str, Any]) -> CaseResult:
+    """A `CaseResult` carrying what the terminal report shows of a stored case.
+
+    The produced calls and the pairing are not stored, and a state verdict comes back
+    without its diff and per-call outcomes (the stored JSON has them for `--json`).
+    """
+    mismatches = tuple(
+        Mismatch(
+            m["code"],
+            pointer_path(m["path"]),
+            m["rule"],
+            m.get("expected", MISSING),
+            m.get("produced", MISSING),
+            m["message"],
+            m["call"],
+            m["plan_call"],
+        )
+        for m in case["mismatches"]
+    )
+    state = case.get("state")
+    verdict = None
+    if state is not None:
+        verdict = StateVerdict(
+            state["passed"],
+            outputs_passed=state["outputs_passed"],
+            missing_outputs=tuple(state["missing_outputs"]),
+            goal=state["goal"],
+            plan=state.get("plan"),
+        )
+    return CaseResult(
+        id=case["id"],
+        passed=case["passed"],
+        kind=case["kind"],
+        plan=case["plan"],
+        mismatches=mismatches,
+        baselines=case["baselines"],
+        name_ok=case["passed"],
+        missing_output=case.get("missing_output", False),
+        format=case.get("format"),
+        notes=tuple(case.get("notes", ())),
+        state=verdict,
+    )
+
+
+def _rate(node: Mapping[str, Any]) -> Rate:
+    return Rate(node["passed"], node["n"])
+
+
+def _tally(node: Mapping[str, Any]) -> Tally:
+    return Tally(
+        node["passed"], node["failed"], node.get("extra", 0), Counter(dict(node["top_codes"]))
+    )
+
+
+def _baseline(node: Mapping[str, Any]) -> BaselineTally:
+    return BaselineTally(
+        node["passed"],
+        node["only_rules_pass"],
+        node["only_baseline_passes"],
+        list(node["disagreement_ids"]),
+    )
+
+
+def summary_from_json(data: Mapping[str, Any]) -> Summary:
+    """The `Summary` whose `to_json()` is `data` (per-tool codes beyond the top three, which
+    the JSON does not keep, are not restored)."""
+    state = data.get("state")
+    outcomes = None
+    if state is not None:
+        outcomes = OutcomeTally(
+            state_n=state["state_accuracy"]["n"],
+            state_ok=state["state_accuracy"]["passed"],
+            outputs_n=state["required_outputs"]["n"],
+            outputs_ok=state["required_outputs"]["passed"],
+            calls_passed_state_failed=state["calls_passed_state_failed"],
+            calls_failed_state_passed=state["calls_failed_state_passed"],
+        )
+    return Summary(
+        cases=data["cases"],
+        passed=data["passed"],
+        name=_rate(data["name_accuracy"]),
+        arguments=_rate(data["argument_accuracy"]),
+        abstention=_rate(data["abstention_accuracy"]),
+        missed_calls=data["missed_calls"],
+        missing_outputs=data["missing_outputs"],
+        unmatched_outputs=data["unmatched_outputs"],
+        baselines={name: _baseline(node) for name, node in data["baselines"].items()},
+        per_tool={name: _tally(node) for name, node in data["per_tool"].items()},
+        per_argument={name: _tally(node) for name, node in data["per_argument"].items()},
+        codes=Counter(data["codes"]),
+        outcomes=outcomes,
+    )

@@ -1,0 +1,383 @@
+"""Compare two stored runs: metrics side by side, and every case whose verdict flipped.
+
+Each flipped case names what decided it, read from the mismatches of the side that failed:
+the tool, the argument and the rule's kind (`refund.unit`, enum). When the two runs were
+scored under different spec sets, the spec change on that argument is named too, so that a
+moved number leads straight to the line of the spec that moved it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from toolscore.errors import InputError
+from toolscore.rules import ListRule, ObjectRule, Rule
+from toolscore.specs import SpecSet
+from toolscore.store.codec import case_json, pointer_path
+from toolscore.store.database import RunInfo, Store
+from toolscore.store.specdiff import LIST_ITEMS, Change, spec_diff
+
+_FLIPS_SAME_CASES = """
+    SELECT a.case_id, a.passed, a.kind, a.plan, a.baselines, a.detail,
+           b.passed, b.kind, b.plan, b.baselines, b.detail
+    FROM results AS a JOIN results AS b ON b.run_id = ? AND b.seq = a.seq
+    WHERE a.run_id = ? AND a.passed != b.passed
+    ORDER BY a.seq
+"""
+"""Runs of the same cases file hold the same case at the same position: a merge on the key."""
+
+_FLIPS_OTHER_CASES = """
+    SELECT a.case_id, a.passed, a.kind, a.plan, a.baselines, a.detail,
+           b.passed, b.kind, b.plan, b.baselines, b.detail
+    FROM results AS a
+    JOIN temp.compare_ids AS other ON other.case_id = a.case_id
+    JOIN results AS b ON b.run_id = ? AND b.seq = other.seq
+    WHERE a.run_id = ? AND a.passed != other.passed
+    ORDER BY a.seq
+"""
+
+_CALL_LEVEL_CHANGES = {
+    "unknown_tool": ("tool_removed", "tool_added"),
+    "extra_call": ("relaxation_added", "relaxation_removed", "tool_added"),
+    "missing_call": ("tool_removed",),
+    "wrong_tool": ("tool_removed", "tool_added"),
+    "unexpected_argument": ("relaxation_added", "relaxation_removed"),
+}
+"""Tool-level spec changes that can decide a mismatch with no argument of its own."""
+
+
+class Cause(NamedTuple):
+    """One mismatch of the failing side: the rule that decided a flip, and the spec change
+    on that argument when the runs' spec sets differ (None when there is none)."""
+
+    tool: str | None
+    argument: str | None
+    kind: str | None
+    code: str
+    rule: str | None
+    message: str
+    change: Change | None
+
+    @property
+    def where(self) -> str:
+        """`tool.argument`, the tool alone for a call-level mismatch, or `?`."""
+        tool = self.tool or "?"
+        return f"{tool}.{self.argument}" if self.argument else tool
+
+    def to_json(self) -> dict[str, Any]:
+        """The cause as `compare --json` lists it."""
+        return {
+            "tool": self.tool,
+            "argument": self.argument,
+            "kind": self.kind,
+            "code": self.code,
+            "rule": self.rule,
+            "message": self.message,
+            "spec_change": None if self.change is None else self.change.to_json(),
+        }
+
+
+class Flip(NamedTuple):
+    """A case that passed in one run and failed in the other."""
+
+    case_id: str
+    before: bool
+    after: bool
+    causes: tuple[Cause, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The flip as `compare --json` lists it."""
+        return {
+            "id": self.case_id,
+            "before": self.before,
+            "after": self.after,
+            "causes": [cause.to_json() for cause in self.causes],
+        }
+
+
+class Metric(NamedTuple):
+    """One metric of both runs, with its denominators."""
+
+    name: str
+    a: float | None
+    a_n: int | None
+    b: float | None
+    b_n: int | None
+
+    @property
+    def difference(self) -> float | None:
+        """b - a, or None when either is unmeasured."""
+        return None if self.a is None or self.b is None else self.b - self.a
+
+    def to_json(self) -> dict[str, Any]:
+        """The metric as `compare --json` lists it."""
+        difference = self.difference
+        return {
+            "metric": self.name,
+            "a": self.a,
+            "a_n": self.a_n,
+            "b": self.b,
+            "b_n": self.b_n,
+            "difference": None if difference is None else round(difference, 4),
+        }
+
+
+@dataclass
+class Comparison:
+    """Two runs side by side: metrics, flipped cases with their causes, spec changes."""
+
+    a: RunInfo
+    b: RunInfo
+    metrics: list[Metric]
+    flips: list[Flip]
+    spec_changes: list[Change]
+    only_in_a: int = 0
+    only_in_b: int = 0
+    arguments: list[tuple[str, tuple[int, int], tuple[int, int]]] = field(default_factory=list)
+    """Per `tool.argument` whose counts moved: (name, (passed, failed) in a, in b)."""
+
+    def by_rule(self) -> list[tuple[str, str | None, str, str, int, Change | None]]:
+        """Flips grouped by what decided them: (tool.argument, kind, code, direction, count,
+        spec change), most flips first."""
+        counts: Counter[tuple[str, str | None, str, str]] = Counter()
+        changes: dict[tuple[str, str | None, str, str], Change | None] = {}
+        for flip in self.flips:
+            direction = "pass -> fail" if flip.before else "fail -> pass"
+            for cause in flip.causes:
+                key = (cause.where, cause.kind, cause.code, direction)
+                counts[key] += 1
+                changes.setdefault(key, cause.change)
+        return [(*key, count, changes[key]) for key, count in counts.most_common()]
+
+    def to_json(self) -> dict[str, Any]:
+        """The comparison as `compare --json` writes it."""
+        return {
+            "a": self.a.to_json(),
+            "b": self.b.to_json(),
+            "metrics": [metric.to_json() for metric in self.metrics],
+            "flipped": len(self.flips),
+            "pass_to_fail": sum(1 for f in self.flips if f.before),
+            "fail_to_pass": sum(1 for f in self.flips if not f.before),
+            "only_in_a": self.only_in_a,
+            "only_in_b": self.only_in_b,
+            "by_rule": [
+                {
+                    "rule": where,
+                    "kind": kind,
+                    "code": code,
+                    "direction": direction,
+                    "cases": count,
+                    "spec_change": None if change is None else change.to_json(),
+                }
+                for where, kind, code, direction, count, change in self.by_rule()
+            ],
+            "arguments": [
+                {
+                    "argument": name,
+                    "a": {"passed": a[0], "failed": a[1]},
+                    "b": {"passed": b[0], "failed": b[1]},
+                }
+                for name, a, b in self.arguments
+            ],
+            "spec_changes": [change.to_json() for change in self.spec_changes],
+            "flips": [flip.to_json() for flip in self.flips],
+        }
+
+
+def compare(store: Store, run_a: int | str, run_b: int | str) -> Comparison:
+    """Compare run `run_a` (before) with run `run_b` (after)."""
+    a, b = store.run(run_a), store.run(run_b)
+    summary_a, summary_b = store.summary(a.id), store.summary(b.id)
+    specs_a, specs_b = _specs(store, a), _specs(store, b)
+    changes: list[Change] = []
+    if a.specs_sha256 != b.specs_sha256 and specs_a is not None and specs_b is not None:
+        changes = spec_diff(specs_a, specs_b)
+    flips, only_a, only_b = _flipped(store, a, b, _Explainer(specs_a, specs_b, changes))
+    return Comparison(
+        a,
+        b,
+        _metrics(summary_a, summary_b),
+        flips,
+        changes,
+        only_a,
+        only_b,
+        _argument_moves(summary_a, summary_b),
+    )
+
+
+def _specs(store: Store, run: RunInfo) -> SpecSet | None:
+    """The run's spec set, or None when the stored file no longer reads as a spec (a run
+    saved by an older toolscore whose spec format has since changed)."""
+    try:
+        return store.specs(run)
+    except InputError:
+        return None
+
+
+def _flipped(
+    store: Store, a: RunInfo, b: RunInfo, explain: _Explainer
+) -> tuple[list[Flip], int, int]:
+    """The flipped cases, and how many cases only run a and only run b have."""
+    if a.cases_sha256 == b.cases_sha256:
+        rows = store.db.execute(_FLIPS_SAME_CASES, (b.id, a.id))
+        return [explain.flip(row) for row in rows], 0, 0
+    db = store.db
+    # The results table is keyed by position, not id: index run b's ids for the join.
+    db.execute("DROP TABLE IF EXISTS temp.compare_ids")
+    db.execute(
+        "CREATE TEMP TABLE compare_ids (case_id TEXT PRIMARY KEY, seq INTEGER, passed INTEGER)"
+    )
+    try:
+        db.execute(
+            "INSERT INTO temp.compare_ids SELECT case_id, seq, passed FROM results "
+            "WHERE run_id = ?",
+            (b.id,),
+        )
+        flips = [explain.flip(row) for row in db.execute(_FLIPS_OTHER_CASES, (b.id, a.id))]
+        both = db.execute(
+            "SELECT count(*) FROM results AS a JOIN temp.compare_ids AS other "
+            "ON other.case_id = a.case_id WHERE a.run_id = ?",
+            (a.id,),
+        ).fetchone()[0]
+    finally:
+        db.execute("DROP TABLE temp.compare_ids")
+    return flips, a.cases - both, b.cases - both
+
+
+class _Explainer:
+    """Turns a flipped row into a `Flip` with the causes read from the failing side."""
+
+    def __init__(self, specs_a: SpecSet | None, specs_b: SpecSet | None, changes: list[Change]):
+        self.specs = (specs_a, specs_b)
+        self.changes = [c for c in changes if not c.warning]
+
+    def flip(self, row: tuple[Any, ...]) -> Flip:
+        case_id, a_passed = row[0], bool(row[1])
+        failing = 0 if not a_passed else 1
+        columns = row[1:6] if failing == 0 else row[6:11]
+        case, tools = case_json(case_id, *columns)
+        specs = self.specs[failing] or self.specs[1 - failing]
+        causes: list[Cause] = []
+        for mismatch, tool in zip(case["mismatches"], tools, strict=True):
+            cause = self._cause(mismatch, tool, specs)
+            if cause not in causes:
+                causes.append(cause)
+        return Flip(case_id, a_passed, not a_passed, tuple(causes))
+
+    def _cause(self, mismatch: Mapping[str, Any], tool: str | None, specs: SpecSet | None) -> Cause:
+        rule = mismatch["rule"]
+        kind = rule.split()[0] if rule else None
+        code = mismatch["code"]
+        keys = pointer_path(mismatch["path"])
+        if tool is None and keys and specs is not None:
+            tool = _tool_with(specs, str(keys[0]), kind)
+        path = _argument_path(specs, tool, keys)
+        argument = "".join(p if p == LIST_ITEMS else f".{p}" for p in path).lstrip(".") or None
+        return Cause(
+            tool, argument, kind, code, rule, mismatch["message"], self._change(tool, path, code)
+        )
+
+    def _change(self, tool: str | None, path: tuple[str, ...], code: str) -> Change | None:
+        if tool is None or not self.changes:
+            return None
+        best: Change | None = None
+        for change in self.changes:
+            if change.tool != tool:
+                continue
+            fits = bool(path and change.path) and path[: len(change.path)] == change.path
+            if fits and (best is None or len(change.path) > len(best.path)):
+                best = change
+        if best is not None:
+            return best
+        wanted = _CALL_LEVEL_CHANGES.get(code, ())
+        return next((c for c in self.changes if c.tool == tool and c.code in wanted), None)
+
+
+def _tool_with(specs: SpecSet, argument: str, kind: str | None) -> str | None:
+    """The only tool with this argument compared by this kind, if exactly one has it (for
+    results saved without the tool of each mismatch)."""
+    found = [
+        name
+        for name, tool in specs.tools.items()
+        if argument in tool.args.args and kind in (None, tool.args.args[argument].kind)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _argument_path(
+    specs: SpecSet | None, tool: str | None, keys: tuple[str | int, ...]
+) -> tuple[str, ...]:
+    """A mismatch's JSON pointer keys as an argument path: list indexes become `[]`."""
+    rule: Rule | None = None
+    if specs is not None and tool is not None and tool in specs.tools:
+        rule = specs.tools[tool].args
+    path: list[str] = []
+    for key in keys:
+        text = str(key)
+        if isinstance(rule, ListRule):
+            path.append(LIST_ITEMS)
+            rule = rule.items
+        elif isinstance(rule, ObjectRule):
+            path.append(text)
+            rule = rule.args.get(text)
+        else:
+            path.append(LIST_ITEMS if rule is None and text.isdigit() else text)
+            rule = None
+    return tuple(path)
+
+
+def _rate(summary: Mapping[str, Any], key: str) -> tuple[float | None, int | None]:
+    node = summary.get(key)
+    if not isinstance(node, Mapping):
+        return None, None
+    return node["value"], node["n"]
+
+
+def _metrics(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Metric]:
+    """The headline metrics of both summaries (state accuracy when either run has it)."""
+    rows = [Metric("accuracy", a["accuracy"], a["cases"], b["accuracy"], b["cases"])]
+    for name, key in (
+        ("name accuracy", "name_accuracy"),
+        ("argument accuracy", "argument_accuracy"),
+        ("abstention accuracy", "abstention_accuracy"),
+    ):
+        rows.append(Metric(name, *_rate(a, key), *_rate(b, key)))
+    for key in ("exact", "lowercase"):
+        base_a, base_b = a["baselines"].get(key, {}), b["baselines"].get(key, {})
+        rows.append(
+            Metric(
+                f"{key} baseline accuracy",
+                base_a.get("accuracy"),
+                a["cases"],
+                base_b.get("accuracy"),
+                b["cases"],
+            )
+        )
+    if "state" in a or "state" in b:
+        rows.append(
+            Metric(
+                "state accuracy",
+                *_rate(a.get("state", {}), "state_accuracy"),
+                *_rate(b.get("state", {}), "state_accuracy"),
+            )
+        )
+    for name in ("missed_calls", "missing_outputs"):
+        rows.append(Metric(name.replace("_", " "), a[name], None, b[name], None))
+    return rows
+
+
+def _argument_moves(
+    a: Mapping[str, Any], b: Mapping[str, Any]
+) -> list[tuple[str, tuple[int, int], tuple[int, int]]]:
+    moves = []
+    for name in sorted(a["per_argument"].keys() | b["per_argument"].keys()):
+        node_a = a["per_argument"].get(name, {"passed": 0, "failed": 0})
+        node_b = b["per_argument"].get(name, {"passed": 0, "failed": 0})
+        counts_a = (node_a["passed"], node_a["failed"])
+        counts_b = (node_b["passed"], node_b["failed"])
+        if counts_a != counts_b:
+            moves.append((name, counts_a, counts_b))
+    return moves

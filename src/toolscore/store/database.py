@@ -1,0 +1,247 @@
+"""The results store: open it (migrating an older one), save runs, and read them back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, NamedTuple
+
+import orjson
+import yaml
+
+from toolscore.errors import InputError, SpecError
+from toolscore.specs import Relaxation, SpecSet, parse_specs
+from toolscore.store.codec import case_json, unpack_json
+from toolscore.store.connection import connect, store_path
+from toolscore.store.content import iter_content_lines, read_content
+from toolscore.store.meta import RunMeta
+from toolscore.store.migrations import migrate
+from toolscore.store.writer import RunWriter
+
+_RESULT_COLUMNS = "case_id, passed, kind, plan, baselines, detail"
+
+
+class PreviousScore(NamedTuple):
+    """An earlier run of the same cases and outputs: which specs scored it, and how it did."""
+
+    run_id: int
+    specs_sha256: str
+    specs_version: str | None
+    accuracy: float | None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A stored run's provenance and headline metrics (its `runs` row, summary aside)."""
+
+    id: int
+    created: str
+    label: str | None
+    toolscore_version: str
+    git_revision: str | None
+    rescored_from: int | None
+    specs_path: str
+    specs_sha256: str
+    specs_version: str | None
+    tool_versions: dict[str, Any]
+    relaxations: list[dict[str, Any]]
+    cases_path: str
+    cases_sha256: str
+    outputs_path: str
+    outputs_sha256: str
+    cases: int
+    passed: int
+    accuracy: float | None
+    name_accuracy: float | None
+    argument_accuracy: float | None
+    abstention_accuracy: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as `toolscore runs --json` lists it."""
+        return asdict(self)
+
+    def spec_stand_in(self) -> SpecSet:
+        """A spec set with this run's provenance and relaxations but no tools: what the
+        terminal report prints about specs, without parsing the stored spec file."""
+        return SpecSet(
+            tools={},
+            relaxations=tuple(
+                Relaxation(r["allow"], tuple(r["tools"]), r["reason"]) for r in self.relaxations
+            ),
+            version=self.specs_version,
+            source=self.specs_path,
+            sha256=self.specs_sha256,
+        )
+
+
+_RUN_FIELDS = tuple(
+    name for name in RunInfo.__dataclass_fields__ if name not in ("tool_versions", "relaxations")
+)
+_RUN_COLUMNS = ", ".join(_RUN_FIELDS)
+
+
+def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
+    """Open the results store at `path` (default: $TOOLSCORE_DB, else ./.toolscore/results.db).
+
+    An older store is migrated to the current schema; a newer one is refused (InputError).
+    With `create=False` a missing store is an input error instead of a new, empty one.
+    """
+    where = store_path(path)
+    if where.is_dir():
+        raise InputError(str(where), "is a directory, not a results store file")
+    if not where.exists():
+        if not create:
+            raise InputError(
+                str(where), "no results store here (save a run with `toolscore score --save`)"
+            )
+        try:
+            where.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise InputError(str(where), f"cannot create: {error.strerror or error}") from None
+    db = connect(where)
+    try:
+        migrate(db, str(where))
+    except BaseException:
+        db.close()
+        raise
+    return Store(db, where)
+
+
+class Store:
+    """A results store: runs with their provenance, summaries and every case result."""
+
+    def __init__(self, db: Any, path: Path) -> None:
+        self.db = db
+        """The sqlite3 connection (autocommit mode); `compare` queries it directly."""
+        self.path = path
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    def begin_run(self, meta: RunMeta) -> RunWriter:
+        """A writer for a new run: `with store.begin_run(meta) as writer: writer.add(result)
+        ...; writer.finish(summary)` stores the run whole, or nothing if the block fails."""
+        return RunWriter(self.path, meta)
+
+    def previous_scores(self, cases_sha256: str, outputs_sha256: str) -> list[PreviousScore]:
+        """Earlier runs of exactly these cases and outputs, oldest first."""
+        rows = self.db.execute(
+            "SELECT id, specs_sha256, specs_version, accuracy FROM runs "
+            "WHERE cases_sha256 = ? AND outputs_sha256 = ? ORDER BY id",
+            (cases_sha256, outputs_sha256),
+        )
+        return [PreviousScore(*row) for row in rows]
+
+    def runs(self, limit: int | None = None) -> list[RunInfo]:
+        """The stored runs, newest last (the last `limit` of them when given)."""
+        query = f"SELECT {_RUN_COLUMNS}, tool_versions, relaxations FROM runs ORDER BY id DESC"
+        rows = self.db.execute(query + (" LIMIT ?" if limit else ""), (limit,) if limit else ())
+        return [_run_info(row) for row in reversed(rows.fetchall())]
+
+    def run(self, ref: int | str) -> RunInfo:
+        """The run with this id (`latest` for the newest; -N for the N-th newest)."""
+        run_id = self.resolve(ref)
+        row = self.db.execute(
+            f"SELECT {_RUN_COLUMNS}, tool_versions, relaxations FROM runs WHERE id = ?", (run_id,)
+        ).fetchone()
+        return _run_info(row)
+
+    def resolve(self, ref: int | str) -> int:
+        """The id of a stored run given as an id, `latest`, or -N (the N-th newest)."""
+        text = str(ref).strip()
+        if text == "latest":
+            text = "-1"
+        try:
+            number = int(text)
+        except ValueError:
+            raise InputError(
+                str(self.path), f"{ref!r} is not a run id (a number or 'latest')"
+            ) from None
+        if number < 0:
+            row = self.db.execute(
+                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (-number - 1,)
+            ).fetchone()
+        else:
+            row = self.db.execute("SELECT id FROM runs WHERE id = ?", (number,)).fetchone()
+        if row is None:
+            count = self.db.execute("SELECT count(*), min(id), max(id) FROM runs").fetchone()
+            known = f"runs {count[1]} to {count[2]}" if count[0] else "no runs yet"
+            raise InputError(str(self.path), f"no run {ref} in this store ({known})")
+        return int(row[0])
+
+    def summary(self, run_id: int) -> dict[str, Any]:
+        """The run's summary, exactly as `Summary.to_json()` gave it."""
+        row = self.db.execute("SELECT summary FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise InputError(str(self.path), f"no run {run_id} in this store")
+        data: dict[str, Any] = unpack_json(row[0])
+        return data
+
+    def cases(self, run_id: int, failed_only: bool = False) -> Iterator[dict[str, Any]]:
+        """Each case's report JSON, in the order of the cases file."""
+        where = "run_id = ? AND passed = 0" if failed_only else "run_id = ?"
+        rows = self.db.execute(
+            f"SELECT {_RESULT_COLUMNS} FROM results WHERE {where} ORDER BY seq", (run_id,)
+        )
+        for row in rows:
+            yield case_json(*row)[0]
+
+    def case(self, run_id: int, case_id: str) -> dict[str, Any] | None:
+        """One case's report JSON, or None when the run has no case with this id."""
+        row = self.db.execute(
+            f"SELECT {_RESULT_COLUMNS} FROM results WHERE run_id = ? AND case_id = ?",
+            (run_id, case_id),
+        ).fetchone()
+        return None if row is None else case_json(*row)[0]
+
+    def content_lines(self, sha256: str) -> Iterator[tuple[int, bytes]]:
+        """(line number, line) of a stored file, for re-scoring it."""
+        return iter_content_lines(self.db, sha256)
+
+    def specs(self, run: RunInfo) -> SpecSet:
+        """The run's spec set, parsed again from the stored spec file (never executed: YAML
+        is read with the safe loader, and an environment block is kept as data)."""
+        source = f"{run.specs_path} (stored with run {run.id})"
+        content = read_content(self.db, run.specs_sha256)
+        try:
+            if run.specs_path.endswith(".json"):
+                data = orjson.loads(content)
+            else:
+                data = yaml.safe_load(content)
+        except (orjson.JSONDecodeError, yaml.YAMLError) as error:
+            raise SpecError(source, f"cannot be read again: {error}") from None
+        specs, problems = parse_specs(data, source, run.specs_sha256)
+        if problems:
+            raise problems[0]
+        assert specs is not None
+        return specs
+
+    def rescore(self, run_ref: int | str, specs_path: str | Path, label: str | None = None) -> int:
+        """Score a stored run's cases and outputs again under the specs at `specs_path`;
+        store the result as a new run linked to the old one; return the new run's id."""
+        from toolscore.store.rescore import rescore  # noqa: PLC0415 - rescore uses Store
+
+        return rescore(self, self.resolve(run_ref), specs_path, label)
+
+
+def _run_info(row: tuple[Any, ...]) -> RunInfo:
+    *columns, tool_versions, relaxations = row
+    return RunInfo(
+        **dict(zip(_RUN_FIELDS, columns, strict=True)),
+        tool_versions=orjson.loads(tool_versions),
+        relaxations=orjson.loads(relaxations),
+    )

@@ -1,0 +1,153 @@
+"""The results store's schema, built by numbered migrations applied one transaction each.
+
+`schema_version` holds the number of the last migration applied. Opening a store applies the
+ones it lacks; a store written by a newer toolscore (a higher number than this one knows) is
+refused rather than misread. A migration that fails leaves the store at the step before it.
+Migrations, once released, never change: a new schema is a new migration, and the first
+schema is kept as a test fixture (tests/store/) to prove old stores still open.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from toolscore.errors import InputError
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: what it does, in words, and the SQL statements that do it."""
+
+    description: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        "runs, their case results, and the files they were scored from",
+        (
+            "CREATE TABLE schema_version (version INTEGER NOT NULL)",
+            "INSERT INTO schema_version (version) VALUES (0)",
+            # Files (spec, cases, outputs) stored once per content, zlib-compressed in chunks
+            # so that neither saving nor re-scoring holds a whole file in memory.
+            """CREATE TABLE contents (
+                sha256 TEXT PRIMARY KEY,
+                size INTEGER NOT NULL,
+                chunks INTEGER NOT NULL
+            )""",
+            """CREATE TABLE content_chunks (
+                sha256 TEXT NOT NULL REFERENCES contents (sha256),
+                seq INTEGER NOT NULL,
+                data BLOB NOT NULL,
+                PRIMARY KEY (sha256, seq)
+            )""",
+            """CREATE TABLE runs (
+                id INTEGER PRIMARY KEY,
+                created TEXT NOT NULL,
+                label TEXT,
+                toolscore_version TEXT NOT NULL,
+                git_revision TEXT,
+                rescored_from INTEGER REFERENCES runs (id),
+                specs_path TEXT NOT NULL,
+                specs_sha256 TEXT NOT NULL REFERENCES contents (sha256),
+                specs_version TEXT,
+                tool_versions TEXT NOT NULL,
+                relaxations TEXT NOT NULL,
+                cases_path TEXT NOT NULL,
+                cases_sha256 TEXT NOT NULL REFERENCES contents (sha256),
+                outputs_path TEXT NOT NULL,
+                outputs_sha256 TEXT NOT NULL REFERENCES contents (sha256),
+                cases INTEGER NOT NULL,
+                passed INTEGER NOT NULL,
+                accuracy REAL,
+                name_accuracy REAL,
+                argument_accuracy REAL,
+                abstention_accuracy REAL,
+                summary BLOB NOT NULL
+            )""",
+            # One row per case, in the order of the cases file. `baselines` packs the exact
+            # and lowercase verdicts as bits 0 and 1; `detail` is the rest of the case's
+            # report JSON (mismatches, notes, ...), NULL when there is nothing but no
+            # mismatches, zlib-compressed when that makes it smaller.
+            """CREATE TABLE results (
+                run_id INTEGER NOT NULL REFERENCES runs (id),
+                seq INTEGER NOT NULL,
+                case_id TEXT NOT NULL,
+                passed INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                plan INTEGER,
+                baselines INTEGER,
+                detail BLOB,
+                PRIMARY KEY (run_id, seq)
+            ) WITHOUT ROWID""",
+        ),
+    ),
+    Migration(
+        "find earlier runs of the same cases and outputs (`score` reports their numbers)",
+        ("CREATE INDEX runs_inputs ON runs (cases_sha256, outputs_sha256)",),
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The schema this toolscore writes: the number of the last migration."""
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    """The number of the last migration applied to `db` (0 for an empty database)."""
+    row = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
+    if row is None:
+        return 0
+    found = db.execute("SELECT version FROM schema_version").fetchone()
+    return int(found[0]) if found is not None else 0
+
+
+def migrate(
+    db: sqlite3.Connection, source: str, migrations: Sequence[Migration] = MIGRATIONS
+) -> int:
+    """Bring `db` (a connection in autocommit mode) up to the last of `migrations`.
+
+    Each step runs in its own transaction, taken with a write lock and re-checked inside it,
+    so that two processes opening a new store at once apply each step exactly once.
+    Returns the schema version reached; InputError (naming `source`) for a newer store.
+    """
+    db.execute("BEGIN")  # one snapshot for the checks, as another process may be migrating
+    try:
+        current = _checked_version(db, source, len(migrations))
+    finally:
+        db.execute("COMMIT")
+    for number in range(current + 1, len(migrations) + 1):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if _checked_version(db, source, len(migrations)) < number:
+                for statement in migrations[number - 1].statements:
+                    db.execute(statement)
+                db.execute("UPDATE schema_version SET version = ?", (number,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    return len(migrations)
+
+
+def _checked_version(db: sqlite3.Connection, source: str, known: int) -> int:
+    version = schema_version(db)
+    if version > known:
+        raise InputError(
+            source,
+            f"this results store has schema version {version}, written by a newer toolscore; "
+            f"this one reads up to version {known}: upgrade toolscore to use it",
+        )
+    if version == 0 and _has_foreign_tables(db):
+        raise InputError(source, "not a toolscore results store (it has other tables)")
+    return version
+
+
+def _has_foreign_tables(db: sqlite3.Connection) -> bool:
+    row = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchone()
+    return row is not None

@@ -1,0 +1,170 @@
+"""The readable forms of stored runs, comparisons and spec changes, rendered with rich."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from toolscore.report.terminal import mismatch_line, percent
+from toolscore.store.codec import result_from_json
+from toolscore.store.compare import Comparison
+from toolscore.store.database import RunInfo
+from toolscore.store.specdiff import Change
+
+
+def run_line(run: RunInfo) -> Text:
+    """One line naming a stored run: id, time, label, git revision, and what it re-scored."""
+    parts = [f"run {run.id}", run.created]
+    if run.label:
+        parts.append(f"label {run.label!r}")
+    if run.git_revision:
+        parts.append(f"git {run.git_revision[:12]}")
+    if run.rescored_from is not None:
+        parts.append(f"re-scored from run {run.rescored_from}")
+    parts.append(f"cases {run.cases_path}, outputs {run.outputs_path}")
+    return Text(" · ".join(parts), style="bold")
+
+
+def runs_table(runs: Sequence[RunInfo]) -> Table:
+    """The stored runs with their spec version and the four metrics (accuracy, then name,
+    argument and abstention accuracy)."""
+    table = Table(title="Runs", title_justify="left")
+    for column in ("id", "time (UTC)", "label", "specs"):
+        table.add_column(column, justify="right" if column == "id" else "left")
+    for column in ("acc.", "name", "args", "abst.", "cases", "from"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for run in runs:
+        table.add_row(
+            str(run.id),
+            run.created[:16].replace("T", " "),
+            Text(run.label or ""),
+            Text(f"{run.specs_version or '-'} {run.specs_sha256[:8]}"),
+            percent(run.accuracy),
+            percent(run.name_accuracy),
+            percent(run.argument_accuracy),
+            percent(run.abstention_accuracy),
+            str(run.cases),
+            "" if run.rescored_from is None else str(run.rescored_from),
+        )
+    return table
+
+
+def case_lines(case: Mapping[str, Any]) -> list[Text]:
+    """One stored case as `score` shows a failing case: verdict, then each mismatch."""
+    result = result_from_json(case)
+    plan = "" if result.plan is None else f" (plan {result.plan})"
+    verdict = "passed" if result.passed else "FAILED"
+    baselines = ", ".join(f"{k} {'pass' if v else 'fail'}" for k, v in result.baselines.items())
+    lines = [
+        Text(
+            f"{result.id}{plan}: {verdict} ({result.kind} case; baselines: {baselines})",
+            style="green" if result.passed else "red",
+        )
+    ]
+    lines += [Text("  " + mismatch_line(m)) for m in result.mismatches]
+    if "state_passed" in case:
+        lines.append(Text(f"  state {'passed' if case['state_passed'] else 'FAILED'}"))
+    lines += [Text(f"  note: {note}") for note in result.notes]
+    return lines
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:+.1f} pt"
+
+
+def render_comparison(console: Console, comparison: Comparison, limit: int) -> None:
+    """Metrics side by side, flips grouped by rule, the first `limit` flips, spec changes."""
+    a, b = comparison.a, comparison.b
+    console.print(Text("A: ") + run_line(a))
+    console.print(Text("B: ") + run_line(b))
+    table = Table(title="Metrics", title_justify="left")
+    for column in ("metric", f"A (run {a.id})", f"B (run {b.id})", "B - A"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for metric in comparison.metrics:
+        if metric.a_n is None and metric.b_n is None:
+            table.add_row(
+                metric.name, str(metric.a), str(metric.b), _count_difference(metric.a, metric.b)
+            )
+            continue
+        table.add_row(
+            metric.name,
+            f"{percent(metric.a)} of {metric.a_n}",
+            f"{percent(metric.b)} of {metric.b_n}",
+            _signed(metric.difference),
+        )
+    console.print(table)
+    flips = comparison.flips
+    down = sum(1 for f in flips if f.before)
+    console.print(
+        f"{len(flips)} cases flipped: {down} pass -> fail, {len(flips) - down} fail -> pass"
+        + (
+            f"; {comparison.only_in_a} cases only in A, {comparison.only_in_b} only in B"
+            if comparison.only_in_a or comparison.only_in_b
+            else ""
+        )
+    )
+    groups = comparison.by_rule()
+    if groups:
+        rules = Table(title="Flips by the rule that decided them", title_justify="left")
+        for column in ("rule", "kind", "code", "direction", "cases", "spec change"):
+            rules.add_column(column, justify="right" if column == "cases" else "left")
+        for where, kind, code, direction, count, change in groups:
+            rules.add_row(
+                Text(where),
+                kind or "-",
+                code,
+                direction,
+                str(count),
+                Text(change.description if change else "-"),
+            )
+        console.print(rules)
+    if flips:
+        console.print(
+            Text(f"Flipped cases (first {min(limit, len(flips))} of {len(flips)}):", style="bold")
+        )
+    for flip in flips[:limit]:
+        arrow = "pass -> fail" if flip.before else "fail -> pass"
+        console.print(Text(f"  {flip.case_id}: {arrow}", style="red" if flip.before else "green"))
+        for cause in flip.causes:
+            kind = f" [{cause.kind}]" if cause.kind else ""
+            line = f"    {cause.where}{kind} {cause.code}: {cause.message}"
+            console.print(Text(line), soft_wrap=True)
+            if cause.change is not None:
+                console.print(
+                    Text(f"      spec change: {cause.change.description}"), soft_wrap=True
+                )
+    if comparison.arguments:
+        moved = Table(title="Arguments whose counts moved", title_justify="left")
+        for column in ("argument", "A passed/failed", "B passed/failed"):
+            moved.add_column(column, justify="left" if column == "argument" else "right")
+        for name, counts_a, counts_b in comparison.arguments:
+            moved.add_row(Text(name), "/".join(map(str, counts_a)), "/".join(map(str, counts_b)))
+        console.print(moved)
+    if comparison.spec_changes:
+        console.print(Text("Spec changes from A to B:", style="bold"))
+        render_changes(console, comparison.spec_changes)
+    elif a.specs_sha256 == b.specs_sha256:
+        console.print("Both runs used the same spec file.")
+
+
+def _count_difference(a: Any, b: Any) -> str:
+    return f"{b - a:+d}" if isinstance(a, int) and isinstance(b, int) else "-"
+
+
+def render_changes(console: Console, changes: Sequence[Change]) -> None:
+    """Each spec change on a line with what it can do to verdicts; warnings last."""
+    if not changes:
+        console.print("no changes")
+        return
+    for change in changes:
+        marker = "warning" if change.warning else change.verdicts
+        style = (
+            "yellow"
+            if change.warning
+            else {"can fail": "red", "can pass": "green"}.get(change.verdicts, "")
+        )
+        console.print(Text(f"  [{marker}] ", style=style) + Text(str(change)), soft_wrap=True)

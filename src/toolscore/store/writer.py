@@ -1,0 +1,208 @@
+"""Save a run as it is scored, and commit it whole or not at all.
+
+Results are staged in temporary tables on a connection of the writer's own (SQLite keeps
+them in a file that vanishes with the connection, so memory does not grow with the run),
+while a thread compresses the input files (`staging`); `finish` copies everything into the
+store in one transaction. The store's write lock is therefore held only for that copy, not
+for the whole scoring, and a save interrupted at any point (an exception, Ctrl-C, a kill)
+leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from types import TracebackType
+
+import orjson
+
+from toolscore.errors import InputError
+from toolscore.model import CaseResult
+from toolscore.report.json_report import case_to_json
+from toolscore.scoring import Summary
+from toolscore.store.codec import (
+    ResultRow,
+    case_row,
+    mismatch_tools,
+    pack_json,
+    plain_row,
+    tools_from_json,
+)
+from toolscore.store.connection import connect
+from toolscore.store.content import has_content
+from toolscore.store.meta import InputFile, RunMeta
+from toolscore.store.staging import TABLES, ContentSpool, StagedRow
+
+BATCH = 4096
+"""Case results staged per insert."""
+CACHE_KIB = 65536
+"""Page cache of the writer's connection: the copy into the store runs from memory."""
+
+
+class RunWriter:
+    """Collects one run's case results and stores them with the run on `finish`.
+
+    Use it as a context manager (`with store.begin_run(meta) as writer:`): leaving the block
+    without `finish` (by an exception or otherwise) stores nothing.
+    """
+
+    def __init__(self, path: Path, meta: RunMeta) -> None:
+        self.path = path
+        self.meta = meta
+        self.run_id: int | None = None
+        """The id of the stored run, once `finish` has committed it."""
+        self._db: sqlite3.Connection | None = None
+        self._spool: ContentSpool | None = None
+        self._rows: list[StagedRow] = []
+        self._seq = 0
+
+    def __enter__(self) -> RunWriter:
+        db = self._db = connect(self.path)
+        try:
+            db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+            for statement in TABLES:
+                db.execute(statement)
+            missing = self._missing_contents(db)
+            # Staging is one transaction on the temporary tables only: the store itself is
+            # neither read nor locked again until `finish`.
+            db.execute("BEGIN")
+            self._spool = ContentSpool(missing)
+        except BaseException:
+            self._close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._close()
+
+    def add(self, result: CaseResult) -> None:
+        """Stage one case result (in the order of the cases file)."""
+        row = plain_row(result)
+        if row is None:
+            row = case_row(case_to_json(result), mismatch_tools(result))
+        self._stage(row)
+
+    def add_encoded(self, case_json: bytes) -> None:
+        """Stage one case result already encoded as report JSON (by a scoring worker).
+
+        Argument mismatches staged this way do not record their tool, which `compare` then
+        infers from the spec.
+        """
+        case = orjson.loads(case_json)
+        self._stage(case_row(case, tools_from_json(case)))
+
+    def _stage(self, row: ResultRow) -> None:
+        self._rows.append((self._seq, *row))
+        self._seq += 1
+        if len(self._rows) >= BATCH:
+            self._handover()
+
+    def _handover(self) -> None:
+        if self._rows:
+            self._connection().executemany(
+                "INSERT INTO temp.staged_results VALUES (?, ?, ?, ?, ?, ?, ?)", self._rows
+            )
+            self._rows.clear()
+
+    def finish(self, summary: Summary) -> int:
+        """Store the run and its staged results in one transaction; return the run's id."""
+        db = self._connection()
+        assert self._spool is not None
+        try:
+            self._handover()
+            self._spool.stage(db)
+            db.execute("COMMIT")
+        except BaseException:
+            self._close()
+            raise
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(
+                "INSERT INTO main.content_chunks SELECT sha256, seq, data FROM temp.staged_chunks "
+                "WHERE sha256 NOT IN (SELECT sha256 FROM main.contents)"
+            )
+            db.execute("INSERT OR IGNORE INTO main.contents SELECT * FROM temp.staged_contents")
+            run_id = self._insert_run(db, summary)
+            db.execute(
+                "INSERT INTO main.results "
+                "SELECT ?, seq, case_id, passed, kind, plan, baselines, detail "
+                "FROM temp.staged_results ORDER BY seq",
+                (run_id,),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        finally:
+            self._close()
+        self.run_id = run_id
+        return run_id
+
+    def _insert_run(self, db: sqlite3.Connection, summary: Summary) -> int:
+        meta = self.meta
+        specs = meta.specs.describe()
+        relaxations = [r.to_json() for r in meta.specs.relaxations]
+        cursor = db.execute(
+            """INSERT INTO main.runs (
+                created, label, toolscore_version, git_revision, rescored_from,
+                specs_path, specs_sha256, specs_version, tool_versions, relaxations,
+                cases_path, cases_sha256, outputs_path, outputs_sha256,
+                cases, passed, accuracy, name_accuracy, argument_accuracy,
+                abstention_accuracy, summary
+            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (
+                meta.created,
+                meta.label,
+                meta.toolscore_version,
+                meta.git_revision,
+                meta.rescored_from,
+                meta.specs_file.path,
+                meta.specs_file.sha256,
+                specs["version"],
+                orjson.dumps(specs["tools"]).decode(),
+                orjson.dumps(relaxations).decode(),
+                meta.cases_file.path,
+                meta.cases_file.sha256,
+                meta.outputs_file.path,
+                meta.outputs_file.sha256,
+                summary.cases,
+                summary.passed,
+                summary.accuracy,
+                summary.name.value,
+                summary.arguments.value,
+                summary.abstention.value,
+                pack_json(summary.to_json()),
+            ),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def _missing_contents(self, db: sqlite3.Connection) -> list[InputFile]:
+        """The input files whose content the store does not have yet."""
+        missing: dict[str, InputFile] = {}
+        for item in (self.meta.specs_file, self.meta.cases_file, self.meta.outputs_file):
+            if item.sha256 in missing or has_content(db, item.sha256):
+                continue
+            if not item.readable:
+                raise InputError(str(self.path), f"the store lacks the content of {item.path}")
+            missing[item.sha256] = item
+        return list(missing.values())
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError("use the writer as a context manager, and finish it only once")
+        return self._db
+
+    def _close(self) -> None:
+        if self._spool is not None:
+            self._spool.stop()
+            self._spool = None
+        if self._db is not None:
+            self._db.close()
+            self._db = None
