@@ -7,13 +7,11 @@ with exit status 2 (STYLE.md 9). Exit 0 means scoring completed; 1 means a thres
 from __future__ import annotations
 
 import contextlib
-import functools
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 import orjson
@@ -22,6 +20,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 
 from toolscore import __version__
 from toolscore.cases import read_cases
+from toolscore.commands import console, input_errors
 from toolscore.commands.bfcl import register as register_bfcl
 from toolscore.commands.store import register as register_store
 from toolscore.errors import InputError
@@ -37,36 +36,15 @@ from toolscore.specs import SpecSet, load_specs, read_mapping
 from toolscore.state import Environment, check_state, diff_states, load_environment, replay_case
 from toolscore.store import RunMeta, RunWriter, describe_previous, open_store
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 PROGRESS_AFTER_SECONDS = 2.0
 SPEC_ENVIRONMENT = "spec"
 """What `--env` given without a file means: the spec file's own environment block."""
-
-
-def input_errors(command: F) -> F:
-    """Turn the library's input errors into one line on stderr and exit status 2."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except InputError as error:
-            click.echo(f"toolscore: error: {error}", err=True)
-            sys.exit(2)
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="toolscore")
 def cli() -> None:
     """Score what an LLM agent did with its tools against what a correct agent would have done."""
-
-
-def _console(err: bool = False) -> Console:
-    stream = sys.stderr if err else sys.stdout
-    return Console(file=stream, soft_wrap=False, width=max(100, Console(file=stream).width))
 
 
 class _ProgressBar:
@@ -227,14 +205,14 @@ def score_command(
     if report is not None:
         described = env.describe() if env is not None else None
         report.finish(report_header(specs, __version__, described), summary)
-    console = _console(err=json_target == "-")
-    render_summary(console, specs, __version__, summary, failed)
+    out = console(err=json_target == "-")
+    render_summary(out, specs, __version__, summary, failed)
     for line in earlier:
-        console.print(line, soft_wrap=True)
+        out.print(line, soft_wrap=True)
     if run_id is not None:
-        console.print(f"saved as run {run_id}")
+        out.print(f"saved as run {run_id}")
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
-        console.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
+        out.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
         sys.exit(1)
 
 
@@ -373,7 +351,7 @@ def demo_command() -> None:
     """Score the bundled support-desk example three ways and show why they differ."""
     from toolscore.demo import run_demo  # noqa: PLC0415 - only the demo needs it
 
-    run_demo(_console(), example_dir(), __version__)
+    run_demo(console(), example_dir(), __version__)
 
 
 def main() -> None:

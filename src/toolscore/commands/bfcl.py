@@ -7,9 +7,7 @@ line on stderr with exit status 2; nothing is half-written.
 
 from __future__ import annotations
 
-import functools
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +16,7 @@ import click
 
 from toolscore.bfcl import convert_results, import_bfcl, write_import
 from toolscore.bfcl.results import dumps
+from toolscore.commands import input_errors
 from toolscore.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,18 +27,6 @@ NOTES_SHOWN = 5
 def register(group: click.Group) -> None:
     """Add the `import` command group (with `bfcl` and `bfcl-outputs`) to `group`."""
     group.add_command(import_group)
-
-
-def _input_errors(command: F) -> F:
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except InputError as error:
-            click.echo(f"toolscore: error: {error}", err=True)
-            sys.exit(2)
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.group("import")
@@ -64,7 +51,7 @@ def import_group() -> None:
     is_flag=True,
     help="Write tool names with '.' as '_', for models whose API forbids dots in names.",
 )
-@_input_errors
+@input_errors
 def import_bfcl_command(
     data_json: str,
     possible_answer_json: str | None,
@@ -108,7 +95,7 @@ def import_bfcl_command(
     is_flag=True,
     help="Normalise produced strings as BFCL's checker does (for cases imported with it).",
 )
-@_input_errors
+@input_errors
 def import_bfcl_outputs_command(result_json: str, out_path: str, bfcl_strings: bool) -> None:
     """Convert a BFCL result file (function-calling or prompting form) into an outputs file."""
     lines = []
