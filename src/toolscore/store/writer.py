@@ -1,11 +1,9 @@
 """Save a run as it is scored, and commit it whole or not at all.
 
-Results are staged in temporary tables on a connection of the writer's own (SQLite keeps
-them in a file that vanishes with the connection, so memory does not grow with the run),
-while a thread compresses the input files (`staging`); `finish` copies everything into the
-store in one transaction. The store's write lock is therefore held only for that copy, not
-for the whole scoring, and a save interrupted at any point (an exception, Ctrl-C, a kill)
-leaves the store as it was.
+The input files and the case results are staged in temporary tables on a connection of the
+writer's own (`staging`); `finish` copies them into the store in one transaction. The
+store's write lock is therefore held only for that copy, not for the whole scoring, and a
+save interrupted at any point (an exception, Ctrl-C, a kill) leaves the store as it was.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from toolscore.store.codec import (
 from toolscore.store.connection import connect
 from toolscore.store.content import has_content
 from toolscore.store.meta import InputFile, RunMeta
-from toolscore.store.staging import TABLES, ContentSpool, StagedRow
+from toolscore.store.staging import INSERT_RESULT, TABLES, stage_content
 
 BATCH = 4096
 """Case results staged per insert."""
@@ -52,9 +50,7 @@ class RunWriter:
         self.run_id: int | None = None
         """The id of the stored run, once `finish` has committed it."""
         self._db: sqlite3.Connection | None = None
-        self._spool: ContentSpool | None = None
-        self._rows: list[StagedRow] = []
-        self._seq = 0
+        self._rows: list[ResultRow] = []
 
     def __enter__(self) -> RunWriter:
         db = self._db = connect(self.path)
@@ -66,7 +62,8 @@ class RunWriter:
             # Staging is one transaction on the temporary tables only: the store itself is
             # neither read nor locked again until `finish`.
             db.execute("BEGIN")
-            self._spool = ContentSpool(missing)
+            for item in missing:
+                stage_content(db, item)
         except BaseException:
             self._close()
             raise
@@ -85,7 +82,9 @@ class RunWriter:
         row = plain_row(result)
         if row is None:
             row = case_row(case_to_json(result), mismatch_tools(result))
-        self._stage(row)
+        self._rows.append(row)
+        if len(self._rows) >= BATCH:
+            self._flush()
 
     def add_encoded(self, case_json: bytes) -> None:
         """Stage one case result already encoded as report JSON (by a scoring worker).
@@ -94,28 +93,20 @@ class RunWriter:
         infers from the spec.
         """
         case = orjson.loads(case_json)
-        self._stage(case_row(case, tools_from_json(case)))
-
-    def _stage(self, row: ResultRow) -> None:
-        self._rows.append((self._seq, *row))
-        self._seq += 1
+        self._rows.append(case_row(case, tools_from_json(case)))
         if len(self._rows) >= BATCH:
-            self._handover()
+            self._flush()
 
-    def _handover(self) -> None:
+    def _flush(self) -> None:
         if self._rows:
-            self._connection().executemany(
-                "INSERT INTO temp.staged_results VALUES (?, ?, ?, ?, ?, ?, ?)", self._rows
-            )
+            self._connection().executemany(INSERT_RESULT, self._rows)
             self._rows.clear()
 
     def finish(self, summary: Summary) -> int:
         """Store the run and its staged results in one transaction; return the run's id."""
         db = self._connection()
-        assert self._spool is not None
         try:
-            self._handover()
-            self._spool.stage(db)
+            self._flush()
             db.execute("COMMIT")
         except BaseException:
             self._close()
@@ -130,8 +121,8 @@ class RunWriter:
             run_id = self._insert_run(db, summary)
             db.execute(
                 "INSERT INTO main.results "
-                "SELECT ?, seq, case_id, passed, kind, plan, baselines, detail "
-                "FROM temp.staged_results ORDER BY seq",
+                "SELECT ?, rowid - 1, case_id, passed, kind, plan, baselines, detail "
+                "FROM temp.staged_results ORDER BY rowid",
                 (run_id,),
             )
             db.execute("COMMIT")
@@ -200,9 +191,6 @@ class RunWriter:
         return self._db
 
     def _close(self) -> None:
-        if self._spool is not None:
-            self._spool.stop()
-            self._spool = None
         if self._db is not None:
             self._db.close()
             self._db = None
