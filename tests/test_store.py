@@ -24,8 +24,9 @@ from toolscore.errors import InputError
 from toolscore.model import MISMATCH_CODES, MISSING, Call, CaseResult, Mismatch
 from toolscore.report.json_report import case_to_json
 from toolscore.scoring import Summary
-from toolscore.store import RunMeta, Store, describe_previous, open_store
-from toolscore.store.codec import REPORTED_FIELDS, summary_from_json
+from toolscore.store import RunMeta, Store, compare, describe_previous, open_store
+from toolscore.store.codec import REPORTED_FIELDS
+from toolscore.store.restore import summary_from_json
 
 JSON_TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
 """Text orjson can write (no lone surrogates), as in the scorer's property tests."""
@@ -390,3 +391,45 @@ def test_the_store_knows_every_field_of_a_case_result() -> None:
     # A new CaseResult field may appear in the report JSON: `codec.plain_row`, which builds
     # rows without the report JSON, must then learn when it is there.
     assert CaseResult._fields == REPORTED_FIELDS
+
+
+def test_results_encoded_by_scoring_workers_are_stored_the_same(
+    store: Store, example: Path
+) -> None:
+    specs_path, cases, outputs = (
+        example / "tools.yaml",
+        example / "cases.jsonl",
+        example / "outputs.jsonl",
+    )
+    specs = load_specs(specs_path)
+    meta = RunMeta.from_files(specs, specs_path, cases, outputs, None, __version__)
+    with store.begin_run(meta) as writer:
+        run = score(specs, read_cases(cases, specs), read_outputs(outputs))
+        for result in run:
+            writer.add_encoded(orjson.dumps(case_to_json(result)))
+        run_id = writer.finish(run.summary())
+    expected, _ = report_cases(example)
+    assert orjson.dumps(list(store.cases(run_id))) == orjson.dumps(expected)
+
+
+def test_runs_of_different_case_files_are_compared_by_case_id(store: Store, example: Path) -> None:
+    first = save(store, example)
+    cases, outputs = example / "cases.jsonl", example / "outputs.jsonl"
+    kept = [line for line in cases.read_text().splitlines() if '"thanks"' not in line]
+    extra = '{"id": "new-case", "prompt": "hi", "plans": []}'
+    cases.write_text("\n".join([*reversed(kept), extra]) + "\n")  # another order too
+    outputs.write_text(outputs.read_text().replace("ORDER-77", "order-77"))
+    second = save(store, example)
+    comparison = compare(store, first, second)
+    assert [(f.case_id, f.before, f.after) for f in comparison.flips] == [
+        ("wrong-case-id", False, True)
+    ]
+    cause = comparison.flips[0].causes[0]  # from run a, where the case failed
+    assert (cause.where, cause.kind, cause.code, cause.change) == (
+        "refund.order_id",
+        "exact",
+        "value_mismatch",
+        None,
+    )
+    assert (comparison.only_in_a, comparison.only_in_b) == (1, 1)
+    assert comparison.spec_changes == []

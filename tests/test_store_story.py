@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from toolscore import __version__, load_specs, read_cases, read_outputs, score
-from toolscore.cli import example_dir
+from toolscore.cli import cli, example_dir
 from toolscore.commands.store import register
 from toolscore.store import RunMeta, Store, compare, describe_previous, open_store, spec_diff
 
@@ -151,3 +151,25 @@ def test_the_story_on_the_command_line(story: tuple[Store, Path, Path, int]) -> 
     assert "refund.unit: enum value 'EUR' renamed to 'EURO'" in diffed.stdout
     listed = orjson.loads(invoke("runs", "--db", db, "--json").stdout)
     assert [(r["id"], r["rescored_from"]) for r in listed] == [(1, None), (2, 1)]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_score_saves_and_tells_the_old_number(tmp_path: Path, workers: str) -> None:
+    example = tmp_path / "support"
+    shutil.copytree(example_dir(), example)
+    new_spec = example / "tools-euro.yaml"
+    new_spec.write_text((example / "tools.yaml").read_text().replace(OLD_UNIT, NEW_UNIT))
+    db = str(tmp_path / "results.db")
+    inputs = ["--cases", str(example / "cases.jsonl"), "--outputs", str(example / "outputs.jsonl")]
+    runner = CliRunner()
+    for spec in (example / "tools.yaml", new_spec):
+        args = ["score", "--specs", str(spec), *inputs, "--db", db, "--workers", workers]
+        scored = runner.invoke(cli, args)
+        assert scored.exit_code == 0, scored.output
+    assert "scored before under other specs: run 1" in scored.stdout
+    assert "accuracy 66.7%" in scored.stdout
+    compared = orjson.loads(runner.invoke(cli, ["compare", "1", "2", "--db", db, "--json"]).stdout)
+    assert {flip["id"] for flip in compared["flips"]} == FLIPPED
+    for flip in compared["flips"]:  # with workers, the tool is inferred from the spec
+        cause = flip["causes"][0]
+        assert (cause["tool"], cause["argument"], cause["kind"]) == ("refund", "unit", "enum")

@@ -21,8 +21,8 @@ from toolscore.errors import InputError
 from toolscore.report.terminal import percent, render_summary
 from toolscore.specs import SpecSet, load_specs
 from toolscore.store import compare, open_store, spec_diff
-from toolscore.store.codec import result_from_json, summary_from_json
 from toolscore.store.database import RunInfo, Store
+from toolscore.store.restore import result_from_json, summary_from_json
 from toolscore.store.terminal import (
     case_lines,
     render_changes,

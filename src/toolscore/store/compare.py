@@ -16,8 +16,9 @@ from typing import Any, NamedTuple
 from toolscore.errors import InputError
 from toolscore.rules import ListRule, ObjectRule, Rule
 from toolscore.specs import SpecSet
-from toolscore.store.codec import case_json, pointer_path
+from toolscore.store.codec import case_json
 from toolscore.store.database import RunInfo, Store
+from toolscore.store.restore import pointer_path
 from toolscore.store.specdiff import LIST_ITEMS, Change, spec_diff
 
 _FLIPS_SAME_CASES = """

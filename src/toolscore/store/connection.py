@@ -30,16 +30,10 @@ def store_path(path: str | Path | None = None) -> Path:
     return Path(from_env) if from_env else DEFAULT_PATH
 
 
-def connect(path: Path, *, shared: bool = False) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit), set up for the store;
-    `shared` lets another thread use it (one thread at a time)."""
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), set up for the store."""
     try:
-        db = sqlite3.connect(
-            path,
-            timeout=BUSY_TIMEOUT_SECONDS,
-            isolation_level=None,
-            check_same_thread=not shared,
-        )
+        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
     except sqlite3.Error as error:
         raise InputError(str(path), f"cannot open the results store: {error}") from None
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -112,7 +113,7 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
 class Store:
     """A results store: runs with their provenance, summaries and every case result."""
 
-    def __init__(self, db: Any, path: Path) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self.db = db
         """The sqlite3 connection (autocommit mode); `compare` queries it directly."""
         self.path = path

@@ -10,9 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from toolscore.report.terminal import mismatch_line, percent
-from toolscore.store.codec import result_from_json
 from toolscore.store.compare import Comparison
 from toolscore.store.database import RunInfo
+from toolscore.store.restore import result_from_json
 from toolscore.store.specdiff import Change
 
 

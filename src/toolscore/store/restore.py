@@ -1,0 +1,117 @@
+"""Stored JSON back to the values the terminal report renders: `CaseResult` and `Summary`.
+
+`toolscore show` prints a stored run with the same renderer as `score`, which takes values,
+not JSON; these rebuild what that renderer reads (nothing more: the produced calls and the
+pairing of a stored case are not kept).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from toolscore.model import MISSING, CaseResult, Mismatch
+from toolscore.scoring import BaselineTally, OutcomeTally, Rate, Summary, Tally
+from toolscore.state.verdict import StateVerdict
+
+
+def pointer_path(pointer: str) -> tuple[str | int, ...]:
+    """The keys of a JSON pointer (RFC 6901); every key comes back as a string."""
+    if not pointer:
+        return ()
+    return tuple(p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/"))
+
+
+def result_from_json(case: Mapping[str, Any]) -> CaseResult:
+    """A `CaseResult` carrying what the terminal report shows of a stored case.
+
+    The produced calls and the pairing are not stored, and a state verdict comes back
+    without its diff and per-call outcomes (the stored JSON has them for `--json`).
+    """
+    mismatches = tuple(
+        Mismatch(
+            m["code"],
+            pointer_path(m["path"]),
+            m["rule"],
+            m.get("expected", MISSING),
+            m.get("produced", MISSING),
+            m["message"],
+            m["call"],
+            m["plan_call"],
+        )
+        for m in case["mismatches"]
+    )
+    state = case.get("state")
+    verdict = None
+    if state is not None:
+        verdict = StateVerdict(
+            state["passed"],
+            outputs_passed=state["outputs_passed"],
+            missing_outputs=tuple(state["missing_outputs"]),
+            goal=state["goal"],
+            plan=state.get("plan"),
+        )
+    return CaseResult(
+        id=case["id"],
+        passed=case["passed"],
+        kind=case["kind"],
+        plan=case["plan"],
+        mismatches=mismatches,
+        baselines=case["baselines"],
+        name_ok=case["passed"],
+        missing_output=case.get("missing_output", False),
+        format=case.get("format"),
+        notes=tuple(case.get("notes", ())),
+        state=verdict,
+    )
+
+
+def _rate(node: Mapping[str, Any]) -> Rate:
+    return Rate(node["passed"], node["n"])
+
+
+def _tally(node: Mapping[str, Any]) -> Tally:
+    return Tally(
+        node["passed"], node["failed"], node.get("extra", 0), Counter(dict(node["top_codes"]))
+    )
+
+
+def _baseline(node: Mapping[str, Any]) -> BaselineTally:
+    return BaselineTally(
+        node["passed"],
+        node["only_rules_pass"],
+        node["only_baseline_passes"],
+        list(node["disagreement_ids"]),
+    )
+
+
+def summary_from_json(data: Mapping[str, Any]) -> Summary:
+    """The `Summary` whose `to_json()` is `data` (per-tool codes beyond the top three, which
+    the JSON does not keep, are not restored)."""
+    state = data.get("state")
+    outcomes = None
+    if state is not None:
+        outcomes = OutcomeTally(
+            state_n=state["state_accuracy"]["n"],
+            state_ok=state["state_accuracy"]["passed"],
+            outputs_n=state["required_outputs"]["n"],
+            outputs_ok=state["required_outputs"]["passed"],
+            calls_passed_state_failed=state["calls_passed_state_failed"],
+            calls_failed_state_passed=state["calls_failed_state_passed"],
+        )
+    return Summary(
+        cases=data["cases"],
+        passed=data["passed"],
+        name=_rate(data["name_accuracy"]),
+        arguments=_rate(data["argument_accuracy"]),
+        abstention=_rate(data["abstention_accuracy"]),
+        missed_calls=data["missed_calls"],
+        missing_outputs=data["missing_outputs"],
+        unmatched_outputs=data["unmatched_outputs"],
+        baselines={name: _baseline(node) for name, node in data["baselines"].items()},
+        per_tool={name: _tally(node) for name, node in data["per_tool"].items()},
+        per_argument={name: _tally(node) for name, node in data["per_argument"].items()},
+        codes=Counter(data["codes"]),
+        outcomes=outcomes,
+    )
