@@ -23,7 +23,6 @@ BASELINES = ("exact", "lowercase")
 """The baselines packed as bits of the `baselines` column, in bit order."""
 TOOLS_KEY = "mismatch_tools"
 """Kept in `detail` beside the mismatches, not part of the report: the tool of each one."""
-_EMPTY_DETAIL: dict[str, Any] = {"mismatches": []}
 _ZLIB_HEADER = 0x78
 
 
@@ -49,27 +48,38 @@ ResultRow = tuple[str, int, str, int | None, int | None, bytes | None]
 """(case id, passed, kind, plan, baselines bits, detail) as the `results` table keeps them."""
 
 
+def baseline_bits(baselines: Mapping[str, Any]) -> int | None:
+    """The exact and lowercase verdicts as bits 0 and 1 of the `baselines` column, or None
+    for baselines of any other shape (those are kept in the detail)."""
+    if len(baselines) != len(BASELINES):
+        return None
+    exact, lowercase = baselines.get("exact"), baselines.get("lowercase")
+    if type(exact) is not bool or type(lowercase) is not bool:
+        return None
+    return exact + 2 * lowercase if next(iter(baselines)) == "exact" else None
+
+
 def case_row(case: dict[str, Any], tools: Sequence[str | None] | None = None) -> ResultRow:
     """The row for one case's report JSON (consumed: the dict is taken apart).
 
     `tools` names the tool of each mismatch, for `compare`; it is kept in the detail.
     """
-    case_id = case.pop("id")
-    passed = case.pop("passed")
-    kind = case.pop("kind")
-    plan = case.pop("plan")
+    case_id, passed, kind, plan = (
+        case.pop("id"),
+        case.pop("passed"),
+        case.pop("kind"),
+        case.pop("plan"),
+    )
     baselines = case.pop("baselines")
-    bits: int | None = None
-    if tuple(baselines) == BASELINES and all(type(baselines[name]) is bool for name in BASELINES):
-        bits = sum(1 << i for i, name in enumerate(BASELINES) if baselines[name])
-    else:
+    bits = baseline_bits(baselines)
+    if bits is None:
         case["baselines"] = baselines
-    detail: bytes | None = None
-    if case != _EMPTY_DETAIL:
-        if tools is not None and case.get("mismatches"):
-            case[TOOLS_KEY] = list(tools)
-        detail = pack_json(case)
-    return case_id, int(passed), kind, plan, bits, detail
+    mismatches = case.get("mismatches")
+    if len(case) == 1 and mismatches == []:
+        return case_id, int(passed), kind, plan, bits, None
+    if tools is not None and mismatches:
+        case[TOOLS_KEY] = list(tools)
+    return case_id, int(passed), kind, plan, bits, pack_json(case)
 
 
 REPORTED_FIELDS = (
@@ -94,13 +104,10 @@ def plain_row(result: CaseResult) -> ResultRow | None:
     for call in result.calls:
         if call.result_error:
             return None
-    baselines = result.baselines
-    if tuple(baselines) != BASELINES:
+    bits = baseline_bits(result.baselines)
+    if bits is None:
         return None
-    exact, lowercase = baselines["exact"], baselines["lowercase"]
-    if type(exact) is not bool or type(lowercase) is not bool:
-        return None
-    return result.id, int(result.passed), result.kind, result.plan, exact + 2 * lowercase, None
+    return result.id, int(result.passed), result.kind, result.plan, bits, None
 
 
 def case_json(
