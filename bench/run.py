@@ -276,6 +276,24 @@ def revision() -> str:
     return f"{head}{' + uncommitted src changes' if dirty else ''}"
 
 
+def record(
+    command: str, started: datetime, elapsed: float, notes: Sequence[str], table: Sequence[str]
+) -> None:
+    """Append a dated section to RESULTS.md: the command, machine, commit, notes and table."""
+    section = [
+        f"\n## {started:%Y-%m-%d %H:%M} UTC: `{command}`\n",
+        f"- machine: {machine()}",
+        f"- toolscore {__version__}, commit {revision()}",
+        f"- the whole run took {elapsed:.0f} s",
+        *(f"- {note}" for note in notes),
+        "",
+        *table,
+    ]
+    with open(RESULTS, "a", encoding="utf-8") as results:
+        results.write("\n".join(section) + "\n")
+    print(f"recorded in {RESULTS}")
+
+
 def main() -> None:
     """Run every measurement, print the table, and append it to RESULTS.md with --record."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -310,17 +328,7 @@ def main() -> None:
     print(f"\n{machine()}; toolscore {__version__} ({revision()}); run took {elapsed:.0f} s")
     if args.record:
         command = " ".join(["python", "bench/run.py", *sys.argv[1:]])
-        section = [
-            f"\n## {started:%Y-%m-%d %H:%M} UTC: `{command}`\n",
-            f"- machine: {machine()}",
-            f"- toolscore {__version__}, commit {revision()}",
-            f"- the whole run took {elapsed:.0f} s\n",
-            *header,
-            *rows,
-        ]
-        with open(RESULTS, "a", encoding="utf-8") as results:
-            results.write("\n".join(section) + "\n")
-        print(f"recorded in {RESULTS}")
+        record(command, started, elapsed, [], [*header, *rows])
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from run import RESULTS, Figure, best_of, machine, revision
+from run import Figure, best_of, machine, record, revision
 from toolscore import Case, Trajectory, __version__, parse_case, parse_output, parse_specs
 from toolscore.state import Environment, check_state, load_environment
 
@@ -191,21 +191,13 @@ def main() -> None:
     print(f"run took {elapsed:.0f} s")
     if args.record:
         command = " ".join(["python", "bench/state.py", *sys.argv[1:]])
-        section = [
-            f"\n## {started:%Y-%m-%d %H:%M} UTC: `{command}`\n",
-            f"- machine: {machine()}",
-            f"- toolscore {__version__}, commit {revision()}",
-            f"- the whole run took {elapsed:.0f} s",
-            f"- {isolation}",
-            f"- database: {CUSTOMERS} customers and {ORDERS} orders; "
+        notes = [
+            isolation,
+            f"database: {CUSTOMERS} customers and {ORDERS} orders; "
             "tools: examples/support/env/tools.py; paths: 40% the plan's calls, 40% another "
-            "way to the goal, 20% wrong (see bench/state.py)\n",
-            *header,
-            *rows,
+            "way to the goal, 20% wrong (see bench/state.py)",
         ]
-        with open(RESULTS, "a", encoding="utf-8") as results:
-            results.write("\n".join(section) + "\n")
-        print(f"recorded in {RESULTS}")
+        record(command, started, elapsed, notes, [*header, *rows])
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from run import DATA, RESULTS, Figure, dataset, machine, revision, run_child
+from run import DATA, Figure, dataset, machine, record, revision, run_child
 from toolscore import __version__, load_specs, read_cases, read_outputs, score
 from toolscore.store import RunMeta, open_store
 
@@ -177,17 +177,7 @@ def main() -> None:
     print(f"\n{machine()}; toolscore {__version__} ({revision()}); run took {elapsed:.0f} s")
     if args.record:
         command = " ".join(["python", "bench/store.py", *sys.argv[1:]])
-        section = [
-            f"\n## {started:%Y-%m-%d %H:%M} UTC: `{command}`\n",
-            f"- machine: {machine()}",
-            f"- toolscore {__version__}, commit {revision()}",
-            f"- the whole run took {elapsed:.0f} s\n",
-            *header,
-            *rows,
-        ]
-        with open(RESULTS, "a", encoding="utf-8") as results:
-            results.write("\n".join(section) + "\n")
-        print(f"recorded in {RESULTS}")
+        record(command, started, elapsed, [], [*header, *rows])
 
 
 if __name__ == "__main__":
