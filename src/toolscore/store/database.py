@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 import yaml
@@ -20,6 +20,9 @@ from toolscore.store.content import iter_content_lines, read_content
 from toolscore.store.meta import RunMeta
 from toolscore.store.migrations import migrate
 from toolscore.store.writer import RunWriter
+
+if TYPE_CHECKING:
+    from toolscore.calibration.batches import Batches
 
 _RESULT_COLUMNS = "case_id, passed, kind, plan, baselines, detail"
 
@@ -132,6 +135,13 @@ class Store:
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
+
+    @property
+    def batches(self) -> Batches:
+        """The store's labelling batches and their labels (`toolscore disagreements`)."""
+        from toolscore.calibration.batches import Batches  # noqa: PLC0415 - it uses the store
+
+        return Batches(self.db, str(self.path))
 
     def begin_run(self, meta: RunMeta) -> RunWriter:
         """A writer for a new run: `with store.begin_run(meta) as writer: writer.add(result)

@@ -88,6 +88,44 @@ MIGRATIONS: tuple[Migration, ...] = (
         "find earlier runs of the same cases and outputs (`score` reports their numbers)",
         ("CREATE INDEX runs_inputs ON runs (cases_sha256, outputs_sha256)",),
     ),
+    Migration(
+        "labelling batches of sampled disagreements, and the labels people gave them",
+        (
+            """CREATE TABLE batches (
+                id INTEGER PRIMARY KEY,
+                run_id INTEGER NOT NULL REFERENCES runs (id),
+                created TEXT NOT NULL,
+                baseline TEXT NOT NULL,
+                seed INTEGER NOT NULL,
+                requested INTEGER NOT NULL,
+                disagreements INTEGER NOT NULL,
+                strata TEXT NOT NULL
+            )""",
+            # One row per sampled case, in labelling order. `view` is what the labelling page
+            # shows (prompt, plans, produced calls, differences) as JSON, so that a batch
+            # stands on its own; `verdicts` holds the three scorers' verdicts, shown to a
+            # person only after they labelled the case.
+            """CREATE TABLE batch_cases (
+                batch_id INTEGER NOT NULL REFERENCES batches (id),
+                position INTEGER NOT NULL,
+                case_id TEXT NOT NULL,
+                stratum TEXT NOT NULL,
+                verdicts TEXT NOT NULL,
+                view BLOB NOT NULL,
+                PRIMARY KEY (batch_id, position),
+                UNIQUE (batch_id, case_id)
+            )""",
+            """CREATE TABLE labels (
+                batch_id INTEGER NOT NULL REFERENCES batches (id),
+                case_id TEXT NOT NULL,
+                labeller TEXT NOT NULL,
+                label TEXT NOT NULL CHECK (label IN ('correct', 'incorrect', 'unsure')),
+                note TEXT NOT NULL DEFAULT '',
+                updated TEXT NOT NULL,
+                PRIMARY KEY (batch_id, case_id, labeller)
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
