@@ -22,6 +22,7 @@ from toolscore import __version__
 from toolscore.cases import read_cases
 from toolscore.commands import console, input_errors
 from toolscore.commands.bfcl import register as register_bfcl
+from toolscore.commands.calibration import register as register_calibration
 from toolscore.commands.store import register as register_store
 from toolscore.errors import InputError
 from toolscore.jsonl import ByteCounter
@@ -361,3 +362,4 @@ def main() -> None:
 
 register_bfcl(cli)
 register_store(cli)
+register_calibration(cli)

@@ -220,6 +220,13 @@ class Batches:
         ).fetchone()
         return None if row is None else _batch_case(row)
 
+    def case_ids(self, batch_id: int) -> list[str]:
+        """The ids of the batch's cases in labelling order."""
+        rows = self.db.execute(
+            "SELECT case_id FROM batch_cases WHERE batch_id = ? ORDER BY position", (batch_id,)
+        )
+        return [row[0] for row in rows]
+
     def position(self, batch_id: int, case_id: str) -> int | None:
         """Where the case with this id stands in the batch (None when it is not in it)."""
         row = self.db.execute(
@@ -275,24 +282,24 @@ class Batches:
         return Label(*row)
 
     def set_labels(
-        self, batch_id: int, labels: Iterable[Label], where: Sequence[str] | None = None
+        self,
+        batch_id: int,
+        labels: Iterable[Label],
+        source: str | None = None,
+        lines: Sequence[int] | None = None,
     ) -> int:
         """Save many labels in one transaction (all or none); return how many.
 
-        `where` names each label's origin (`file:line`) for error messages; a label whose
-        case is not in the batch, or whose value is not one of LABELS, is an InputError.
+        A label whose case is not in the batch, whose value is not one of LABELS, or that
+        names no labeller is an InputError naming `source` (default: the store) and the
+        label's line in it (`lines`, one per label, when the labels come from a file).
         """
-        known = {
-            row[0]
-            for row in self.db.execute(
-                "SELECT case_id FROM batch_cases WHERE batch_id = ?", (batch_id,)
-            )
-        }
+        known = set(self.case_ids(batch_id))
         rows = []
         stamp = now()
         for index, item in enumerate(labels):
-            origin = where[index] if where is not None else self.source
-            check_label(item, known, batch_id, origin)
+            line = lines[index] if lines is not None else None
+            check_label(item, known, batch_id, source or self.source, line)
             rows.append(
                 (
                     batch_id,
@@ -328,14 +335,20 @@ class Batches:
         return None if row[0] is None else int(row[0])
 
 
-def check_label(item: Label, known: set[str], batch_id: int, origin: str) -> None:
-    """InputError (naming `origin` and the field) unless `item` can be stored in the batch."""
+def check_label(
+    item: Label, known: set[str], batch_id: int, source: str, line: int | None = None
+) -> None:
+    """InputError (naming `source`, the line and the field) unless `item` fits the batch."""
     if item.case_id not in known:
-        raise InputError(origin, f"case_id: {item.case_id!r} is not in batch {batch_id}")
+        raise InputError(
+            source, f"{item.case_id!r} is not in batch {batch_id}", line=line, field="case_id"
+        )
     if item.label not in LABELS:
-        raise InputError(origin, f"label: {item.label!r} is not one of {', '.join(LABELS)}")
+        raise InputError(
+            source, f"{item.label!r} is not one of {', '.join(LABELS)}", line=line, field="label"
+        )
     if not item.labeller.strip():
-        raise InputError(origin, "labeller: must be a non-empty name")
+        raise InputError(source, "must be a non-empty name", line=line, field="labeller")
 
 
 def _batch_case(row: tuple[Any, ...]) -> BatchCase:

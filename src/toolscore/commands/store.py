@@ -52,7 +52,8 @@ def json_option(command: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(command)
 
 
-def _print_json(value: Any) -> None:
+def print_json(value: Any) -> None:
+    """Print a value as indented JSON on stdout (the `--json` form of a command)."""
     stdout = sys.stdout.buffer
     stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
     stdout.flush()
@@ -68,7 +69,7 @@ def runs_command(limit: int | None, db_path: str | None, as_json: bool) -> None:
     with open_store(db_path, create=False) as store:
         runs = store.runs(limit)
     if as_json:
-        _print_json([run.to_json() for run in runs])
+        print_json([run.to_json() for run in runs])
     else:
         console().print(runs_table(runs))
 
@@ -97,7 +98,7 @@ def show_command(
             if case is None:
                 raise InputError(str(store.path), f"run {info.id} has no case {case_id!r}")
             if as_json:
-                _print_json(case)
+                print_json(case)
             else:
                 out = console()
                 out.print(run_line(info))
@@ -170,7 +171,7 @@ def rescore_command(
         old = store.run(run)
         new = store.run(store.rescore(old.id, specs_path, label))
         if as_json:
-            _print_json({"run": new.to_json(), "rescored_from": old.to_json()})
+            print_json({"run": new.to_json(), "rescored_from": old.to_json()})
             return
         _render_run(store, new, show_failures)
     console().print(
@@ -201,7 +202,7 @@ def compare_command(run_a: str, run_b: str, limit: int, db_path: str | None, as_
     with open_store(db_path, create=False) as store:
         comparison = compare(store, run_a, run_b)
     if as_json:
-        _print_json(comparison.to_json())
+        print_json(comparison.to_json())
     else:
         render_comparison(console(), comparison, limit)
 
@@ -218,7 +219,7 @@ def spec_diff_command(old: str, new: str, db_path: str | None, as_json: bool) ->
     old_specs, new_specs = _specs(old, db_path), _specs(new, db_path)
     changes = spec_diff(old_specs, new_specs)
     if as_json:
-        _print_json(
+        print_json(
             {
                 "old": {"source": old, **old_specs.describe()},
                 "new": {"source": new, **new_specs.describe()},

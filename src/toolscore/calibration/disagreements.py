@@ -1,0 +1,123 @@
+"""Sample a stored run's disagreements between the rule scorer and a baseline into a batch.
+
+The run's stored verdicts say which cases disagree (a query on the results table); its stored
+cases and outputs are read again, and only the disagreeing cases are scored again, for their
+pairing and the differences a person will be shown. Two passes over the stored files: the
+first finds every disagreement's stratum, the second builds the views of the sampled ones.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from toolscore.calibration.batches import BatchCase
+from toolscore.calibration.sample import stratified_sample
+from toolscore.calibration.view import case_view, stratum
+from toolscore.cases import parse_case
+from toolscore.errors import CaseError, InputError, OutputError
+from toolscore.jsonl import parse_line
+from toolscore.model import Case, Trajectory
+from toolscore.outputs import parse_output
+from toolscore.scoring import join, score_case
+from toolscore.specs import SpecSet
+from toolscore.store.codec import BASELINES, case_json
+
+if TYPE_CHECKING:
+    from toolscore.store.database import RunInfo, Store
+
+DEFAULT_SIZE = 100
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A case where the rule scorer and the baseline disagree, as the run stored it."""
+
+    case_id: str
+    stored: dict[str, Any]
+    tools: list[str | None]
+
+    @property
+    def verdicts(self) -> dict[str, bool]:
+        """Each scorer's verdict on the case, the rule scorer first."""
+        baselines = self.stored["baselines"]
+        return {"rules": bool(self.stored["passed"]), **{b: bool(baselines[b]) for b in BASELINES}}
+
+
+def sample_disagreements(
+    store: Store, run_ref: int | str, vs: str = "exact", n: int = DEFAULT_SIZE, seed: int = 0
+) -> int:
+    """Store a batch of `n` of the run's cases where the rules and baseline `vs` disagree,
+    sampled with `seed` and stratified by deciding rule; return the batch's id."""
+    if vs not in BASELINES:
+        raise InputError(str(store.path), f"--vs must be one of {', '.join(BASELINES)}")
+    run = store.run(run_ref)
+    specs = store.specs(run)
+    found = {d.case_id: d for d in stored_disagreements(store, run.id, vs)}
+    if not found:
+        raise InputError(
+            str(store.path), f"run {run.id}: the rule scorer and {vs} agree on every case"
+        )
+    strata: dict[str, str] = {}
+    for case, result_view in _views(store, run, specs, found):
+        d = found[case.id]
+        strata[case.id] = stratum(result_view, d.stored, d.tools)
+    chosen = stratified_sample(((s, case_id) for case_id, s in strata.items()), n, seed)
+    order = {case_id: position for position, case_id in enumerate(chosen, 1)}
+    picked = {case_id: found[case_id] for case_id in chosen}
+    cases = [
+        BatchCase(order[case.id], case.id, strata[case.id], found[case.id].verdicts, view)
+        for case, view in _views(store, run, specs, picked)
+    ]
+    cases.sort(key=lambda c: c.position)
+    counts = dict(sorted(Counter(strata.values()).items(), key=lambda item: (-item[1], item[0])))
+    return store.batches.create(run.id, vs, seed, n, len(found), counts, cases)
+
+
+def stored_disagreements(store: Store, run_id: int, vs: str) -> Iterator[Disagreement]:
+    """The run's cases whose stored rule verdict differs from baseline `vs`, in run order."""
+    bit = BASELINES.index(vs)
+    rows = store.db.execute(
+        "SELECT case_id, passed, kind, plan, baselines, detail FROM results WHERE run_id = ? "
+        "AND (baselines IS NULL OR passed != ((baselines >> ?) & 1)) ORDER BY seq",
+        (run_id, bit),
+    )
+    for row in rows:
+        stored, tools = case_json(*row)
+        if bool(stored["baselines"].get(vs)) != stored["passed"]:
+            yield Disagreement(row[0], stored, tools)
+
+
+def _views(
+    store: Store, run: RunInfo, specs: SpecSet, wanted: dict[str, Disagreement]
+) -> Iterator[tuple[Case, dict[str, Any]]]:
+    """Each wanted case scored again, with its labelling view."""
+    sources = (
+        f"{run.cases_path} (stored with run {run.id})",
+        f"{run.outputs_path} (stored with run {run.id})",
+    )
+    cases = _cases(store, run.cases_sha256, specs, sources[0], wanted)
+    outputs = _outputs(store, run.outputs_sha256, sources[1], wanted)
+    for case, trajectory in join(cases, outputs, sources=sources):
+        result = score_case(specs, case, trajectory)
+        yield case, case_view(specs, case, result, wanted[case.id].stored)
+
+
+def _cases(
+    store: Store, sha256: str, specs: SpecSet, source: str, wanted: Collection[str]
+) -> Iterator[Case]:
+    for number, raw in store.content_lines(sha256):
+        data = parse_line(raw, source, number, CaseError)
+        if data.get("id") in wanted:
+            yield parse_case(data, specs, source, number, has_markers=b'"$' in raw)
+
+
+def _outputs(
+    store: Store, sha256: str, source: str, wanted: Collection[str]
+) -> Iterator[Trajectory]:
+    for number, raw in store.content_lines(sha256):
+        data = parse_line(raw, source, number, OutputError)
+        if data.get("id") in wanted:
+            yield parse_output(data, source, number)

@@ -1,0 +1,142 @@
+"""The readable forms of a labelling batch and of a calibration, rendered with rich."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from toolscore.calibration.agreement import Agreement
+from toolscore.calibration.batches import SCORERS, BatchInfo
+from toolscore.calibration.calibrate import PERSON_LABELS, Calibration
+from toolscore.report.terminal import percent
+from toolscore.rules import show
+
+
+def render_batch(out: Console, info: BatchInfo, labelled: int) -> None:
+    """A batch: its run, baseline, seed, size, and the run's disagreements per stratum."""
+    out.print(
+        Text(
+            f"batch {info.id} · run {info.run_id} · rules vs {info.baseline} · seed {info.seed} · "
+            f"{info.size} of {info.disagreements} disagreements sampled · {labelled} labelled",
+            style="bold",
+        )
+    )
+    table = Table(
+        title="Disagreements in the run, by deciding rule", title_justify="left", min_width=60
+    )
+    table.add_column("stratum")
+    table.add_column("in run", justify="right")
+    for stratum, count in info.strata.items():
+        table.add_row(Text(stratum), str(count))
+    out.print(table)
+
+
+def evidence_line(item: Mapping[str, Any]) -> str:
+    """One piece of bug evidence: `tool.argument [rule]: expected X, produced Y (message)`."""
+    where = f"{item['tool']}{item['argument'].replace('/', '.')} [{item['rule'] or 'call'}]"
+    expected = show(item["expected"]) if "expected" in item else "(no value)"
+    produced = show(item["produced"]) if "produced" in item else "(no value)"
+    return f"{where}: expected {expected}, produced {produced} ({item['message']})"
+
+
+def _kappa(found: Agreement) -> str:
+    return "-" if found.kappa is None else f"{found.kappa:.2f}"
+
+
+def _agreed(found: Agreement) -> str:
+    return f"{found.agreed}/{found.n} ({percent(found.rate)})"
+
+
+def render_calibration(out: Console, result: Calibration, limit: int) -> None:
+    """Agreement with each scorer, between labellers, the confusion matrix, and the scorer
+    bugs grouped by rule (at most `limit` cases printed per group)."""
+    info = result.batch
+    who = result.chosen_labeller or (
+        ", ".join(result.labellers) + (" (majority)" if len(result.labellers) > 1 else "")
+    )
+    counts = " · ".join(f"{result.person_labels.get(k, 0)} {k}" for k in PERSON_LABELS)
+    out.print(
+        Text(
+            f"batch {info.id} · run {info.run_id} · rules vs {info.baseline} · labels by "
+            f"{who or 'nobody yet'}: {counts} · {result.unlabelled} unlabelled",
+            style="bold",
+        )
+    )
+    table = Table(
+        title="The person against each scorer (unsure left out)", title_justify="left", min_width=60
+    )
+    table.add_column("scorer")
+    table.add_column("agreed", justify="right")
+    table.add_column("Cohen's kappa", justify="right")
+    for name, found in result.scorers.items():
+        table.add_row(name, _agreed(found), _kappa(found))
+    out.print(table)
+    if len(result.labellers) > 1 and result.chosen_labeller is None:
+        per = Table(title="Each labeller against each scorer", title_justify="left", min_width=60)
+        per.add_column("labeller")
+        for name in SCORERS:
+            per.add_column(f"{name} (kappa)", justify="right")
+        for labeller, scores in result.per_labeller.items():
+            per.add_row(
+                Text(labeller),
+                *(f"{_agreed(scores[s])} {_kappa(scores[s])}" for s in SCORERS),
+            )
+        out.print(per)
+        between = Table(
+            title="Between labellers (three labels)", title_justify="left", min_width=60
+        )
+        between.add_column("labellers")
+        between.add_column("agreed", justify="right")
+        between.add_column("Cohen's kappa", justify="right")
+        for a, b, found in result.between:
+            between.add_row(Text(f"{a} / {b}"), _agreed(found), _kappa(found))
+        out.print(between)
+    confusion = Table(title="Confusion: person (rows) by scorer verdict", title_justify="left")
+    confusion.add_column("person")
+    for name in SCORERS:
+        confusion.add_column(f"{name} pass", justify="right")
+        confusion.add_column(f"{name} fail", justify="right")
+    for label in PERSON_LABELS:
+        cells = []
+        for name in SCORERS:
+            cell = result.confusion[name][label]
+            cells += [str(cell["passed"]), str(cell["failed"])]
+        confusion.add_row(label, *cells)
+    out.print(confusion)
+    _render_bugs(out, result, limit)
+
+
+def _render_bugs(out: Console, result: Calibration, limit: int) -> None:
+    if not result.groups:
+        out.print("no scorer bugs: the person and the rule scorer agree on every labelled case")
+        return
+    out.print(
+        Text(
+            f"{result.bug_count} scorer bugs (the person and the rule scorer disagree), "
+            "by the rule that decided:",
+            style="bold",
+        )
+    )
+    for group in result.groups:
+        out.print(Text(f"  {group.rule}: {len(group.bugs)} cases {group.direction}"))
+        for bug in group.bugs[:limit]:
+            out.print(Text(f"    #{bug.position} {bug.case_id} (person: {bug.person})"))
+            for item in bug.evidence:
+                out.print(Text(f"      {evidence_line(item)}"))
+            for note in bug.notes:
+                out.print(Text(f"      note {note}"))
+        if len(group.bugs) > limit:
+            out.print(Text(f"    ... and {len(group.bugs) - limit} more (--json lists all)"))
+    estimated = [s for s in result.strata if s.estimated_bugs]
+    if estimated:
+        total = sum(s.estimated_bugs or 0.0 for s in estimated)
+        out.print(
+            Text(
+                f"scaled to the run's {result.batch.disagreements} disagreements "
+                f"(each stratum's bug rate times its size): about {total:.0f} scorer bugs"
+            )
+        )

@@ -1,0 +1,202 @@
+"""`toolscore disagreements | batches | labels | calibrate`: calibrating the scorer.
+
+Sample the cases of a stored run where the rule scorer and a baseline disagree into a
+labelling batch; list batches; move labels in and out as JSON Lines or CSV; and measure each
+scorer against the people who labelled (`toolscore label` serves the labelling page).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+import orjson
+
+from toolscore.calibration.batches import Batches
+from toolscore.calibration.calibrate import calibrate
+from toolscore.calibration.disagreements import DEFAULT_SIZE, sample_disagreements
+from toolscore.calibration.labels_io import FORMATS, export_rows, file_format, import_labels, render
+from toolscore.calibration.terminal import render_batch, render_calibration
+from toolscore.commands import console, input_errors
+from toolscore.commands.store import db_option, json_option, print_json
+from toolscore.errors import InputError
+from toolscore.store import open_store
+from toolscore.store.codec import BASELINES
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write a file whole or not at all (a temporary file renamed over it)."""
+    target = Path(path)
+    try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent or ".", prefix=".toolscore-")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, target)
+    except OSError as error:
+        raise InputError(path, f"cannot write: {error.strerror or error}") from None
+
+
+def _write(out_path: str | None, data: bytes) -> None:
+    if out_path is None or out_path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        write_atomically(out_path, data)
+
+
+def batch_jsonl(batches: Batches, batch_id: int) -> bytes:
+    """A batch as JSON Lines: one case a line with its stratum, verdicts and view."""
+    return b"".join(
+        orjson.dumps(
+            {
+                "batch": batch_id,
+                "position": case.position,
+                "case_id": case.case_id,
+                "stratum": case.stratum,
+                "verdicts": case.verdicts,
+                "view": case.view,
+            }
+        )
+        + b"\n"
+        for case in batches.cases(batch_id)
+    )
+
+
+@click.command("disagreements")
+@click.argument("run")
+@click.option(
+    "--vs",
+    type=click.Choice(BASELINES),
+    default="exact",
+    show_default=True,
+    help="The baseline the rule scorer disagrees with.",
+)
+@click.option(
+    "--n", "size", type=click.IntRange(1), default=DEFAULT_SIZE, show_default=True,
+    help="How many cases to sample.",
+)  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@click.option("--out", "out_path", metavar="FILE", help="Also write the batch as JSON Lines.")
+@db_option
+@json_option
+@input_errors
+def disagreements_command(
+    run: str, vs: str, size: int, seed: int, out_path: str | None, db_path: str | None,
+    as_json: bool,
+) -> None:  # fmt: skip
+    """Sample a stored run's cases where the rule scorer and a baseline disagree, stratified
+    by tool and deciding rule, into a labelling batch in the store."""
+    with open_store(db_path, create=False) as store:
+        batch_id = sample_disagreements(store, run, vs, size, seed)
+        info = store.batches.info(batch_id)
+        if out_path is not None:
+            write_atomically(out_path, batch_jsonl(store.batches, batch_id))
+    if as_json:
+        print_json(info.to_json())
+        return
+    out = console()
+    render_batch(out, info, 0)
+    out.print(
+        f"label it in the browser: toolscore label {batch_id}; then: toolscore calibrate {batch_id}"
+    )
+
+
+@click.command("batches")
+@db_option
+@json_option
+@input_errors
+def batches_command(db_path: str | None, as_json: bool) -> None:
+    """List the labelling batches with how far their labelling has gone."""
+    with open_store(db_path, create=False) as store:
+        found = store.batches.all_batches()
+        labelled = {
+            info.id: {
+                who: len(store.batches.labels(info.id, who))
+                for who in store.batches.labellers(info.id)
+            }
+            for info in found
+        }
+    if as_json:
+        print_json([{**info.to_json(), "labelled": labelled[info.id]} for info in found])
+        return
+    out = console()
+    if not found:
+        out.print("no labelling batches yet (`toolscore disagreements RUN`)")
+    for info in found:
+        progress = ", ".join(f"{who} {n}/{info.size}" for who, n in labelled[info.id].items())
+        out.print(
+            f"batch {info.id}: run {info.run_id}, rules vs {info.baseline}, {info.size} cases, "
+            f"seed {info.seed}, {info.created}; labelled: {progress or 'not yet'}"
+        )
+
+
+@click.group("labels")
+def labels_group() -> None:
+    """Labels in and out of a batch, as JSON Lines or CSV."""
+
+
+@labels_group.command("export")
+@click.argument("batch")
+@click.option("--out", "out_path", metavar="FILE", help="Write here (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Default: from --out's name.")
+@click.option("--labeller", metavar="NAME", help="Only this labeller's labels.")
+@db_option
+@input_errors
+def labels_export_command(
+    batch: str, out_path: str | None, fmt: str | None, labeller: str | None, db_path: str | None
+) -> None:
+    """Write a batch's labels (batch, position, case_id, labeller, label, note, updated)."""
+    with open_store(db_path, create=False) as store:
+        batch_id = store.batches.resolve(batch)
+        rows = export_rows(store.batches, batch_id, labeller)
+    _write(out_path, render(rows, file_format(out_path or "", fmt)))
+
+
+@labels_group.command("import")
+@click.argument("batch")
+@click.argument("path", metavar="FILE")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Default: from FILE's name.")
+@click.option("--labeller", metavar="NAME", help="For rows that name no labeller.")
+@db_option
+@input_errors
+def labels_import_command(
+    batch: str, path: str, fmt: str | None, labeller: str | None, db_path: str | None
+) -> None:
+    """Store labels given elsewhere (case_id and label required; a label replaces the same
+    labeller's earlier one). A row for a case not in the batch refuses the whole file."""
+    with open_store(db_path, create=False) as store:
+        batch_id = store.batches.resolve(batch)
+        count = import_labels(store.batches, batch_id, path, file_format(path, fmt), labeller)
+    console().print(f"stored {count} labels in batch {batch_id}")
+
+
+@click.command("calibrate")
+@click.argument("batch")
+@click.option("--labeller", metavar="NAME", help="Only this labeller (default: the majority).")
+@click.option(
+    "--show", "limit", type=click.IntRange(0), default=10, show_default=True,
+    help="How many cases to print per group of scorer bugs.",
+)  # fmt: skip
+@db_option
+@json_option
+@input_errors
+def calibrate_command(
+    batch: str, labeller: str | None, limit: int, db_path: str | None, as_json: bool
+) -> None:
+    """Agreement of the person with each scorer (counts and Cohen's kappa), between
+    labellers, the confusion matrix, and the scorer bugs grouped by the rule that decided."""
+    with open_store(db_path, create=False) as store:
+        result = calibrate(store.batches, batch, labeller)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        render_calibration(console(), result, limit)
+
+
+def register(group: click.Group) -> None:
+    """Add the calibration commands to the `toolscore` command group."""
+    for command in (disagreements_command, batches_command, labels_group, calibrate_command):
+        group.add_command(command)
