@@ -90,13 +90,13 @@ def test_a_failing_migration_leaves_the_store_at_the_step_before(tmp_path: Path)
     broken = (
         *MIGRATIONS,
         Migration(
-            "half done", ("CREATE TABLE labels (name TEXT)", "INSERT INTO nowhere VALUES (1)")
+            "half done", ("CREATE TABLE half_done (name TEXT)", "INSERT INTO nowhere VALUES (1)")
         ),
     )
     db = connect(path)
     with pytest.raises(sqlite3.OperationalError, match="nowhere"):
         migrate(db, str(path), broken)
     assert schema_version(db) == len(MIGRATIONS)
-    assert "labels" not in tables(db)
+    assert "half_done" not in tables(db)
     assert not db.in_transaction
     db.close()

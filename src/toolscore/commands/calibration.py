@@ -100,7 +100,8 @@ def disagreements_command(
     out = console()
     render_batch(out, info, 0)
     out.print(
-        f"label it in the browser: toolscore label {batch_id}; then: toolscore calibrate {batch_id}"
+        f"label it in the browser: toolscore label {batch_id}; then: toolscore calibrate {batch_id}",
+        soft_wrap=True,
     )
 
 
@@ -129,7 +130,8 @@ def batches_command(db_path: str | None, as_json: bool) -> None:
         progress = ", ".join(f"{who} {n}/{info.size}" for who, n in labelled[info.id].items())
         out.print(
             f"batch {info.id}: run {info.run_id}, rules vs {info.baseline}, {info.size} cases, "
-            f"seed {info.seed}, {info.created}; labelled: {progress or 'not yet'}"
+            f"seed {info.seed}, {info.created}; labelled: {progress or 'not yet'}",
+            soft_wrap=True,
         )
 
 
