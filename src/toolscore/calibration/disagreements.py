@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolscore.calibration.batches import BatchCase
 from toolscore.calibration.sample import stratified_sample
@@ -23,7 +22,7 @@ from toolscore.model import Case, Trajectory
 from toolscore.outputs import parse_output
 from toolscore.scoring import join, score_case
 from toolscore.specs import SpecSet
-from toolscore.store.codec import BASELINES, case_json
+from toolscore.store.codec import BASELINES, ResultRow, case_json
 
 if TYPE_CHECKING:
     from toolscore.store.database import RunInfo, Store
@@ -31,19 +30,22 @@ if TYPE_CHECKING:
 DEFAULT_SIZE = 100
 
 
-@dataclass(frozen=True)
-class Disagreement:
-    """A case where the rule scorer and the baseline disagree, as the run stored it."""
+class Disagreement(NamedTuple):
+    """A case where the rule scorer and the baseline disagree: its stored results row, kept
+    as stored (compressed) until needed, as a large run can have many."""
 
     case_id: str
-    stored: dict[str, Any]
-    tools: list[str | None]
+    row: ResultRow
 
-    @property
-    def verdicts(self) -> dict[str, bool]:
-        """Each scorer's verdict on the case, the rule scorer first."""
-        baselines = self.stored["baselines"]
-        return {"rules": bool(self.stored["passed"]), **{b: bool(baselines[b]) for b in BASELINES}}
+    def stored(self) -> tuple[dict[str, Any], list[str | None]]:
+        """The case's report JSON as the run stored it, and the tool of each mismatch."""
+        return case_json(*self.row)
+
+
+def verdicts(stored: dict[str, Any]) -> dict[str, bool]:
+    """Each scorer's verdict on a stored case, the rule scorer first."""
+    baselines = stored["baselines"]
+    return {"rules": bool(stored["passed"]), **{b: bool(baselines[b]) for b in BASELINES}}
 
 
 def sample_disagreements(
@@ -61,15 +63,14 @@ def sample_disagreements(
             str(store.path), f"run {run.id}: the rule scorer and {vs} agree on every case"
         )
     strata: dict[str, str] = {}
-    for case, result_view in _views(store, run, specs, found):
-        d = found[case.id]
-        strata[case.id] = stratum(result_view, d.stored, d.tools)
+    for case, result_view, stored, tools in _views(store, run, specs, found):
+        strata[case.id] = stratum(result_view, stored, tools)
     chosen = stratified_sample(((s, case_id) for case_id, s in strata.items()), n, seed)
     order = {case_id: position for position, case_id in enumerate(chosen, 1)}
     picked = {case_id: found[case_id] for case_id in chosen}
     cases = [
-        BatchCase(order[case.id], case.id, strata[case.id], found[case.id].verdicts, view)
-        for case, view in _views(store, run, specs, picked)
+        BatchCase(order[case.id], case.id, strata[case.id], verdicts(stored), view)
+        for case, view, stored, _ in _views(store, run, specs, picked)
     ]
     cases.sort(key=lambda c: c.position)
     counts = dict(sorted(Counter(strata.values()).items(), key=lambda item: (-item[1], item[0])))
@@ -85,15 +86,18 @@ def stored_disagreements(store: Store, run_id: int, vs: str) -> Iterator[Disagre
         (run_id, bit),
     )
     for row in rows:
-        stored, tools = case_json(*row)
-        if bool(stored["baselines"].get(vs)) != stored["passed"]:
-            yield Disagreement(row[0], stored, tools)
+        if row[4] is None:  # baselines of another shape, kept in the detail
+            stored, _ = case_json(*row)
+            if bool(stored["baselines"].get(vs)) == stored["passed"]:
+                continue
+        yield Disagreement(row[0], row)
 
 
 def _views(
     store: Store, run: RunInfo, specs: SpecSet, wanted: dict[str, Disagreement]
-) -> Iterator[tuple[Case, dict[str, Any]]]:
-    """Each wanted case scored again, with its labelling view."""
+) -> Iterator[tuple[Case, dict[str, Any], dict[str, Any], list[str | None]]]:
+    """Each wanted case scored again: the case, its labelling view, its stored report JSON
+    and the tool of each stored mismatch."""
     sources = (
         f"{run.cases_path} (stored with run {run.id})",
         f"{run.outputs_path} (stored with run {run.id})",
@@ -102,7 +106,8 @@ def _views(
     outputs = _outputs(store, run.outputs_sha256, sources[1], wanted)
     for case, trajectory in join(cases, outputs, sources=sources):
         result = score_case(specs, case, trajectory)
-        yield case, case_view(specs, case, result, wanted[case.id].stored)
+        stored, tools = wanted[case.id].stored()
+        yield case, case_view(specs, case, result, stored), stored, tools
 
 
 def _cases(
