@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from toolscore.calibration.agreement import agreement
 from toolscore.calibration.batches import Label
 from toolscore.calibration.calibrate import calibrate, consensus
+from toolscore.calibration.page import case_page
 from toolscore.calibration.sample import stratified_sample
 from toolscore.cli import cli, example_dir
 from toolscore.store import open_store
@@ -30,6 +31,7 @@ tools:
     args:
       city: {kind: casefold, reason: "city names are not identifiers"}
       unit: {kind: enum, values: [celsius, fahrenheit], aliases: {C: celsius}}
+      note: text
 """
 
 
@@ -377,3 +379,34 @@ def test_batches_lists_progress(support_db: Path) -> None:
     result = invoke("batches", "--db", str(support_db))
     assert "batch 1: run 1, rules vs exact, 4 cases" in result.output
     assert "ann 4/4, bob 4/4" in result.output
+
+
+def test_the_view_keeps_markers_of_the_plan_only(tmp_path: Path) -> None:
+    specs = tmp_path / "tools.yaml"
+    specs.write_text(SPEC)
+    unit = {"$any": ["celsius", {"$omitted": True}]}
+    case = {"id": "any", "plans": [[{"name": "weather", "args": {"city": "Oslo", "unit": unit}}]]}
+    made = {"city": "Oslo", "unit": "C", "note": {"$any": ["C"]}}  # `note` is free text
+    output = {"id": "any", "calls": [{"name": "weather", "args": made}]}
+    (tmp_path / "cases.jsonl").write_bytes(orjson.dumps(case) + b"\n")
+    (tmp_path / "outputs.jsonl").write_bytes(orjson.dumps(output) + b"\n")
+    db = tmp_path / "results.db"
+    invoke(
+        "score", "--specs", str(specs), "--cases", str(tmp_path / "cases.jsonl"),
+        "--outputs", str(tmp_path / "outputs.jsonl"), "--save", "--db", str(db),
+    )  # fmt: skip
+    assert invoke("disagreements", "1", "--db", str(db)).exit_code == 0
+    with open_store(db) as store:
+        (batch_case,) = store.batches.cases(1)
+    view = batch_case.view
+    assert view["plans"][0][0]["args"]["unit"] == unit
+    assert view["produced"][0]["args"]["note"] == {"$any": ["C"]}  # the agent's own value
+    difference = next(d for d in view["differences"] if d["path"] == "/unit")
+    assert (difference["expected"], difference["produced"]) == (unit, "C")
+    assert difference["accepted"] is True
+    page = case_page(batch_case, None)
+    shown = {
+        arg.key: (arg.expected.kind, arg.produced.kind) for row in page.rows for arg in row.args
+    }
+    assert shown["unit"] == ("any", "json")
+    assert shown["note"] == ("absent", "json")  # not shown as "any one of": it is not the plan

@@ -23,6 +23,7 @@ from toolscore.cases import read_cases
 from toolscore.commands import console, input_errors
 from toolscore.commands.bfcl import register as register_bfcl
 from toolscore.commands.calibration import register as register_calibration
+from toolscore.commands.label import register as register_label
 from toolscore.commands.store import register as register_store
 from toolscore.errors import InputError
 from toolscore.jsonl import ByteCounter
@@ -362,4 +363,5 @@ def main() -> None:
 
 register_bfcl(cli)
 register_store(cli)
+register_label(cli)
 register_calibration(cli)

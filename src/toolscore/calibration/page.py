@@ -139,6 +139,8 @@ class CasePage:
     plan: int | None
     plan_count: int
     no_call_expected: bool
+    reordered: bool
+    """Whether the paired calls were made in another order than the plan's."""
     rows: tuple[CallRow, ...]
     other_plans: tuple[OtherPlan, ...]
     revealed: bool
@@ -162,12 +164,14 @@ def case_page(case: BatchCase, label: Label | None) -> CasePage:
     compared = [] if plan is None else plans[plan]
     produced = [call for call in _list(view.get("produced")) if isinstance(call, Mapping)]
     differences = [d for d in _list(view.get("differences")) if isinstance(d, Mapping)]
-    rows, used = _rows(compared, produced, _pairs(view, compared, produced), differences, revealed)
+    pairs = _pairs(view, compared, produced)
+    rows, used = _rows(compared, produced, pairs, differences, revealed)
     page = CasePage(
         prompt=None if view.get("prompt") is None else visible(str(view["prompt"])),
         plan=plan,
         plan_count=len(plans),
         no_call_expected=not compared,
+        reordered=[j for _, j in pairs] != sorted(j for _, j in pairs),
         rows=tuple(rows),
         other_plans=tuple(
             OtherPlan(number + 1, tuple(_plan_call(call) for call in calls))
@@ -222,9 +226,11 @@ def json_text(value: Any) -> str:
     )
 
 
-def describe(value: Any) -> Value:
-    """How the page prints one argument value of a plan or a produced call."""
-    if isinstance(value, Mapping) and len(value) == 1:
+def describe(value: Any, expected: bool = True) -> Value:
+    """How the page prints one argument value of a plan or (`expected=False`) a produced call:
+    only a plan's values are read for markers (`$any`, `$ref`, `$omitted`), so that an agent
+    cannot make its own value look like one."""
+    if isinstance(value, Mapping) and len(value) == 1 and (expected or "$unwritable" in value):
         ((key, inner),) = value.items()
         if key == "$any" and isinstance(inner, list):
             return Value("any", tuple(_alternative(item) for item in inner))
@@ -346,7 +352,7 @@ def _row(
         ArgRow(
             key=visible(key),
             expected=describe(want[key]) if key in want else ABSENT,
-            produced=describe(got[key]) if key in got else ABSENT,
+            produced=describe(got[key], expected=False) if key in got else ABSENT,
             state=_state(by_key.get(key, []), revealed),
             paths=tuple(visible(str(d.get("path", ""))) for d in by_key.get(key, [])),
             notes=tuple(_note(d) for d in by_key.get(key, [])) if revealed else (),
@@ -406,7 +412,7 @@ def _mismatch(found: Mapping[str, Any]) -> Mismatch:
         call=call if isinstance(call, int) else None,
         plan_call=plan_call if isinstance(plan_call, int) else None,
         expected=describe(found["expected"]) if "expected" in found else None,
-        produced=describe(found["produced"]) if "produced" in found else None,
+        produced=describe(found["produced"], expected=False) if "produced" in found else None,
     )
 
 

@@ -166,7 +166,7 @@ def _difference(
 ) -> dict[str, Any]:
     found: dict[str, Any] = {"plan_call": plan_call, "call": call, "path": path}
     if expected is not MISSING:
-        found["expected"] = safe_value(expected)
+        found["expected"] = safe_value(expected, markers=True)
     if produced is not MISSING:
         found["produced"] = safe_value(produced)
     found.update(accepted=accepted, rule=rule, message=message)
@@ -192,7 +192,7 @@ def _shown(value: Any) -> str:
 
 
 def _plan_call(call: Call) -> dict[str, Any]:
-    return {"name": call.name, "args": safe_value(dict(call.args or {}))}
+    return {"name": call.name, "args": safe_value(dict(call.args or {}), markers=True)}
 
 
 def _produced_call(call: Call) -> dict[str, Any]:

@@ -100,7 +100,8 @@ def disagreements_command(
     out = console()
     render_batch(out, info, 0)
     out.print(
-        f"label it in the browser: toolscore label {batch_id}; then: toolscore calibrate {batch_id}",
+        f"label it in the browser: toolscore label {batch_id}; "
+        f"then: toolscore calibrate {batch_id}",
         soft_wrap=True,
     )
 

@@ -22,26 +22,28 @@ from toolscore.scoring import Summary
 from toolscore.specs import SpecSet
 
 
-def plain(value: Any) -> Any:
-    """A value as JSON shows it: `$any` alternatives as a list, `$ref` as its string."""
+def plain(value: Any, markers: bool = False) -> Any:
+    """A value as JSON shows it: `$any` alternatives as a list (as `{"$any": [...]}`, as cases
+    files spell it, with `markers`), `$ref` and `$omitted` as their objects."""
     if type(value) is AnyOf:
-        return [plain(v) for v in value]
+        alternatives = [plain(v, markers) for v in value]
+        return {"$any": alternatives} if markers else alternatives
     if value is OMITTED:
         return {"$omitted": True}
     if type(value) is Ref:
         return {"$ref": str(value)}
     if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
+        return {k: plain(v, markers) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
+        return [plain(v, markers) for v in value]
     return value
 
 
-def safe_value(value: Any) -> Any:
-    """`plain(value)`, or its short rendering when it is nested too deep to write as JSON
-    (an agent can send anything; the report must still be written)."""
+def safe_value(value: Any, markers: bool = False) -> Any:
+    """`plain(value, markers)`, or its short rendering when it is nested too deep to write as
+    JSON (an agent can send anything; the report must still be written)."""
     try:
-        converted = plain(value)
+        converted = plain(value, markers)
         orjson.dumps(converted)
     except (orjson.JSONEncodeError, RecursionError):
         return {"$unwritable": show(value)}
