@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -64,3 +65,34 @@ def test_a_line_that_contradicts_its_leading_id_is_refused(tmp_path: Path) -> No
     run = ParallelScoring(specs, str(cases), str(directory / "outputs.jsonl"), 2)
     with pytest.raises(CaseError, match=r"cases.jsonl:1: a line must be a JSON object"):
         list(run)
+
+
+def test_by_default_a_large_input_is_scored_on_every_core(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from toolscore import cli as cli_module  # noqa: PLC0415
+
+    example = cli_module.example_dir()
+    args = [
+        "score", "--specs", str(example / "tools.yaml"), "--cases", str(example / "cases.jsonl"),
+        "--outputs", str(example / "outputs.jsonl"),
+    ]  # fmt: skip
+    used: list[int] = []
+
+    class Spy(ParallelScoring):
+        def __init__(self, *a: object, **k: object) -> None:
+            super().__init__(*a, **k)  # type: ignore[arg-type]
+            used.append(self.workers)
+
+    monkeypatch.setattr(cli_module, "ParallelScoring", Spy)
+    small = CliRunner().invoke(cli_module.cli, [*args, "--json", str(tmp_path / "a.json")])
+    assert small.exit_code == 0, small.output
+    assert used == []  # a small input is scored in process
+    monkeypatch.setattr(cli_module, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1, 2})
+    large = CliRunner().invoke(cli_module.cli, [*args, "--json", str(tmp_path / "b.json")])
+    assert large.exit_code == 0, large.output
+    assert used == [3]
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()

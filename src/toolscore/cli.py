@@ -7,6 +7,7 @@ with exit status 2 (STYLE.md 9). Exit 0 means scoring completed; 1 means a thres
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -40,6 +41,9 @@ from toolscore.store import RunMeta, RunWriter, describe_previous, open_store
 
 PROGRESS_AFTER_SECONDS = 2.0
 SPEC_ENVIRONMENT = "spec"
+PARALLEL_MIN_BYTES = 4 << 20
+"""Below this size of cases file, `--workers 0` scores in process: starting the workers would
+take longer than the work they save (a few thousand cases)."""
 """What `--env` given without a file means: the spec file's own environment block."""
 
 
@@ -119,10 +123,10 @@ def _with_progress(results: Iterator[CaseResult], bar: _ProgressBar) -> Iterator
 )
 @click.option(
     "--workers",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Processes to score on (the report and summary are the same for any number).",
+    default=0,
+    type=click.IntRange(0),
+    help="Processes to score on (default 0: every core, on inputs large enough to gain from "
+    "it); the report and summary are the same for any number.",
 )
 @click.option("--db", "db_path", metavar="PATH", help="Save the run in this results store.")
 @click.option(
@@ -177,6 +181,7 @@ def score_command(
             saving = stack.enter_context(store.begin_run(meta))
             sinks.append(saving)
         try:
+            workers = workers or auto_workers(Path(cases_path).stat().st_size)
             if workers > 1:
                 summary = _score_in_parallel(
                     specs, (cases_path, outputs_path), workers, sinks, failed, show_failures,
@@ -216,6 +221,17 @@ def score_command(
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
         out.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
         sys.exit(1)
+
+
+def auto_workers(cases_bytes: int) -> int:
+    """How many processes `--workers 0` means: every core this process may use, unless the
+    cases file is too small for the time to start processes to pay off."""
+    if cases_bytes < PARALLEL_MIN_BYTES:
+        return 1
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _score_in_parallel(
