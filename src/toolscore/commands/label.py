@@ -13,9 +13,7 @@ import socket
 import sys
 
 import click
-import uvicorn
 
-from toolscore.calibration.web import TOKEN_PARAM, create_app
 from toolscore.commands import input_errors
 from toolscore.commands.store import db_option
 from toolscore.errors import InputError
@@ -59,6 +57,11 @@ def default_labeller() -> str:
 def label_command(batch: str, labeller: str | None, port: int, db_path: str | None) -> None:
     """Label the cases of BATCH (an id or `latest`) in a web page on this machine: one case
     at a time, correct, incorrect or unsure, each saved at once; run it again to resume."""
+    # The web stack is imported only here: every other command starts faster without it.
+    import uvicorn  # noqa: PLC0415
+
+    from toolscore.calibration.web import TOKEN_PARAM, create_app  # noqa: PLC0415
+
     name = (labeller if labeller is not None else default_labeller()).strip()
     if not name:
         raise InputError("--labeller", "must be a non-empty name")
