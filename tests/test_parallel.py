@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-import os
+import tempfile
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolscore.cases import read_cases
-from toolscore.errors import CaseError
+from toolscore.errors import CaseError, InputError, OutputError
+from toolscore.jsonl import read_jsonl
 from toolscore.outputs import read_outputs
 from toolscore.parallel import ParallelScoring, leading_id
+from toolscore.rawjoin import joined_chunks, pairs
 from toolscore.report.json_report import case_to_json, plain
-from toolscore.scoring import score
+from toolscore.scoring import join_by_id, score
 from toolscore.specs import load_specs
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -91,8 +95,79 @@ def test_by_default_a_large_input_is_scored_on_every_core(
     assert small.exit_code == 0, small.output
     assert used == []  # a small input is scored in process
     monkeypatch.setattr(cli_module, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1, 2})
+    monkeypatch.setattr(cli_module, "default_workers", lambda: 3)
     large = CliRunner().invoke(cli_module.cli, [*args, "--json", str(tmp_path / "b.json")])
     assert large.exit_code == 0, large.output
     assert used == [3]
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def _write_lines(path: Path, ids: list[str], blank_every: int, late_id_every: int) -> None:
+    lines = []
+    for k, line_id in enumerate(ids):
+        if blank_every and k % blank_every == 0:
+            lines.append(b"   ")
+        if late_id_every and k % late_id_every == 0:
+            lines.append(orjson.dumps({"x": k, "id": line_id}))  # the id is not first
+        else:
+            lines.append(orjson.dumps({"id": line_id, "x": k}))
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+
+def _serial_pairs(cases: Path, outputs: Path) -> tuple[list[tuple[int, int | None]], list[str]]:
+    unmatched: list[str] = []
+
+    def keyed(path: Path) -> list[tuple[str, int]]:
+        return [(data["id"], number) for number, _, data in read_jsonl(path)]
+
+    sources = (str(cases), str(outputs))
+    pairs = join_by_id(
+        keyed(cases), keyed(outputs), lambda c: c, lambda o: o, unmatched.extend, sources
+    )
+    return [(c[1], None if o is None else o[1]) for c, o in pairs], unmatched
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(0, 30), max_size=40),
+    st.lists(st.integers(0, 30), max_size=40),
+    st.booleans(),
+    st.integers(1, 7),
+    st.integers(0, 5),
+    st.integers(0, 6),
+)
+def test_the_raw_join_equals_the_serial_join(
+    case_keys: list[int],
+    output_keys: list[int],
+    same_order: bool,
+    chunk: int,
+    blank_every: int,
+    late_id_every: int,
+) -> None:
+    """Same pairs, same unmatched outputs, same first error, for any order, duplicates,
+    blank lines and ids that are not first on their line."""
+    if same_order:
+        output_keys = list(case_keys)
+    with tempfile.TemporaryDirectory() as folder:
+        cases, outputs = Path(folder) / "c.jsonl", Path(folder) / "o.jsonl"
+        _write_lines(cases, [f"id-{k}" for k in case_keys], blank_every, late_id_every)
+        _write_lines(outputs, [f"id-{k}" for k in output_keys], blank_every, 0)
+        try:
+            expected: object = _serial_pairs(cases, outputs)
+        except InputError as error:
+            expected = str(error)
+        unmatched: list[str] = []
+        try:
+            chunks = list(
+                joined_chunks(
+                    str(cases), str(outputs), chunk, (CaseError, OutputError), unmatched.extend
+                )
+            )
+            found: object = (
+                [(c.line, None if o is None else o.line) for one in chunks for c, o in pairs(one)],
+                unmatched,
+            )
+            assert all(len(pairs(one)) <= chunk for one in chunks)
+        except InputError as error:
+            found = str(error)
+        assert found == expected

@@ -7,7 +7,6 @@ with exit status 2 (STYLE.md 9). Exit 0 means scoring completed; 1 means a thres
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ from toolscore.jsonl import ByteCounter
 from toolscore.lint import lint_files
 from toolscore.model import Case, CaseResult
 from toolscore.outputs import read_outputs
-from toolscore.parallel import ParallelScoring
+from toolscore.parallel import ParallelScoring, default_workers
 from toolscore.report.json_report import ReportWriter, report_header
 from toolscore.report.terminal import render_summary, state_lines
 from toolscore.scoring import Summary, outcome_passed, score
@@ -226,12 +225,7 @@ def score_command(
 def auto_workers(cases_bytes: int) -> int:
     """How many processes `--workers 0` means: every core this process may use, unless the
     cases file is too small for the time to start processes to pay off."""
-    if cases_bytes < PARALLEL_MIN_BYTES:
-        return 1
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    return 1 if cases_bytes < PARALLEL_MIN_BYTES else default_workers()
 
 
 def _score_in_parallel(

@@ -1,7 +1,8 @@
 """Scoring on several processes, with the same verdicts, report and summary as one process.
 
-The main process reads both files, joins cases to outputs by id exactly as `scoring.join`
-does, and hands chunks of raw line pairs to worker processes; each worker parses, scores and
+The main process reads both files, joins cases to outputs by id with the same result as
+`scoring.join` (`rawjoin`: without parsing the lines), and hands chunks of raw line pairs to
+worker processes; each worker parses, scores and
 tallies its chunk and sends back the report lines and a partial summary. Chunks come back in
 order, so the report lists cases in the order of the cases file either way.
 """
@@ -9,7 +10,6 @@ order, so the report lists cases in the order of the cases file either way.
 from __future__ import annotations
 
 import os
-import re
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -19,24 +19,19 @@ import orjson
 
 from toolscore.cases import parse_case
 from toolscore.errors import CaseError, InputError, OutputError
-from toolscore.jsonl import ByteCounter, iter_lines, parse_line
+from toolscore.jsonl import ByteCounter, parse_line
 from toolscore.model import CaseResult, Trajectory
 from toolscore.outputs import parse_output
+from toolscore.rawjoin import Chunk, RawLine, joined_chunks, leading_id, pairs
 from toolscore.report.json_report import case_to_json, plain
-from toolscore.scoring import SummaryBuilder, join_by_id, outcome_passed, score_case, with_state
+from toolscore.scoring import SummaryBuilder, outcome_passed, score_case, with_state
 from toolscore.specs import SpecSet
 from toolscore.state import Environment
 
+__all__ = ["CHUNK", "ChunkOutcome", "ParallelScoring", "default_workers", "leading_id"]
+
 CHUNK = 2000
 """Cases per chunk: large enough that passing work between processes costs little."""
-
-
-class RawLine(NamedTuple):
-    """One line of a cases or outputs file, unparsed but for its id."""
-
-    line: int
-    raw: bytes
-    id: str
 
 
 class ChunkOutcome(NamedTuple):
@@ -45,37 +40,6 @@ class ChunkOutcome(NamedTuple):
     summary: SummaryBuilder
     report_lines: list[bytes]
     failures: list[CaseResult]
-
-
-def raw_lines(path: str, error: type[InputError], counter: ByteCounter | None) -> Iterator[RawLine]:
-    """The lines of a JSONL file with their ids, parsed no further than needed to find them.
-
-    A line that starts with a plain `{"id": "..."` is not parsed here (the worker parses it
-    and checks the id); any other line is parsed whole, so that errors name it.
-    """
-    for number, raw in iter_lines(path, error, counter):
-        yield RawLine(number, raw, leading_id(raw) or _parsed_id(raw, path, number, error))
-
-
-_LEADING_ID = re.compile(rb'\{"id": ?"([^"\\]+)"')
-
-
-def leading_id(raw: bytes) -> str | None:
-    """The id of a line written `{"id":"...",` (as JSON writers do), or None."""
-    match = _LEADING_ID.match(raw)
-    if match is None:
-        return None
-    try:
-        return match.group(1).decode()
-    except UnicodeDecodeError:
-        return None
-
-
-def _parsed_id(raw: bytes, path: str, number: int, error: type[InputError]) -> str:
-    line_id = parse_line(raw, path, number, error).get("id")
-    if type(line_id) is not str or not line_id:
-        raise error(path, "every line needs a non-empty string id", line=number, field="id")
-    return line_id
 
 
 def _load(line: RawLine, path: str, error: type[InputError]) -> dict[str, Any]:
@@ -103,15 +67,13 @@ def _start_worker(specs: SpecSet, sources: tuple[str, str], env: Environment | N
     _state.env = env
 
 
-def _score_chunk(
-    chunk: list[tuple[RawLine, RawLine | None]], want_report: bool, keep_failures: int
-) -> ChunkOutcome:
+def _score_chunk(chunk: Chunk, want_report: bool, keep_failures: int) -> ChunkOutcome:
     specs = _state.specs
     cases_source, outputs_source = _state.sources
     summary = SummaryBuilder(specs)
     lines: list[bytes] = []
     failures: list[CaseResult] = []
-    for case_line, output_line in chunk:
+    for case_line, output_line in pairs(chunk):
         raw = case_line.raw
         data = _load(case_line, cases_source, CaseError)
         case = parse_case(data, specs, cases_source, case_line.line, b'"$' in raw)
@@ -158,24 +120,16 @@ class ParallelScoring:
         self.env = env
         self._summary = SummaryBuilder(specs)
 
-    def _chunks(self) -> Iterator[list[tuple[RawLine, RawLine | None]]]:
+    def _chunks(self) -> Iterator[Chunk]:
         cases_path, outputs_path = self.sources
-        pairs = join_by_id(
-            raw_lines(cases_path, CaseError, self.counter),
-            raw_lines(outputs_path, OutputError, None),
-            lambda raw: (raw.id, raw.line),
-            lambda raw: (raw.id, raw.line),
+        return joined_chunks(
+            cases_path,
+            outputs_path,
+            self.chunk_size,
+            (CaseError, OutputError),
             self._unmatched,
-            self.sources,
+            self.counter,
         )
-        chunk: list[tuple[RawLine, RawLine | None]] = []
-        for pair in pairs:
-            chunk.append(pair)
-            if len(chunk) == self.chunk_size:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
 
     def _unmatched(self, ids: list[str]) -> None:
         self._summary.unmatched_outputs = len(ids)

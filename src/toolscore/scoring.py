@@ -441,16 +441,19 @@ def join_by_id(
     output_key: Callable[[OutputT], tuple[str, int | None]],
     on_unmatched: Callable[[list[str]], None] | None = None,
     sources: tuple[str, str] = ("<cases>", "<outputs>"),
+    seen_cases: set[str] | None = None,
 ) -> Iterator[tuple[CaseT, OutputT | None]]:
     """Pair each case with its output by id, streaming when both files are in the same order.
 
     `case_key` and `output_key` give an item's (id, line). Outputs read ahead of their case
     wait in memory; a case with no output is paired with None. Duplicate ids in either file
     are input errors; ids of outputs that match no case go to `on_unmatched` at the end.
+    `seen_cases` holds the ids of cases already joined, when this joins the rest of files
+    whose beginning was joined another way.
     """
     pending: dict[str, OutputT] = {}
     remaining = iter(outputs)
-    seen_cases: set[str] = set()
+    seen_cases = set() if seen_cases is None else seen_cases
 
     def take(output: OutputT) -> str:
         # Outputs are read only as far as the case being scored needs, so one for a case

@@ -1,0 +1,239 @@
+"""Join the lines of a cases file and an outputs file by id without parsing them, in chunks.
+
+The process that hands work to the scoring workers does only this, so it must be cheap:
+lines are read a block at a time, and each id is found by a pattern at the start of the line
+(`{"id": "...",`, as JSON writers put it). When the two files list the same ids in the same
+order, as they usually do, a chunk of cases is joined to the next chunk of outputs by
+comparing the two id lists whole. At the first chunk that does not line up, the rest of both
+files goes through `scoring.join_by_id`, line by line, which accepts any order; the result is
+the same either way, duplicate and unmatched ids included.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterator
+from typing import IO, NamedTuple
+
+from toolscore.errors import InputError
+from toolscore.jsonl import ByteCounter, parse_line
+from toolscore.scoring import join_by_id
+
+BLOCK_BYTES = 1 << 20
+"""Bytes read from a file at a time."""
+
+
+class RawLine(NamedTuple):
+    """One line of a cases or outputs file, unparsed but for its id."""
+
+    line: int
+    raw: bytes
+    id: str
+
+
+Pairs = list[tuple[RawLine, RawLine | None]]
+"""Cases, each with its output line (None when the case has none), in cases-file order."""
+
+
+class Aligned(NamedTuple):
+    """A chunk of cases and the outputs at the same places, with the same ids: sent to a
+    worker as it was read, and made into pairs there (`pairs`)."""
+
+    numbers: list[int]
+    lines: list[bytes]
+    out_numbers: list[int]
+    out_lines: list[bytes]
+
+
+Unmatched = Callable[[list[str]], None] | None
+"""Called at the end with the ids of outputs that match no case."""
+
+_LEADING_ID = re.compile(rb'\{"id": ?"([^"\\]+)"')
+_IDS = re.compile(rb'\n\{"id": ?"([^"\\\n]+)"')
+"""The leading id of every line of a block of lines, the block starting with a newline (a
+line without one has no match; the literal start makes the search fast)."""
+
+
+def leading_id(raw: bytes) -> str | None:
+    """The id of a line written `{"id":"...",` (as JSON writers do), or None."""
+    match = _LEADING_ID.match(raw)
+    if match is None:
+        return None
+    try:
+        return match.group(1).decode()
+    except UnicodeDecodeError:
+        return None
+
+
+Chunk = Pairs | Aligned
+"""What the main process sends a worker: pairs, or an aligned chunk that makes them."""
+
+
+def pairs(chunk: Chunk) -> Pairs:
+    """The (case, output) line pairs of a chunk."""
+    if isinstance(chunk, list):
+        return chunk
+    rows = zip(chunk.numbers, chunk.lines, chunk.out_numbers, chunk.out_lines, strict=True)
+    return [
+        (RawLine(n, raw, i), RawLine(m, out, i))
+        for (n, raw, m, out), i in zip(rows, _ids(chunk.lines), strict=True)
+    ]
+
+
+def _ids(lines: list[bytes]) -> list[str]:
+    return [found.decode() for found in _IDS.findall(b"\n" + b"".join(lines))]
+
+
+def _decoded(ids: list[bytes]) -> list[str] | None:
+    try:
+        return [found.decode() for found in ids]
+    except UnicodeDecodeError:
+        return None
+
+
+def line_id(raw: bytes, path: str, number: int, error: type[InputError]) -> str:
+    """The id of a line: its leading id, else the id of the line parsed whole (so that an
+    error names the line)."""
+    found = leading_id(raw)
+    if found is not None:
+        return found
+    value = parse_line(raw, path, number, error).get("id")
+    if type(value) is not str or not value:
+        raise error(path, "every line needs a non-empty string id", line=number, field="id")
+    return value
+
+
+class LineReader:
+    """The non-blank lines of a file with their numbers, taken a given count at a time."""
+
+    def __init__(
+        self, path: str, error: type[InputError], counter: ByteCounter | None = None
+    ) -> None:
+        self.path = path
+        self.error = error
+        self.counter = counter
+        try:
+            self._handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed by close()
+        except OSError as failure:
+            raise error(path, f"cannot read: {failure.strerror or failure}") from None
+        self._numbers: list[int] = []
+        self._lines: list[bytes] = []
+        self._read = 0
+        self._at_end = False
+
+    def close(self) -> None:
+        """Close the file."""
+        self._handle.close()
+
+    def take(self, count: int) -> tuple[list[int], list[bytes]]:
+        """The next `count` non-blank lines (fewer at the end of the file) and their numbers."""
+        while len(self._lines) < count and not self._at_end:
+            self._fill()
+        numbers, lines = self._numbers[:count], self._lines[:count]
+        del self._numbers[:count], self._lines[:count]
+        return numbers, lines
+
+    def rest(self) -> Iterator[tuple[int, bytes]]:
+        """Every line not taken yet, with its number."""
+        while True:
+            numbers, lines = self.take(4096)
+            if not lines:
+                return
+            yield from zip(numbers, lines, strict=True)
+
+    def _fill(self) -> None:
+        lines = self._handle.readlines(BLOCK_BYTES)
+        if not lines:
+            self._at_end = True
+            return
+        first = self._read + 1
+        self._read += len(lines)
+        if self.counter is not None:
+            self.counter.done += sum(map(len, lines))
+        if not any(map(bytes.isspace, lines)):
+            self._numbers.extend(range(first, first + len(lines)))
+            self._lines.extend(lines)
+            return
+        for number, line in enumerate(lines, first):
+            if not line.isspace():
+                self._numbers.append(number)
+                self._lines.append(line)
+
+
+def joined_chunks(
+    cases_path: str,
+    outputs_path: str,
+    size: int,
+    errors: tuple[type[InputError], type[InputError]],
+    on_unmatched: Unmatched,
+    counter: ByteCounter | None = None,
+) -> Iterator[Chunk]:
+    """Chunks of `size` cases joined to their outputs by id, in cases-file order.
+
+    `on_unmatched` is called with the ids of outputs that match no case, at the end.
+    """
+    cases = LineReader(cases_path, errors[0], counter)
+    outputs = LineReader(outputs_path, errors[1])
+    try:
+        seen: set[str] = set()
+        while True:
+            numbers, lines = cases.take(size)
+            if not lines:
+                break
+            out_numbers, out_lines = outputs.take(len(lines))
+            found = _IDS.findall(b"\n" + b"".join(lines))
+            ids = _decoded(found)
+            if (
+                ids is not None
+                and len(ids) == len(lines)  # every line starts with its id
+                and len(out_lines) == len(lines)
+                and found == _IDS.findall(b"\n" + b"".join(out_lines))
+                and len(set(ids)) == len(ids)
+                and seen.isdisjoint(ids)
+            ):
+                seen.update(ids)
+                yield Aligned(numbers, lines, out_numbers, out_lines)
+                continue
+            # Not lined up: the rest, these lines first, joined line by line.
+            rest_cases = itertools.chain(zip(numbers, lines, strict=True), cases.rest())
+            rest_outputs = itertools.chain(zip(out_numbers, out_lines, strict=True), outputs.rest())
+            yield from _joined_by_id(
+                rest_cases, rest_outputs, size, (cases_path, outputs_path), errors, seen,
+                on_unmatched,
+            )  # fmt: skip
+            return
+        yield from _joined_by_id(
+            iter(()), outputs.rest(), size, (cases_path, outputs_path), errors, seen, on_unmatched
+        )
+    finally:
+        cases.close()
+        outputs.close()
+
+
+def _joined_by_id(
+    cases: Iterator[tuple[int, bytes]],
+    outputs: Iterator[tuple[int, bytes]],
+    size: int,
+    sources: tuple[str, str],
+    errors: tuple[type[InputError], type[InputError]],
+    seen: set[str],
+    on_unmatched: Unmatched,
+) -> Iterator[Chunk]:
+    joined = join_by_id(
+        (RawLine(n, raw, line_id(raw, sources[0], n, errors[0])) for n, raw in cases),
+        (RawLine(n, raw, line_id(raw, sources[1], n, errors[1])) for n, raw in outputs),
+        lambda raw: (raw.id, raw.line),
+        lambda raw: (raw.id, raw.line),
+        on_unmatched,
+        sources,
+        seen_cases=seen,
+    )
+    chunk: Pairs = []
+    for pair in joined:
+        chunk.append(pair)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
