@@ -27,6 +27,7 @@ from toolscore.scoring import Summary
 from toolscore.store import RunMeta, Store, compare, describe_previous, open_store
 from toolscore.store.codec import REPORTED_FIELDS
 from toolscore.store.restore import summary_from_json
+from toolscore.store.writer import result_row
 
 JSON_TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
 """Text orjson can write (no lone surrogates), as in the scorer's property tests."""
@@ -393,7 +394,7 @@ def test_the_store_knows_every_field_of_a_case_result() -> None:
     assert CaseResult._fields == REPORTED_FIELDS
 
 
-def test_results_encoded_by_scoring_workers_are_stored_the_same(
+def test_results_made_into_rows_by_scoring_workers_are_stored_the_same(
     store: Store, example: Path
 ) -> None:
     specs_path, cases, outputs = (
@@ -406,7 +407,7 @@ def test_results_encoded_by_scoring_workers_are_stored_the_same(
     with store.begin_run(meta) as writer:
         run = score(specs, read_cases(cases, specs), read_outputs(outputs))
         for result in run:
-            writer.add_encoded(orjson.dumps(case_to_json(result)))
+            writer.add_rows([result_row(result)])
         run_id = writer.finish(run.summary())
     expected, _ = report_cases(example)
     assert orjson.dumps(list(store.cases(run_id))) == orjson.dumps(expected)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from toolscore.outputs import read_outputs
 from toolscore.parallel import ParallelScoring, default_workers
 from toolscore.report.json_report import ReportWriter, report_header
 from toolscore.report.terminal import render_summary, state_lines
-from toolscore.scoring import Summary, outcome_passed, score
+from toolscore.scoring import Summary
 from toolscore.specs import SpecSet, load_specs, read_mapping
 from toolscore.state import Environment, check_state, diff_states, load_environment, replay_case
 from toolscore.store import RunMeta, RunWriter, describe_previous, open_store
@@ -83,13 +82,6 @@ class _ProgressBar:
     def close(self) -> None:
         if self.progress is not None:
             self.progress.stop()
-
-
-def _with_progress(results: Iterator[CaseResult], bar: _ProgressBar) -> Iterator[CaseResult]:
-    for count, result in enumerate(results, 1):
-        if count % 2048 == 0:
-            bar.tick()
-        yield result
 
 
 @cli.command("score")
@@ -168,7 +160,6 @@ def score_command(
     earlier: list[str] = []
     run_id: int | None = None
     with contextlib.ExitStack() as stack:
-        sinks: list[ReportWriter | RunWriter] = [report] if report is not None else []
         saving = None
         if save or db_path is not None:
             store = stack.enter_context(open_store(db_path))
@@ -178,28 +169,12 @@ def score_command(
             previous = store.previous_scores(meta.cases_file.sha256, meta.outputs_file.sha256)
             earlier = describe_previous(previous, specs)
             saving = stack.enter_context(store.begin_run(meta))
-            sinks.append(saving)
         try:
             workers = workers or auto_workers(Path(cases_path).stat().st_size)
-            if workers > 1:
-                summary = _score_in_parallel(
-                    specs, (cases_path, outputs_path), workers, sinks, failed, show_failures,
-                    bar, env,
-                )  # fmt: skip
-            else:
-                run = score(
-                    specs,
-                    read_cases(cases_path, specs, counter),
-                    read_outputs(outputs_path),
-                    sources=(cases_path, outputs_path),
-                    env=env,
-                )
-                for result in _with_progress(iter(run), bar):
-                    for sink in sinks:
-                        sink.add(result)
-                    if len(failed) < show_failures and not outcome_passed(result):
-                        failed.append(result)
-                summary = run.summary()
+            summary = _score_chunks(
+                specs, (cases_path, outputs_path), workers, report, saving, failed,
+                show_failures, bar, env,
+            )  # fmt: skip
             if saving is not None:
                 run_id = saving.finish(summary)
         except BaseException:
@@ -228,31 +203,37 @@ def auto_workers(cases_bytes: int) -> int:
     return 1 if cases_bytes < PARALLEL_MIN_BYTES else default_workers()
 
 
-def _score_in_parallel(
+def _score_chunks(
     specs: SpecSet,
     sources: tuple[str, str],
     workers: int,
-    sinks: list[ReportWriter | RunWriter],
+    report: ReportWriter | None,
+    saving: RunWriter | None,
     failed: list[CaseResult],
     show_failures: int,
     bar: _ProgressBar,
     env: Environment | None,
 ) -> Summary:
+    """Score chunk by chunk on `workers` processes, writing the report and the store rows
+    the workers made; return the summary."""
     run = ParallelScoring(
         specs,
         sources[0],
         sources[1],
         workers,
-        want_report=bool(sinks),
+        want_report=report is not None,
+        want_rows=saving is not None,
         keep_failures=show_failures,
         counter=bar.counter,
         env=env,
     )
     for outcome in run:
         bar.tick()
-        for line in outcome.report_lines:
-            for sink in sinks:
-                sink.add_encoded(line)
+        if report is not None:
+            for line in outcome.report_lines:
+                report.add_encoded(line)
+        if saving is not None:
+            saving.add_rows(outcome.rows)
         failed.extend(outcome.failures[: show_failures - len(failed)])
     return run.summary().finish()
 

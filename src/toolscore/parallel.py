@@ -27,6 +27,8 @@ from toolscore.report.json_report import case_to_json, plain
 from toolscore.scoring import SummaryBuilder, outcome_passed, score_case, with_state
 from toolscore.specs import SpecSet
 from toolscore.state import Environment
+from toolscore.store.codec import ResultRow
+from toolscore.store.writer import result_row
 
 __all__ = ["CHUNK", "ChunkOutcome", "ParallelScoring", "default_workers", "leading_id"]
 
@@ -39,6 +41,9 @@ class ChunkOutcome(NamedTuple):
 
     summary: SummaryBuilder
     report_lines: list[bytes]
+    """Each case's report JSON, when the run writes a report."""
+    rows: list[ResultRow]
+    """Each case's results-store row, when the run is saved."""
     failures: list[CaseResult]
 
 
@@ -67,11 +72,14 @@ def _start_worker(specs: SpecSet, sources: tuple[str, str], env: Environment | N
     _state.env = env
 
 
-def _score_chunk(chunk: Chunk, want_report: bool, keep_failures: int) -> ChunkOutcome:
+def _score_chunk(
+    chunk: Chunk, want_report: bool, want_rows: bool, keep_failures: int
+) -> ChunkOutcome:
     specs = _state.specs
     cases_source, outputs_source = _state.sources
     summary = SummaryBuilder(specs)
     lines: list[bytes] = []
+    rows: list[ResultRow] = []
     failures: list[CaseResult] = []
     for case_line, output_line in pairs(chunk):
         raw = case_line.raw
@@ -88,14 +96,17 @@ def _score_chunk(chunk: Chunk, want_report: bool, keep_failures: int) -> ChunkOu
         summary.add(case, result)
         if want_report:
             lines.append(orjson.dumps(case_to_json(result), default=plain))
+        if want_rows:
+            rows.append(result_row(result))
         if len(failures) < keep_failures and not outcome_passed(result):
             failures.append(result)
-    return ChunkOutcome(summary, lines, failures)
+    return ChunkOutcome(summary, lines, rows, failures)
 
 
 class ParallelScoring:
-    """A scoring run over files on `workers` processes; iterate it for chunk outcomes in case
-    order, then ask for `summary()` (a `SummaryBuilder` merged from every chunk)."""
+    """A scoring run over files on `workers` processes (in this one for a single worker);
+    iterate it for chunk outcomes in case order, then ask for `summary()` (a `SummaryBuilder`
+    merged from every chunk)."""
 
     def __init__(
         self,
@@ -105,6 +116,7 @@ class ParallelScoring:
         workers: int,
         *,
         want_report: bool = False,
+        want_rows: bool = False,
         keep_failures: int = 0,
         counter: ByteCounter | None = None,
         chunk_size: int = CHUNK,
@@ -114,6 +126,7 @@ class ParallelScoring:
         self.sources = (cases_path, outputs_path)
         self.workers = max(1, workers)
         self.want_report = want_report
+        self.want_rows = want_rows
         self.keep_failures = keep_failures
         self.counter = counter
         self.chunk_size = chunk_size
@@ -135,6 +148,12 @@ class ParallelScoring:
         self._summary.unmatched_outputs = len(ids)
 
     def __iter__(self) -> Iterator[ChunkOutcome]:
+        wants = (self.want_report, self.want_rows, self.keep_failures)
+        if self.workers == 1:
+            _start_worker(self.specs, self.sources, self.env)
+            for chunk in self._chunks():
+                yield self._merged(_score_chunk(chunk, *wants))
+            return
         with ProcessPoolExecutor(
             self.workers,
             initializer=_start_worker,
@@ -142,9 +161,7 @@ class ParallelScoring:
         ) as pool:
             waiting: deque[Future[ChunkOutcome]] = deque()
             for chunk in self._chunks():
-                waiting.append(
-                    pool.submit(_score_chunk, chunk, self.want_report, self.keep_failures)
-                )
+                waiting.append(pool.submit(_score_chunk, chunk, *wants))
                 if len(waiting) > 2 * self.workers:  # bounded: memory stays flat
                     yield self._merged(waiting.popleft().result())
             while waiting:

@@ -152,16 +152,3 @@ def mismatch_tools(result: CaseResult) -> list[str | None]:
         else:
             tools.append(None)
     return tools
-
-
-def tools_from_json(case: Mapping[str, Any]) -> list[str | None]:
-    """The tool of each mismatch where the case JSON alone says it (call-level mismatches)."""
-    tools: list[str | None] = []
-    for m in case.get("mismatches", ()):
-        if m["code"] in ("missing_call", "wrong_tool") and isinstance(m.get("expected"), str):
-            tools.append(m["expected"])
-        elif m["code"] in ("extra_call", "unknown_tool") and isinstance(m.get("produced"), str):
-            tools.append(m["produced"])
-        else:
-            tools.append(None)
-    return tools

@@ -24,7 +24,6 @@ from toolscore.store.codec import (
     mismatch_tools,
     pack_json,
     plain_row,
-    tools_from_json,
 )
 from toolscore.store.connection import connect
 from toolscore.store.content import has_content
@@ -35,6 +34,14 @@ BATCH = 4096
 """Case results staged per insert."""
 CACHE_KIB = 65536
 """Page cache of the writer's connection: the copy into the store runs from memory."""
+
+
+def result_row(result: CaseResult) -> ResultRow:
+    """The stored row of one case result: its report JSON, taken apart into columns."""
+    row = plain_row(result)
+    if row is None:
+        row = case_row(case_to_json(result), mismatch_tools(result))
+    return row
 
 
 class RunWriter:
@@ -79,21 +86,13 @@ class RunWriter:
 
     def add(self, result: CaseResult) -> None:
         """Stage one case result (in the order of the cases file)."""
-        row = plain_row(result)
-        if row is None:
-            row = case_row(case_to_json(result), mismatch_tools(result))
-        self._rows.append(row)
+        self._rows.append(result_row(result))
         if len(self._rows) >= BATCH:
             self._flush()
 
-    def add_encoded(self, case_json: bytes) -> None:
-        """Stage one case result already encoded as report JSON (by a scoring worker).
-
-        Argument mismatches staged this way do not record their tool, which `compare` then
-        infers from the spec.
-        """
-        case = orjson.loads(case_json)
-        self._rows.append(case_row(case, tools_from_json(case)))
+    def add_rows(self, rows: list[ResultRow]) -> None:
+        """Stage case results already made into rows (`result_row`, by a scoring worker)."""
+        self._rows.extend(rows)
         if len(self._rows) >= BATCH:
             self._flush()
 
