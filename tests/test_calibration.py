@@ -19,6 +19,7 @@ from toolscore.calibration.batches import Label
 from toolscore.calibration.calibrate import calibrate, consensus
 from toolscore.calibration.page import case_page
 from toolscore.calibration.sample import stratified_sample
+from toolscore.calibration.view import stratum as stratum_of_view
 from toolscore.cli import cli, example_dir
 from toolscore.store import open_store
 
@@ -410,3 +411,16 @@ def test_the_view_keeps_markers_of_the_plan_only(tmp_path: Path) -> None:
     }
     assert shown["unit"] == ("any", "json")
     assert shown["note"] == ("absent", "json")  # not shown as "any one of": it is not the plan
+
+
+@pytest.mark.parametrize("vs", ["exact", "lowercase"])
+def test_the_stratum_found_cheaply_is_the_one_the_full_view_gives(
+    support_db: Path, vs: str
+) -> None:
+    assert invoke("disagreements", "1", "--vs", vs, "--db", str(support_db)).exit_code == 0
+    with open_store(support_db) as store:
+        cases = store.batches.cases(1)
+    assert cases
+    for case in cases:
+        stored = {"mismatches": case.view["mismatches"]}
+        assert stratum_of_view(case.view, stored, []) == case.stratum

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolscore.calibration.batches import BatchCase
 from toolscore.calibration.sample import stratified_sample
-from toolscore.calibration.view import case_view, stratum
+from toolscore.calibration.view import case_view, stratum, stratum_view
 from toolscore.cases import parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import parse_line
 from toolscore.model import Case, Trajectory
 from toolscore.outputs import parse_output
+from toolscore.rawjoin import leading_id
 from toolscore.scoring import join, score_case
 from toolscore.specs import SpecSet
 from toolscore.store.codec import BASELINES, ResultRow, case_json
@@ -62,9 +63,18 @@ def sample_disagreements(
         raise InputError(
             str(store.path), f"run {run.id}: the rule scorer and {vs} agree on every case"
         )
+    # A failed case's stratum is its first stored mismatch; only the cases the rules passed
+    # (and failed ones whose mismatch names no tool) are scored again to find theirs.
     strata: dict[str, str] = {}
-    for case, result_view, stored, tools in _views(store, run, specs, found):
-        strata[case.id] = stratum(result_view, stored, tools)
+    rescore: dict[str, Disagreement] = {}
+    for case_id, found_case in found.items():
+        stored, tools = found_case.stored()
+        if stored["mismatches"] and tools and tools[0]:
+            strata[case_id] = stratum({}, stored, tools)
+        else:
+            rescore[case_id] = found_case
+    for case, light, stored, tools in _views(store, run, specs, rescore, light=True):
+        strata[case.id] = stratum(light, stored, tools)
     chosen = stratified_sample(((s, case_id) for case_id, s in strata.items()), n, seed)
     order = {case_id: position for position, case_id in enumerate(chosen, 1)}
     picked = {case_id: found[case_id] for case_id in chosen}
@@ -94,10 +104,14 @@ def stored_disagreements(store: Store, run_id: int, vs: str) -> Iterator[Disagre
 
 
 def _views(
-    store: Store, run: RunInfo, specs: SpecSet, wanted: dict[str, Disagreement]
+    store: Store,
+    run: RunInfo,
+    specs: SpecSet,
+    wanted: dict[str, Disagreement],
+    light: bool = False,
 ) -> Iterator[tuple[Case, dict[str, Any], dict[str, Any], list[str | None]]]:
-    """Each wanted case scored again: the case, its labelling view, its stored report JSON
-    and the tool of each stored mismatch."""
+    """Each wanted case scored again: the case, its labelling view (with `light`, only what
+    the stratum needs), its stored report JSON and the tool of each stored mismatch."""
     sources = (
         f"{run.cases_path} (stored with run {run.id})",
         f"{run.outputs_path} (stored with run {run.id})",
@@ -107,13 +121,18 @@ def _views(
     for case, trajectory in join(cases, outputs, sources=sources):
         result = score_case(specs, case, trajectory)
         stored, tools = wanted[case.id].stored()
-        yield case, case_view(specs, case, result, stored), stored, tools
+        if light:
+            yield case, stratum_view(specs, case, result), stored, tools
+        else:
+            yield case, case_view(specs, case, result, stored), stored, tools
 
 
 def _cases(
     store: Store, sha256: str, specs: SpecSet, source: str, wanted: Collection[str]
 ) -> Iterator[Case]:
     for number, raw in store.content_lines(sha256):
+        if _other_case(raw, wanted):
+            continue
         data = parse_line(raw, source, number, CaseError)
         if data.get("id") in wanted:
             yield parse_case(data, specs, source, number, has_markers=b'"$' in raw)
@@ -123,6 +142,15 @@ def _outputs(
     store: Store, sha256: str, source: str, wanted: Collection[str]
 ) -> Iterator[Trajectory]:
     for number, raw in store.content_lines(sha256):
+        if _other_case(raw, wanted):
+            continue
         data = parse_line(raw, source, number, OutputError)
         if data.get("id") in wanted:
             yield parse_output(data, source, number)
+
+
+def _other_case(raw: bytes, wanted: Collection[str]) -> bool:
+    """Whether a line plainly starts with the id of a case not wanted (so it need not be
+    parsed); a line whose id is written any other way is parsed to find out."""
+    found = leading_id(raw)
+    return found is not None and found not in wanted

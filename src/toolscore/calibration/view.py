@@ -45,14 +45,29 @@ def case_view(
     }
 
 
+def stratum_view(specs: SpecSet, case: Case, result: CaseResult) -> dict[str, Any]:
+    """Just what `stratum` reads of a view (tool names and differences): cheaper than
+    `case_view`, for finding the stratum of every disagreement of a large run."""
+    plan_index = result.plan if result.plan is not None else (0 if case.plans else None)
+    plan = case.plans[plan_index] if plan_index is not None else ()
+    return {
+        "plans": [[{"name": call.name} for call in each] for each in case.plans],
+        "plan": plan_index,
+        "produced": [{"name": call.name} for call in result.calls],
+        "differences": differences(specs, plan, result, (), with_values=False),
+    }
+
+
 def differences(
     specs: SpecSet,
     plan: Sequence[Call],
     result: CaseResult,
     mismatches: Sequence[Mapping[str, Any]],
+    with_values: bool = True,
 ) -> list[dict[str, Any]]:
     """Every argument where a produced call differs from its paired plan call as exact JSON,
-    and every unpaired call, each marked with whether the rule scorer accepted it."""
+    and every unpaired call, each marked with whether the rule scorer accepted it (without
+    the two values, and a message, unless `with_values`)."""
     rejected = {(m.get("plan_call"), m.get("call"), _top(m.get("path", ""))) for m in mismatches}
     found: list[dict[str, Any]] = []
     for i, j in result.pairs:
@@ -74,12 +89,14 @@ def differences(
             path = pointer_of((key,))
             accepted = (i, j, path) not in rejected and (i, j, "") not in rejected
             kind = rule.args[key].kind if rule is not None and key in rule.args else None
-            if accepted:
+            if not with_values:
+                message = ""
+            elif accepted:
                 how = "no value" if got is MISSING else show(got)
                 message = f"{kind or 'the'} rule accepts {how} for {_shown(want)}"
             else:
                 message = _message(mismatches, i, j, path)
-            found.append(_difference(i, j, path, want, got, accepted, kind, message))
+            found.append(_difference(i, j, path, want, got, accepted, kind, message, with_values))
     paired_plan = {i for i, _ in result.pairs}
     paired_calls = {j for _, j in result.pairs}
     for i, call in enumerate(plan):
@@ -163,12 +180,15 @@ def _difference(
     accepted: bool,
     rule: str | None,
     message: str,
+    with_values: bool = True,
 ) -> dict[str, Any]:
+    """One difference; without values, `expected` and `produced` only say whether there is
+    one (None), which is all the stratum reads."""
     found: dict[str, Any] = {"plan_call": plan_call, "call": call, "path": path}
     if expected is not MISSING:
-        found["expected"] = safe_value(expected, markers=True)
+        found["expected"] = safe_value(expected, markers=True) if with_values else None
     if produced is not MISSING:
-        found["produced"] = safe_value(produced)
+        found["produced"] = safe_value(produced) if with_values else None
     found.update(accepted=accepted, rule=rule, message=message)
     return found
 
