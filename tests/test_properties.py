@@ -37,7 +37,7 @@ RULE_SETTINGS = settings(SETTINGS, max_examples=600)
 # --- JSON values ----------------------------------------------------------------------------
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=8)
-MARKER_FREE_KEYS = TEXT.filter(lambda key: key not in ("$any", "$ref"))
+MARKER_FREE_KEYS = TEXT.filter(lambda key: key not in ("$any", "$ref", "$omitted"))
 INTEGERS = st.integers(-(2**63), 2**64 - 1) | st.sampled_from([2**53 + 1, -(2**53) - 3, 2**64 - 1])
 """What orjson reads as a JSON integer, with the edges where a float would round."""
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)
