@@ -9,7 +9,7 @@ first finds every disagreement's stratum, the second builds the views of the sam
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolscore.calibration.batches import BatchCase
@@ -58,33 +58,51 @@ def sample_disagreements(
         raise InputError(str(store.path), f"--vs must be one of {', '.join(BASELINES)}")
     run = store.run(run_ref)
     specs = store.specs(run)
-    found = {d.case_id: d for d in stored_disagreements(store, run.id, vs)}
-    if not found:
+    # A failed case's stratum is its first stored mismatch; only the cases the rules passed
+    # (and failed ones whose mismatch names no tool) are scored again to find theirs. Only
+    # ids are kept of the many disagreements a large run can have.
+    strata: dict[str, str] = {}
+    rescore: dict[str, ResultRow | None] = {}
+    for found in stored_disagreements(store, run.id, vs):
+        stored, tools = found.stored()
+        if stored["mismatches"] and tools and tools[0]:
+            strata[found.case_id] = stratum({}, stored, tools)
+        else:  # a passed case's row holds nothing the stratum needs
+            rescore[found.case_id] = found.row if stored["mismatches"] else None
+    if not strata and not rescore:
         raise InputError(
             str(store.path), f"run {run.id}: the rule scorer and {vs} agree on every case"
         )
-    # A failed case's stratum is its first stored mismatch; only the cases the rules passed
-    # (and failed ones whose mismatch names no tool) are scored again to find theirs.
-    strata: dict[str, str] = {}
-    rescore: dict[str, Disagreement] = {}
-    for case_id, found_case in found.items():
-        stored, tools = found_case.stored()
-        if stored["mismatches"] and tools and tools[0]:
-            strata[case_id] = stratum({}, stored, tools)
-        else:
-            rescore[case_id] = found_case
-    for case, light, stored, tools in _views(store, run, specs, rescore, light=True):
+
+    def kept(case_id: str) -> tuple[dict[str, Any], list[str | None]]:
+        row = rescore[case_id]
+        return ({"mismatches": []}, []) if row is None else case_json(*row)
+
+    for case, light, stored, tools in _views(store, run, specs, rescore, kept, light=True):
         strata[case.id] = stratum(light, stored, tools)
     chosen = stratified_sample(((s, case_id) for case_id, s in strata.items()), n, seed)
     order = {case_id: position for position, case_id in enumerate(chosen, 1)}
-    picked = {case_id: found[case_id] for case_id in chosen}
+    rows = _rows(store, run.id, order)
+
+    def picked(case_id: str) -> tuple[dict[str, Any], list[str | None]]:
+        return case_json(*rows[case_id])
+
     cases = [
         BatchCase(order[case.id], case.id, strata[case.id], verdicts(stored), view)
-        for case, view, stored, _ in _views(store, run, specs, picked)
+        for case, view, stored, _ in _views(store, run, specs, order, picked)
     ]
     cases.sort(key=lambda c: c.position)
     counts = dict(sorted(Counter(strata.values()).items(), key=lambda item: (-item[1], item[0])))
-    return store.batches.create(run.id, vs, seed, n, len(found), counts, cases)
+    return store.batches.create(run.id, vs, seed, n, len(strata), counts, cases)
+
+
+def _rows(store: Store, run_id: int, wanted: Collection[str]) -> dict[str, ResultRow]:
+    """The stored rows of the wanted cases of a run (one pass over the run's results)."""
+    rows = store.db.execute(
+        "SELECT case_id, passed, kind, plan, baselines, detail FROM results WHERE run_id = ?",
+        (run_id,),
+    )
+    return {row[0]: row for row in rows if row[0] in wanted}
 
 
 def stored_disagreements(store: Store, run_id: int, vs: str) -> Iterator[Disagreement]:
@@ -107,11 +125,13 @@ def _views(
     store: Store,
     run: RunInfo,
     specs: SpecSet,
-    wanted: dict[str, Disagreement],
+    wanted: Collection[str],
+    stored_of: Callable[[str], tuple[dict[str, Any], list[str | None]]],
     light: bool = False,
 ) -> Iterator[tuple[Case, dict[str, Any], dict[str, Any], list[str | None]]]:
     """Each wanted case scored again: the case, its labelling view (with `light`, only what
-    the stratum needs), its stored report JSON and the tool of each stored mismatch."""
+    the stratum needs), its stored report JSON and the tool of each stored mismatch (both
+    from `stored_of`)."""
     sources = (
         f"{run.cases_path} (stored with run {run.id})",
         f"{run.outputs_path} (stored with run {run.id})",
@@ -120,7 +140,7 @@ def _views(
     outputs = _outputs(store, run.outputs_sha256, sources[1], wanted)
     for case, trajectory in join(cases, outputs, sources=sources):
         result = score_case(specs, case, trajectory)
-        stored, tools = wanted[case.id].stored()
+        stored, tools = stored_of(case.id)
         if light:
             yield case, stratum_view(specs, case, result), stored, tools
         else:
