@@ -14,8 +14,8 @@ from toolscore.cases import read_cases
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import read_jsonl
 from toolscore.outputs import read_outputs
-from toolscore.parallel import ParallelScoring, leading_id
-from toolscore.rawjoin import joined_chunks, pairs
+from toolscore.parallel import ParallelScoring
+from toolscore.rawjoin import joined_chunks, leading_id, pairs
 from toolscore.report.json_report import case_to_json, plain
 from toolscore.scoring import join_by_id, score
 from toolscore.specs import load_specs

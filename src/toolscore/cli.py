@@ -39,10 +39,10 @@ from toolscore.store import RunMeta, RunWriter, describe_previous, open_store
 
 PROGRESS_AFTER_SECONDS = 2.0
 SPEC_ENVIRONMENT = "spec"
+"""What `--env` given without a file means: the spec file's own environment block."""
 PARALLEL_MIN_BYTES = 4 << 20
 """Below this size of cases file, `--workers 0` scores in process: starting the workers would
 take longer than the work they save (a few thousand cases)."""
-"""What `--env` given without a file means: the spec file's own environment block."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -2,9 +2,9 @@
 
 The main process reads both files, joins cases to outputs by id with the same result as
 `scoring.join` (`rawjoin`: without parsing the lines), and hands chunks of raw line pairs to
-worker processes; each worker parses, scores and
-tallies its chunk and sends back the report lines and a partial summary. Chunks come back in
-order, so the report lists cases in the order of the cases file either way.
+worker processes; each worker parses, scores and tallies its chunk and sends back the report
+lines, store rows and a partial summary. Chunks come back in order, so the report lists
+cases in the order of the cases file either way. One worker scores in this process.
 """
 
 from __future__ import annotations
@@ -22,15 +22,13 @@ from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import ByteCounter, parse_line
 from toolscore.model import CaseResult, Trajectory
 from toolscore.outputs import parse_output
-from toolscore.rawjoin import Chunk, RawLine, joined_chunks, leading_id, pairs
+from toolscore.rawjoin import Chunk, RawLine, joined_chunks, pairs
 from toolscore.report.json_report import case_to_json, plain
 from toolscore.scoring import SummaryBuilder, outcome_passed, score_case, with_state
 from toolscore.specs import SpecSet
 from toolscore.state import Environment
 from toolscore.store.codec import ResultRow
 from toolscore.store.writer import result_row
-
-__all__ = ["CHUNK", "ChunkOutcome", "ParallelScoring", "default_workers", "leading_id"]
 
 CHUNK = 2000
 """Cases per chunk: large enough that passing work between processes costs little."""

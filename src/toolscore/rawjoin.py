@@ -44,6 +44,7 @@ class Aligned(NamedTuple):
     lines: list[bytes]
     out_numbers: list[int]
     out_lines: list[bytes]
+    ids: list[str]
 
 
 Unmatched = Callable[[list[str]], None] | None
@@ -74,15 +75,8 @@ def pairs(chunk: Chunk) -> Pairs:
     """The (case, output) line pairs of a chunk."""
     if isinstance(chunk, list):
         return chunk
-    rows = zip(chunk.numbers, chunk.lines, chunk.out_numbers, chunk.out_lines, strict=True)
-    return [
-        (RawLine(n, raw, i), RawLine(m, out, i))
-        for (n, raw, m, out), i in zip(rows, _ids(chunk.lines), strict=True)
-    ]
-
-
-def _ids(lines: list[bytes]) -> list[str]:
-    return [found.decode() for found in _IDS.findall(b"\n" + b"".join(lines))]
+    rows = zip(*chunk, strict=True)
+    return [(RawLine(n, raw, i), RawLine(m, out, i)) for n, raw, m, out, i in rows]
 
 
 def _decoded(ids: list[bytes]) -> list[str] | None:
@@ -110,8 +104,6 @@ class LineReader:
     def __init__(
         self, path: str, error: type[InputError], counter: ByteCounter | None = None
     ) -> None:
-        self.path = path
-        self.error = error
         self.counter = counter
         try:
             self._handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed by close()
@@ -193,7 +185,7 @@ def joined_chunks(
                 and seen.isdisjoint(ids)
             ):
                 seen.update(ids)
-                yield Aligned(numbers, lines, out_numbers, out_lines)
+                yield Aligned(numbers, lines, out_numbers, out_lines, ids)
                 continue
             # Not lined up: the rest, these lines first, joined line by line.
             rest_cases = itertools.chain(zip(numbers, lines, strict=True), cases.rest())

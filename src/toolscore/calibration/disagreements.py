@@ -2,8 +2,9 @@
 
 The run's stored verdicts say which cases disagree (a query on the results table); its stored
 cases and outputs are read again, and only the disagreeing cases are scored again, for their
-pairing and the differences a person will be shown. Two passes over the stored files: the
-first finds every disagreement's stratum, the second builds the views of the sampled ones.
+pairing and the differences a person will be shown. A failed case's stratum comes from its
+stored mismatches; the first pass over the stored files scores the others again to find
+theirs, and the second builds the views of the sampled cases.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import orjson
 
 from toolscore.calibration.batches import Batches, Label
 from toolscore.errors import InputError
-from toolscore.jsonl import iter_lines, parse_line
+from toolscore.jsonl import read_jsonl
 
 FIELDS = ("batch", "position", "case_id", "labeller", "label", "note", "updated")
 FORMATS = ("jsonl", "csv")
@@ -93,9 +93,8 @@ def _label(row: dict[str, Any], source: str, line: int, labeller: str | None) ->
 
 
 def _jsonl_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    source = str(path)
-    for number, raw in iter_lines(path):
-        yield number, parse_line(raw, source, number, InputError)
+    for number, _, row in read_jsonl(path):
+        yield number, row
 
 
 def _csv_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -30,8 +30,7 @@ def case_view(
 ) -> dict[str, Any]:
     """The labelling view of one case: `result` is the case scored again (for its pairing),
     `stored` the run's report JSON of the case (its mismatches are the run's verdict)."""
-    plan_index = result.plan if result.plan is not None else (0 if case.plans else None)
-    plan = case.plans[plan_index] if plan_index is not None else ()
+    plan_index, plan = compared_plan(case, result)
     mismatches = list(stored.get("mismatches", ()))
     return {
         "prompt": _prompt(case.prompt),
@@ -45,11 +44,17 @@ def case_view(
     }
 
 
+def compared_plan(case: Case, result: CaseResult) -> tuple[int | None, Sequence[Call]]:
+    """The plan the rule scorer compared the calls with (the first when it chose none), and
+    its index (None for a case with no plans)."""
+    index = result.plan if result.plan is not None else (0 if case.plans else None)
+    return index, case.plans[index] if index is not None else ()
+
+
 def stratum_view(specs: SpecSet, case: Case, result: CaseResult) -> dict[str, Any]:
     """Just what `stratum` reads of a view (tool names and differences): cheaper than
     `case_view`, for finding the stratum of every disagreement of a large run."""
-    plan_index = result.plan if result.plan is not None else (0 if case.plans else None)
-    plan = case.plans[plan_index] if plan_index is not None else ()
+    plan_index, plan = compared_plan(case, result)
     return {
         "plans": [[{"name": call.name} for call in each] for each in case.plans],
         "plan": plan_index,
