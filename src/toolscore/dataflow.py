@@ -10,12 +10,13 @@ links and positions only; comparing values is left to `matching`, which calls it
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
 
-from toolscore.model import MISSING, AnyOf, Call, Mismatch, Ref
+from toolscore.model import MISSING, OMITTED, AnyOf, Call, Mismatch, Ref
 from toolscore.rules import show
 
 Pairs = tuple[tuple[int, int], ...]
@@ -168,51 +169,305 @@ def topological(nodes: Sequence[int], deps: Sequence[set[int]]) -> list[int]:
 
 Fits = Callable[[int, int, Mapping[str, Call]], bool]
 """Whether plan call i can be produced call j, given the produced calls its labels map to."""
-Finish = Callable[[list[int], list[int]], Pairs | None]
-"""Pair the remaining (unlinked) plan calls with the remaining produced calls, or None."""
+Finish = Callable[[Mapping[int, int], Callable[[int, int], bool]], Pairs | None]
+"""Pair the plan calls the search left (consumers and independent calls) with the produced
+calls it left, given the sources' pairs and a test for consumers; None when it cannot."""
+
+SEARCH_BUDGET = 50_000
+"""Checks of a plan call against a produced call that one search may make. Real plans need a
+few hundred; only a plan built to be ambiguous gets near it (see `SearchGaveUpError`)."""
+
+
+class SearchGaveUpError(Exception):
+    """The pairing search spent its budget without deciding. Raised instead of running for
+    hours on a hostile plan; callers then fall back to pairing by arguments alone."""
 
 
 def search_pairing(
-    plan: Sequence[Call], calls: Sequence[Call], fits: Fits, finish: Finish, ordered: bool = True
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    fits: Fits,
+    finish: Finish,
+    ordered: bool = True,
+    could_fit: Callable[[int, int], bool] | None = None,
+    budget: int | None = None,
+    deps: Sequence[set[int]] | None = None,
 ) -> Pairs | None:
     """A pairing that satisfies every link of `plan`, or None when there is none.
 
-    Linked calls are tried in dependency order against every produced call that fits after
-    the calls they depend on (backtracking); the rest is left to `finish`, an optimal
-    matching. Every pairing of the linked calls is considered, so no first fit decides.
+    Only *sources* (calls that others refer to) are searched, in dependency order: what a
+    source is paired with decides the values its consumers must carry. Consumers and
+    independent calls are then paired all at once by `finish`, an optimal matching, so
+    interchangeable consumers are one matching, never N! orders. Sources that the plan cannot
+    tell apart (swapping their labels leaves the plan unchanged) are paired in increasing
+    position only, and a source tries one of several identical produced calls only when no
+    other source could take them; both cuts keep every verdict (see `_twins`, `_alone`).
+    `could_fit` (plan call i, produced call j, links aside) enables the second cut.
     `ordered=False` drops the order constraint (to explain a failure by its order alone).
+    Raises `SearchGaveUpError` after `budget` checks (`SEARCH_BUDGET` by default). `deps`
+    may pass the plan's `dependencies` when the caller has them already.
     """
-    deps = dependencies(plan)
-    dependents = set().union(*deps) if deps else set()
-    linked = [i for i, d in enumerate(deps) if d or i in dependents]
-    order = topological(linked, deps)
-    free = [i for i in range(len(plan)) if i not in set(linked)]
-    assigned: dict[int, int] = {}
+    deps = dependencies(plan) if deps is None else deps
+    search = _LinkSearch(plan, calls, fits, ordered, could_fit, budget, deps)
+    return search.run(finish)
 
-    def search(k: int) -> Pairs | None:
-        if k == len(order):
-            taken = set(assigned.values())
-            rest = [j for j in range(len(calls)) if j not in taken]
-            pairs = finish(free, rest)
-            if pairs is None:
-                return None
-            return tuple(sorted([(free[a], rest[b]) for a, b in pairs] + list(assigned.items())))
-        i = order[k]
-        earliest = max((assigned[d] for d in deps[i]), default=-1) if ordered else -1
-        sources = {
-            label: calls[assigned[d]] for d in deps[i] if (label := plan[d].label) is not None
-        }
-        taken = set(assigned.values())
-        for j in range(earliest + 1, len(calls)):
-            if j not in taken and fits(i, j, sources):
-                assigned[i] = j
-                found = search(k + 1)
+
+class _LinkSearch:
+    """The state of one `search_pairing`: which source is paired with which produced call."""
+
+    def __init__(
+        self,
+        plan: Sequence[Call],
+        calls: Sequence[Call],
+        fits: Fits,
+        ordered: bool,
+        could_fit: Callable[[int, int], bool] | None,
+        budget: int | None,
+        deps: Sequence[set[int]],
+    ) -> None:
+        self.plan, self.calls, self.fits, self.ordered = plan, calls, fits, ordered
+        self.limit = SEARCH_BUDGET if budget is None else budget
+        self.checks = 0
+        self.deps = deps
+        referred = set().union(*deps) if deps else set()
+        self.sources = topological(sorted(referred), deps)
+        position = {i: k for k, i in enumerate(self.sources)}
+        self.completed_by: dict[int, list[int]] = {i: [] for i in self.sources}
+        for i, d in enumerate(deps):
+            if d and i not in referred:
+                self.completed_by[max(d, key=position.__getitem__)].append(i)
+        self.twin_before = _twins(plan, self.sources, deps)
+        self.twins_after = dict.fromkeys(self.sources, 0)
+        for i in reversed(self.sources):
+            twin = self.twin_before[i]
+            if twin is not None:
+                self.twins_after[twin] = self.twins_after[i] + 1
+        self.could_fit = could_fit
+        self._alone: set[int] | None = None  # worked out at the first step back (`_is_alone`)
+        self._content: dict[int, Any] = {}
+        self.assigned: dict[int, int] = {}
+        self.known: dict[tuple[int, int, tuple[int, ...]], bool] = {}
+        self.taken = [False] * len(calls)
+        self.domain: dict[int, list[int]] = {}
+        for i in self.sources:
+            if self.twins_after[i] or self.twin_before[i] is not None:
+                self.domain[i] = self._twin_candidates(i)
+
+    def check(self, i: int, j: int) -> bool:
+        """Whether plan call i can be produced call j given the pairs of its sources."""
+        sources = tuple(self.assigned[d] for d in self.deps[i])
+        if self.ordered and any(s >= j for s in sources):
+            return False
+        key = (i, j, sources)
+        known = self.known.get(key)
+        if known is not None:
+            return known
+        self.checks += 1
+        if self.checks > self.limit:
+            raise SearchGaveUpError(f"gave up after {self.limit:,} checks of linked calls")
+        plan, calls = self.plan, self.calls
+        named = {label: calls[self.assigned[d]] for d in self.deps[i] if (label := plan[d].label)}
+        known = self.known[key] = self.fits(i, j, named)
+        return known
+
+    def _pair(self, i: int, j: int) -> None:
+        self.assigned[i] = j
+        self.taken[j] = True
+
+    def _unpair(self, i: int, j: int) -> None:
+        del self.assigned[i]
+        self.taken[j] = False
+
+    def _viable(self, consumer: int) -> bool:
+        return any(not self.taken[j] and self.check(consumer, j) for j in range(len(self.calls)))
+
+    def _twin_candidates(self, i: int) -> list[int]:
+        """The produced calls a twin could be paired with: for a twin with no dependencies,
+        those that fit it and leave the consumers that depend on it alone a partner; for one
+        with dependencies, those that fit it with links aside."""
+        if self.deps[i]:
+            could_fit = self.could_fit
+            return [j for j in range(len(self.calls)) if could_fit is None or could_fit(i, j)]
+        own = [c for c in self.completed_by[i] if self.deps[c] == {i}]
+        found = []
+        for j in range(len(self.calls)):
+            if self.check(i, j):
+                self._pair(i, j)
+                if all(self._viable(c) for c in own):
+                    found.append(j)
+                self._unpair(i, j)
+        return found
+
+    def _is_alone(self, i: int) -> bool:
+        """Whether source i may try just one of several identical produced calls (`_alone`)."""
+        if self._alone is None:
+            self._alone = _alone(self.calls, self.sources, self.twin_before, self.could_fit)
+        return i in self._alone
+
+    def _content_key(self, j: int) -> Any:
+        key = self._content.get(j)
+        if key is None:
+            key = self._content[j] = _content_key(self.calls[j], j)
+        return key
+
+    def _room_for_twins(self, i: int, j: int) -> bool:
+        """Whether the twins to be paired after i can still find free calls after j."""
+        need = self.twins_after[i]
+        if not need:
+            return True
+        candidates = self.domain.get(i, range(len(self.calls)))
+        free = (k for k in candidates if k > j and not self.taken[k])
+        return sum(1 for _ in zip(range(need), free, strict=False)) == need
+
+    def run(self, finish: Finish, k: int = 0) -> Pairs | None:
+        """Pair the sources from the k-th on, then let `finish` pair the rest."""
+        if k == len(self.sources):
+            return finish(dict(self.assigned), self.check)
+        i = self.sources[k]
+        low = max((self.assigned[d] for d in self.deps[i]), default=-1) if self.ordered else -1
+        twin = self.twin_before[i]
+        if twin is not None:
+            low = max(low, self.assigned[twin])
+        tried: list[int] = []  # the candidates that fit but led nowhere
+        for j in self.domain.get(i, range(len(self.calls))):
+            if j <= low or self.taken[j]:
+                continue
+            if tried and self._is_alone(i):
+                key = self._content_key(j)
+                if any(self._content_key(t) == key for t in tried):
+                    continue  # an identical call earlier in line was tried already
+            if not self.check(i, j):
+                continue
+            self._pair(i, j)
+            if not self._room_for_twins(i, j):
+                self._unpair(i, j)
+                break  # later calls leave the twins even less room
+            if all(self._viable(c) for c in self.completed_by[i]):
+                found = self.run(finish, k + 1)
                 if found is not None:
                     return found
-                del assigned[i]
+            self._unpair(i, j)
+            tried.append(j)
         return None
 
-    return search(0)
+
+def _twins(
+    plan: Sequence[Call], sources: Sequence[int], deps: Sequence[set[int]]
+) -> dict[int, int | None]:
+    """For each source, the previous source (in `sources` order) that the plan cannot tell
+    apart from it, or None.
+
+    Two sources are twins when swapping their labels throughout the plan leaves it the same
+    multiset of calls. Any pairing then stays valid with the twins' partners swapped (and
+    their consumers' with them), so only the pairings that give twins increasing positions
+    need to be tried. Twins have the same dependencies, so they never depend on each other.
+    """
+    alike = Counter((plan[i].name, frozenset(deps[i])) for i in sources)
+    if all(count == 1 for count in alike.values()):
+        return dict.fromkeys(sources)
+    forms = [_form(call, {}) for call in plan]
+    mentions: dict[str, list[int]] = {}
+    for i, call in enumerate(plan):
+        for label in {call.label, *call.after, *(ref.label for _, ref in iter_refs(call.args))}:
+            if label is not None:
+                mentions.setdefault(label, []).append(i)
+    twin_before: dict[int, int | None] = dict.fromkeys(sources)
+    last_of_class: list[int] = []  # the latest member of each class found so far
+    for i in sources:
+        for c, member in enumerate(last_of_class):
+            if deps[member] == deps[i] and _swap_keeps(plan, forms, mentions, member, i):
+                twin_before[i] = member
+                last_of_class[c] = i
+                break
+        else:
+            last_of_class.append(i)
+    return twin_before
+
+
+def _swap_keeps(
+    plan: Sequence[Call],
+    forms: Sequence[str],
+    mentions: Mapping[str, Sequence[int]],
+    a: int,
+    b: int,
+) -> bool:
+    """True when swapping the labels of plan calls a and b leaves the plan's calls the same."""
+    label_a, label_b = plan[a].label, plan[b].label
+    if label_a is None or label_b is None or plan[a].name != plan[b].name:
+        return False
+    swap = {label_a: label_b, label_b: label_a}
+    touched = set(mentions.get(label_a, ())) | set(mentions.get(label_b, ()))
+    before = Counter(forms[i] for i in touched)
+    after = Counter(_form(plan[i], swap) for i in touched)
+    return before == after
+
+
+def _form(call: Call, swap: Mapping[str, str]) -> str:
+    """A plan call written out canonically, with the labels in `swap` exchanged."""
+
+    def plain(value: Any) -> Any:
+        if type(value) is Ref:
+            return {"$ref": f"{swap.get(value.label, value.label)}#{value.pointer}"}
+        if type(value) is AnyOf:
+            return {"$any": [plain(option) for option in value]}
+        if value is OMITTED:
+            return {"$omitted": True}
+        if isinstance(value, dict):
+            return {key: plain(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [plain(item) for item in value]
+        return value
+
+    label = swap.get(call.label, call.label) if call.label is not None else None
+    after = sorted(swap.get(name, name) for name in call.after)
+    shape = [call.name, label, after, plain(call.args)]
+    try:
+        return orjson.dumps(shape, option=orjson.OPT_SORT_KEYS).decode()
+    except (orjson.JSONEncodeError, RecursionError):
+        return repr(shape)
+
+
+def _alone(
+    calls: Sequence[Call],
+    sources: Sequence[int],
+    twin_before: Mapping[int, int | None],
+    could_fit: Callable[[int, int], bool] | None,
+) -> set[int]:
+    """Sources that no source outside their own twin class could be paired with instead.
+
+    For such a source, of several identical produced calls (same tool, arguments and result)
+    the earliest free one is as good as any: whatever else could take it is a consumer or an
+    independent call, which can take a later identical one just as well.
+    """
+    if could_fit is None or len(sources) < 2:
+        return set(sources) if could_fit is not None else set()
+    root: dict[int, int] = {}
+    for i in sources:
+        twin = twin_before[i]
+        root[i] = i if twin is None else root[twin]
+    classes_of_call: list[set[int]] = [set() for _ in calls]
+    for i in sources:
+        for j in range(len(calls)):
+            if could_fit(i, j):
+                classes_of_call[j].add(root[i])
+    shared = {c for found in classes_of_call if len(found) > 1 for c in found}
+    return {i for i in sources if root[i] not in shared}
+
+
+def _content_key(call: Call, j: int) -> Any:
+    """What makes two produced calls interchangeable as a source: tool, arguments, result."""
+    try:
+        args = (
+            orjson.dumps(call.args, option=orjson.OPT_SORT_KEYS) if call.args is not None else None
+        )
+        result = (
+            orjson.dumps(call.result, option=orjson.OPT_SORT_KEYS)
+            if call.result is not MISSING
+            else None
+        )
+    except (orjson.JSONEncodeError, RecursionError, TypeError):
+        return ("unique", j)
+    return (call.name, args, call.raw_args if args is None else None, result, call.result_error)
 
 
 def link_problems(

@@ -13,7 +13,15 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from toolscore.dataflow import has_unresolved, is_linked, link_problems, search_pairing, substitute
+from toolscore.dataflow import (
+    SearchGaveUpError,
+    dependencies,
+    has_unresolved,
+    is_linked,
+    link_problems,
+    search_pairing,
+    substitute,
+)
 from toolscore.model import MISSING, OMITTED, AnyOf, Call, Mismatch, Ref
 from toolscore.rules import ListRule, ObjectRule, Rule, show
 
@@ -282,26 +290,38 @@ def plan_passes(
 
     Every expected call must be paired with an equal produced call of the same tool, and
     every produced call paired too, except calls to tools in `extra_ok` (relaxed extras).
+    A `$ref` in the plan is not compared here (see `linked_plan_passes`).
     """
+    return cover(
+        plan, calls, extra_ok, lambda i, j: _call_matches(tools[plan[i].name], plan[i], calls[j])
+    )
+
+
+def cover(
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    extra_ok: frozenset[str],
+    fits: Callable[[int, int], bool],
+) -> tuple[tuple[int, int], ...] | None:
+    """A pairing in which every plan call has a produced call of its tool that `fits` it and
+    every produced call is paired (relaxed extras aside), or None when there is none."""
     n, m = len(plan), len(calls)
     if n == 0:
         return () if m == 0 else None  # abstaining means no call at all, relaxed or not
     if m < n or (m > n and not extra_ok):
         return None
     if n == 1 and m == 1:
-        e, p = plan[0], calls[0]
-        ok = e.name == p.name and _call_matches(tools[e.name], e, p)
-        return ((0, 0),) if ok else None
+        return ((0, 0),) if plan[0].name == calls[0].name and fits(0, 0) else None
     by_name: dict[str, list[int]] = {}
     for j, call in enumerate(calls):
         by_name.setdefault(call.name, []).append(j)
     candidates = [by_name.get(e.name, []) for e in plan]
     known: dict[tuple[int, int], bool] = {}
 
-    def fits(i: int, j: int) -> bool:
+    def cached(i: int, j: int) -> bool:
         found = known.get((i, j))
         if found is None:
-            found = known[i, j] = _call_matches(tools[plan[i].name], plan[i], calls[j])
+            found = known[i, j] = fits(i, j)
         return found
 
     strict = [j for j, call in enumerate(calls) if call.name not in extra_ok]
@@ -315,10 +335,10 @@ def plan_passes(
         for i, rights in enumerate(candidates):
             for j in rights:
                 reverse[j].append(i)
-        left_of = max_matching(reverse, n, lambda j, i: fits(i, j), order=strict)
+        left_of = max_matching(reverse, n, lambda j, i: cached(i, j), order=strict)
         if any(left_of[j] is None for j in strict):
             return None
-    right_of = max_matching(candidates, m, fits, left_of)
+    right_of = max_matching(candidates, m, cached, left_of)
     if any(j is None for j in right_of) or len(set(right_of).intersection(strict)) < len(strict):
         return None
     return tuple((i, j) for i, j in enumerate(right_of) if j is not None)
@@ -340,7 +360,9 @@ def diagnose_plan(
     """
     kept = _links_kept(tools, plan, calls) if linked else None
     if kept is None:
-        pairs, pair_mismatches = _best_pairing(tools, plan, calls)
+        found = _best_pairing(tools, plan, calls)
+        assert found is not None  # no call is required to pair, so a pairing always exists
+        pairs, pair_mismatches = found
     else:
         pairs = kept
         pair_mismatches = [
@@ -354,8 +376,8 @@ def diagnose_plan(
                 rule = tools[plan[i].name]
                 pair_mismatches[k] = problems + list(iter_mismatches(rule, args, calls[j].args))
     mismatches: list[Mismatch] = []
-    for (i, j), found in zip(pairs, pair_mismatches, strict=True):
-        mismatches.extend(mm.at(j, i) for mm in found)
+    for (i, j), described in zip(pairs, pair_mismatches, strict=True):
+        mismatches.extend(mm.at(j, i) for mm in described)
     paired_plan = {i for i, _ in pairs}
     paired_calls = {j for _, j in pairs}
     leftover_plan = [i for i in range(len(plan)) if i not in paired_plan]
@@ -448,15 +470,54 @@ def _links_kept(
     tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
 ) -> tuple[tuple[int, int], ...] | None:
     """A pairing in which every linked call fits its sources (after them if possible), the
-    rest paired as well as they can be; None when no such pairing exists."""
+    rest paired as well as they can be; None when no such pairing exists (or the search for
+    one gave up on a hostile plan)."""
 
     fits = _link_fits(tools, plan, calls)
+    deps = dependencies(plan)
 
-    def finish(free: list[int], rest: list[int]) -> tuple[tuple[int, int], ...] | None:
-        return _best_pairing(tools, [plan[i] for i in free], [calls[j] for j in rest])[0]
+    def finish(
+        assigned: Mapping[int, int], consumer_fits: Callable[[int, int], bool]
+    ) -> tuple[tuple[int, int], ...] | None:
+        rest_plan = [i for i in range(len(plan)) if i not in assigned]
+        taken = set(assigned.values())
+        rest_calls = [j for j in range(len(calls)) if j not in taken]
+        consumers = {a for a, i in enumerate(rest_plan) if deps[i]}
+        found = _best_pairing(
+            tools,
+            [plan[i] for i in rest_plan],
+            [calls[j] for j in rest_calls],
+            lambda a, b: consumer_fits(rest_plan[a], rest_calls[b]),
+            consumers,
+        )
+        if found is None:
+            return None
+        pairs = [(rest_plan[a], rest_calls[b]) for a, b in found[0]]
+        return tuple(sorted(pairs + list(assigned.items())))
 
-    in_order = search_pairing(plan, calls, fits, finish)
-    return in_order if in_order is not None else search_pairing(plan, calls, fits, finish, False)
+    could_fit = _relaxed_fits(tools, plan, calls)
+    try:
+        in_order = search_pairing(plan, calls, fits, finish, True, could_fit, deps=deps)
+        if in_order is not None:
+            return in_order
+        return search_pairing(plan, calls, fits, finish, False, could_fit, deps=deps)
+    except SearchGaveUpError:
+        return None
+
+
+def _relaxed_fits(
+    tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
+) -> Callable[[int, int], bool]:
+    """Whether plan call i could be produced call j at all: same tool, equal arguments with
+    every `$ref` left uncompared."""
+
+    def could_fit(i: int, j: int) -> bool:
+        expected, produced = plan[i], calls[j]
+        return expected.name == produced.name and _call_matches(
+            tools[expected.name], expected, produced
+        )
+
+    return could_fit
 
 
 def canonical_order(calls: Sequence[Call]) -> list[int]:
@@ -479,41 +540,73 @@ def canonical_order(calls: Sequence[Call]) -> list[int]:
 
 
 def _best_pairing(
-    tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
-) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+    tools: Mapping[str, ObjectRule],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    allowed: Callable[[int, int], bool] | None = None,
+    required: frozenset[int] | set[int] = frozenset(),
+) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]] | None:
+    """Most same-tool pairs, then fewest mismatches; ties broken by content, not position.
+
+    The plan calls in `required` must each be paired with a produced call that `allowed`
+    accepts (a consumer of a linked plan and what its sources allow); None when they cannot.
+    """
     order = canonical_order(calls)
-    pairs, described = _best_sorted_pairing(tools, plan, [calls[j] for j in order])
+    sorted_allowed = None if allowed is None else (lambda i, j: allowed(i, order[j]))
+    found = _best_sorted_pairing(tools, plan, [calls[j] for j in order], sorted_allowed, required)
+    if found is None:
+        return None
+    pairs, described = found
     unsorted = [(i, order[j]) for i, j in pairs]
     chosen = sorted(range(len(unsorted)), key=unsorted.__getitem__)
     return tuple(unsorted[k] for k in chosen), [described[k] for k in chosen]
 
 
 def _best_sorted_pairing(
-    tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call]
-) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+    tools: Mapping[str, ObjectRule],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    allowed: Callable[[int, int], bool] | None = None,
+    required: frozenset[int] | set[int] = frozenset(),
+) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]] | None:
     same_tool = [
-        (i, j) for i, e in enumerate(plan) for j, p in enumerate(calls) if e.name == p.name
+        (i, j)
+        for i, e in enumerate(plan)
+        for j, p in enumerate(calls)
+        if e.name == p.name and (i not in required or (allowed is not None and allowed(i, j)))
     ]
-    if len(same_tool) <= 1:
+    if not required and len(same_tool) <= 1:
         return tuple(same_tool), [
             _call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in same_tool
         ]
     # Costs are counted without describing anything; only the chosen pairs are described.
-    counts = {(i, j): _mismatch_count(tools[plan[i].name], plan[i], calls[j]) for i, j in same_tool}
-    rows = sorted({i for i, _ in counts})
+    counts = {
+        (i, j): 0 if i in required else _mismatch_count(tools[plan[i].name], plan[i], calls[j])
+        for i, j in same_tool
+    }
+    rows = sorted({i for i, _ in counts} | set(required))
     cols = sorted({j for _, j in counts})
     # A pair costs its number of mismatches; "no pair" costs more than every real pair put
-    # together, so the assignment maximises pairs first and minimises mismatches second.
+    # together, so the assignment maximises pairs first and minimises mismatches second. A
+    # required call left unpaired costs more than any assignment that pairs them all, and
+    # each row has a column of its own for "unpaired", so every row is assigned somewhere.
     unpaired = 1 + sum(counts.values())
-    cost = [[counts.get((i, j), unpaired) for j in cols] for i in rows]
+    forbidden = unpaired * (len(rows) + 1)
+    cost = [
+        [counts.get((i, j), forbidden if i in required else unpaired) for j in cols]
+        + [forbidden if i in required else unpaired] * len(rows)
+        for i in rows
+    ]
     from scipy.optimize import linear_sum_assignment  # noqa: PLC0415 - only failed cases need it
 
     row_index, col_index = linear_sum_assignment(cost)
     pairs = sorted(
         (rows[r], cols[c])
         for r, c in zip(row_index.tolist(), col_index.tolist(), strict=True)
-        if (rows[r], cols[c]) in counts
+        if c < len(cols) and (rows[r], cols[c]) in counts
     )
+    if len({i for i, _ in pairs} & set(required)) < len(required):
+        return None
     described = [_call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs]
     return tuple(pairs), described
 
@@ -546,16 +639,56 @@ def linked_plan_passes(
     plan: Sequence[Call],
     calls: Sequence[Call],
 ) -> tuple[tuple[int, int], ...] | None:
-    """Like `plan_passes`, for a plan whose calls are linked by `$ref` or `after`."""
+    """Like `plan_passes`, for a plan whose calls are linked by `$ref` or `after`.
 
+    A search over the links decides. The first time it fails to finish, it checks that the
+    plan passes with its links ignored (a necessary test) and stops if not, so a missing call
+    does not make it try every pairing of the sources. A search that gives up on a hostile
+    plan counts as no pairing found (`best_plan` still passes the case when its diagnosis
+    finds nothing wrong).
+    """
     fits = _link_fits(tools, plan, calls)
+    deps = dependencies(plan)
+    relaxed_checked = False
 
-    def finish(free: list[int], rest: list[int]) -> tuple[tuple[int, int], ...] | None:
-        if not free:  # every plan call is linked: what is left may only be relaxed extras
-            return () if all(calls[j].name in extra_ok for j in rest) else None
-        return plan_passes(tools, extra_ok, [plan[i] for i in free], [calls[j] for j in rest])
+    def finish(
+        assigned: Mapping[int, int], consumer_fits: Callable[[int, int], bool]
+    ) -> tuple[tuple[int, int], ...] | None:
+        nonlocal relaxed_checked
+        rest_plan = [i for i in range(len(plan)) if i not in assigned]
+        taken = set(assigned.values())
+        rest_calls = [j for j in range(len(calls)) if j not in taken]
 
-    return search_pairing(plan, calls, fits, finish)
+        def rest_fits(a: int, b: int) -> bool:
+            i, j = rest_plan[a], rest_calls[b]
+            if deps[i]:
+                return consumer_fits(i, j)
+            return _call_matches(tools[plan[i].name], plan[i], calls[j])
+
+        if rest_plan:
+            rest = [plan[i] for i in rest_plan]
+            found = cover(rest, [calls[j] for j in rest_calls], extra_ok, rest_fits)
+            if found is not None:
+                pairs = [(rest_plan[a], rest_calls[b]) for a, b in found]
+                return tuple(sorted(pairs + list(assigned.items())))
+        elif all(calls[j].name in extra_ok for j in rest_calls):
+            return tuple(sorted(assigned.items()))  # what is left is relaxed extras only
+        if not relaxed_checked:
+            relaxed_checked = True
+            if plan_passes(tools, extra_ok, plan, calls) is None:
+                raise _NoPairingError
+        return None
+
+    try:
+        return search_pairing(
+            plan, calls, fits, finish, True, _relaxed_fits(tools, plan, calls), deps=deps
+        )
+    except (SearchGaveUpError, _NoPairingError):
+        return None
+
+
+class _NoPairingError(Exception):
+    """Not even the plan with its links ignored passes: no pairing of the links can."""
 
 
 def best_plan(
@@ -592,6 +725,9 @@ def best_plan(
     best: tuple[tuple[int, int], PlanVerdict] | None = None
     for (index, plan), has_links in zip(candidates, links, strict=True):
         pairs, mismatches = diagnose_plan(tools, extra_ok, plan, calls, has_links)
+        if has_links and not mismatches:
+            # Only when the link search gave up: the diagnosis found a pairing that is right.
+            return PlanVerdict(index, True, pairs, ())
         rank = (-len(pairs), len(mismatches))
         if best is None or rank < best[0]:
             best = (rank, PlanVerdict(index, False, pairs, tuple(mismatches)))
