@@ -222,7 +222,7 @@ def _ascii_case(text: str, upper: bool) -> str:
 
 
 def equivalents(node: Node, value: Any) -> SearchStrategy[Any]:
-    """Values that `node`'s rule holds equal to the valid `value` (the kind table of docs/formats.md)."""
+    """Values that `node`'s rule holds equal to the valid `value` (docs/formats.md, kinds)."""
     kind = node["kind"]
     if kind in ("text", "ignored"):
         return PLAIN_JSON

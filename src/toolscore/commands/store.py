@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import itertools
 import sys
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
