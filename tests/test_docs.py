@@ -44,9 +44,7 @@ def test_every_kind_has_its_row_with_every_option(kind: str) -> None:
     assert f"**{kind}" in FORMATS_MD, f"docs/formats.md does not explain `{kind}`"
 
 
-@pytest.mark.parametrize(
-    "name", [*RELAXATIONS, *ENVIRONMENT_KEYS, *FORMATS], ids=lambda name: str(name)
-)
+@pytest.mark.parametrize("name", [*RELAXATIONS, *ENVIRONMENT_KEYS, *FORMATS])
 def test_every_relaxation_environment_key_and_transcript_format_has_its_row(name: str) -> None:
     table_row(name)
 
