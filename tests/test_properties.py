@@ -132,7 +132,7 @@ def arg_specs(draw: st.DrawFn, depth: int = 0) -> Node:
     elif kind == "object":
         node["args"] = draw(arg_maps(depth + 1))
     if draw(st.integers(0, 3)) == 0:
-        # DESIGN.md: `null` is a valid default for every kind, whatever its rule accepts.
+        # docs/formats.md: `null` is a valid default for every kind, whatever its rule accepts.
         node["default"] = draw(st.none() | valid_values(node))
     return node
 
@@ -222,7 +222,7 @@ def _ascii_case(text: str, upper: bool) -> str:
 
 
 def equivalents(node: Node, value: Any) -> SearchStrategy[Any]:
-    """Values that `node`'s rule holds equal to the valid `value` (DESIGN.md's kind table)."""
+    """Values that `node`'s rule holds equal to the valid `value` (docs/formats.md, kinds)."""
     kind = node["kind"]
     if kind in ("text", "ignored"):
         return PLAIN_JSON

@@ -1,56 +1,220 @@
-"""The README's tour works as written: its files, scored, give the verdicts it describes."""
+"""The README works as written: every block of commands runs where it says, its files load
+with toolscore's own loaders, and the verdicts it describes are the ones the commands give."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import re
+import shlex
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+import yaml
 from click.testing import CliRunner
 
+from toolscore import load_specs, read_cases, read_outputs
+from toolscore.cases import parse_case
 from toolscore.cli import cli
+from toolscore.specs import parse_specs
 
-README = (Path(__file__).parent.parent / "README.md").read_text()
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
+HEREDOC = re.compile(r"cat > (\S+) <<'EOF'\n(.*?)\nEOF\n", re.S)
+HEREDOC_START = re.compile(r"cat > \S+ <<'EOF'")
+PLACE = re.compile(r"# run in: (.+)")
+
+NOT_RUN = {
+    "make demo": "builds .venv and installs toolscore; test_cli runs the demo itself",
+    "make test": "runs this very suite",
+    "python -m pip install -e .": "installs the package these tests import",
+    "toolscore label 1 --labeller ann": "serves the page until stopped; test_label_web drives it",
+}
+"""README commands the test does not run, each with the reason (and each must be in it)."""
 
 
-def heredoc(name: str) -> str:
-    match = re.search(rf"cat > {re.escape(name)} <<'EOF'\n(.*?)\nEOF\n", README, re.S)
-    assert match, f"README has no heredoc for {name}"
-    return match.group(1) + "\n"
+def blocks(language: str) -> list[str]:
+    return [body for lang, body in BLOCK.findall(README) if lang == language]
 
 
-def test_the_tour_scores_as_the_readme_says(tmp_path: Path) -> None:
-    spec = re.search(r"\*\*1\. .*?```yaml\n(.*?)```", README, re.S)
-    assert spec, "README has no tour spec"
-    (tmp_path / "tools.yaml").write_text(spec.group(1))
-    (tmp_path / "cases.jsonl").write_text(heredoc("cases.jsonl"))
-    (tmp_path / "outputs.jsonl").write_text(heredoc("outputs.jsonl"))
-    report = tmp_path / "report.json"
-    command = re.search(r"\n(toolscore score --specs tools.yaml [^\n]*)\n", README)
-    assert command, "README has no tour score command"
-    args = command.group(1).split()[1:]
-    args[args.index("report.json")] = str(report)
-    for name in ("tools.yaml", "cases.jsonl", "outputs.jsonl"):
-        args[args.index(name)] = str(tmp_path / name)
-    result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 0, result.output
-    cases = {c["id"]: c for c in json.loads(report.read_text())["cases"]}
+def heredocs() -> dict[str, str]:
+    return {name: body + "\n" for name, body in HEREDOC.findall(README)}
+
+
+def commands(block: str) -> Iterator[str]:
+    """The block's commands: continued lines joined, heredocs kept whole, `&&` split."""
+    lines = iter(block.replace("\\\n", " ").splitlines())
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if HEREDOC_START.fullmatch(line):
+            body = [line]
+            for following in lines:
+                body.append(following)
+                if following == "EOF":
+                    break
+            yield "\n".join(body) + "\n"
+            continue
+        yield from (part.strip() for part in line.split("&&"))
+
+
+class Shell:
+    """Runs README commands in-process, in the places the README names."""
+
+    def __init__(self, places: dict[str, Path], runner: CliRunner) -> None:
+        self.places = places
+        self.runner = runner
+        self.outputs: dict[str, str] = {}
+
+    def enter(self, block: str) -> None:
+        """Go where the block's first line says it runs."""
+        first = block.splitlines()[0]
+        found = PLACE.fullmatch(first)
+        assert found, f"the README block does not say where it runs: {first!r}"
+        assert found.group(1) in self.places, f"unknown place {found.group(1)!r}"
+        os.chdir(self.places[found.group(1)])
+
+    def run_block(self, block: str) -> None:
+        self.enter(block)
+        for command in commands(block):
+            self.run(command)
+
+    def run(self, command: str) -> None:
+        heredoc = HEREDOC.fullmatch(command)
+        if heredoc:
+            Path(heredoc.group(1)).write_text(heredoc.group(2) + "\n")
+            return
+        words = shlex.split(command, comments=True)
+        plain = " ".join(words)
+        if plain in NOT_RUN:
+            return
+        if words[0] == "mkdir":
+            Path(words[1]).mkdir()
+        elif words[0] == "cd":
+            os.chdir(words[1])
+        elif words[0] == "toolscore":
+            result = self.runner.invoke(cli, words[1:])
+            assert result.exit_code == 0, f"{plain}\n{result.output}"
+            self.outputs[plain] = result.output
+        else:
+            raise AssertionError(f"the README runs {plain!r}, which this test does not know")
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Shell:
+    """A stand-in repository root (with the real examples), and BFCL's files laid out as the
+    README says."""
+    monkeypatch.delenv("TOOLSCORE_DB", raising=False)
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "examples").symlink_to(ROOT / "examples")
+    bfcl = tmp_path / "bfcl-files"
+    fixtures = ROOT / "tests" / "bfcl"
+    for source, target in (
+        ("data.json", "BFCL_v4_parallel.json"),
+        ("possible_answer.json", "possible_answer/BFCL_v4_parallel.json"),
+        ("results_fc.json", "result/MODEL/BFCL_v4_parallel_result.json"),
+    ):
+        (bfcl / target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(fixtures / source, bfcl / target)
+    places = {
+        "the repository root": root,
+        "tour/": root / "tour",
+        "the folder with BFCL's files": bfcl,
+    }
+    return Shell(places, CliRunner())
+
+
+def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
+    for block in blocks("sh"):
+        shell.run_block(block)
+    tour = shell.places["tour/"]
+    (python,) = blocks("python")
+    shell.enter(python)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(python, "README.md", "exec"), {})  # our own README's example
+    assert printed.getvalue().startswith("week [\"expected an integer, got string '7'\"]")
+
+    report = json.loads((tour / "report.json").read_text())
+    cases = {c["id"]: c for c in report["cases"]}
     assert {i for i, c in cases.items() if c["passed"]} == {"paris", "two-cities", "hello"}
+    assert {i for i, c in cases.items() if c["baselines"]["exact"]} == {"hello"}
+    assert {i for i, c in cases.items() if c["baselines"]["lowercase"]} == {
+        "paris", "two-cities", "hello",
+    }  # fmt: skip
     (mismatch,) = cases["week"]["mismatches"]
     line = (
         f"{mismatch['code']} call 0 {mismatch['path']} [{mismatch['rule']}]: {mismatch['message']}"
     )
     assert f"`{line}`" in README
-    lint = CliRunner().invoke(cli, ["lint", "--specs", str(tmp_path / "tools.yaml"),
-                                    "--cases", str(tmp_path / "cases.jsonl")])  # fmt: skip
-    assert lint.exit_code == 0, lint.output
+    lenient = {(r["argument"], r["kind"]) for r in report["lenient_rules"]}
+    assert lenient == {("city", "casefold"), ("unit", "enum")}  # as the tour says
+
+    (excerpt,) = [json.loads(b) for b in blocks("json") if '"mismatches"' in b]
+    week = dict(cases["week"], mismatches=[dict(mismatch, message="...")])
+    assert excerpt == week
+
+    assert "week (plan 0): passed" in shell.outputs["toolscore show 2 --case week"]
+    assert "1 fail -> pass" in shell.outputs["toolscore compare 1 2"]
+    assert "days" in shell.outputs["toolscore spec-diff tools.yaml tools-new.yaml"]
+    assert (shell.places["the folder with BFCL's files"] / "bfcl/parallel/tools.yaml").is_file()
 
 
-def test_the_transcript_commands_run() -> None:
-    for outputs in ("outputs-anthropic.jsonl", "outputs-openai.jsonl"):
-        assert f"--outputs examples/transcripts/{outputs}" in README
-        root = Path(__file__).parent.parent / "examples" / "transcripts"
-        result = CliRunner().invoke(cli, ["score", "--specs", str(root / "tools.yaml"),
-                                          "--cases", str(root / "cases.jsonl"),
-                                          "--outputs", str(root / outputs)])  # fmt: skip
-        assert result.exit_code == 0, result.output
+def test_every_command_left_out_is_in_the_readme() -> None:
+    written = {
+        " ".join(shlex.split(command, comments=True))
+        for block in blocks("sh")
+        for command in commands(block)
+        if not HEREDOC.fullmatch(command)
+    }
+    assert set(NOT_RUN) <= written
+
+
+def test_every_file_the_readme_writes_loads(tmp_path: Path) -> None:
+    files = heredocs()
+    assert set(files) == {"tools.yaml", "cases.jsonl", "outputs.jsonl", "tools-new.yaml"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    specs = load_specs(tmp_path / "tools.yaml")
+    load_specs(tmp_path / "tools-new.yaml")
+    assert len(list(read_cases(tmp_path / "cases.jsonl", specs))) == 4
+    assert len(list(read_outputs(tmp_path / "outputs.jsonl"))) == 4
+
+
+def test_every_json_snippet_loads() -> None:
+    support = load_specs(ROOT / "examples" / "support" / "tools.yaml")
+    snippets = blocks("json")
+    assert len(snippets) == 2
+    for text in snippets:
+        data = json.loads(text)
+        if "plans" in data:
+            case = parse_case(data, support, "README.md")
+            assert case.linked
+        else:
+            assert {"id", "passed", "kind", "plan", "baselines", "mismatches"} <= data.keys()
+
+
+def test_every_inline_rule_loads_and_the_coerce_one_keeps_its_default() -> None:
+    inline = re.findall(r"`(\w+: \{kind: [^`]*\})`", README)
+    assert inline, "README has no inline rule"
+    tour_args = yaml.safe_load(heredocs()["tools.yaml"])["tools"]["get_weather"]["args"]
+    new_args = yaml.safe_load(heredocs()["tools-new.yaml"])["tools"]["get_weather"]["args"]
+    for snippet in inline:
+        ((name, node),) = yaml.safe_load(snippet).items()
+        specs, problems = parse_specs({"tools": {"t": {"args": {name: node}}}}, "README.md")
+        assert specs is not None, problems
+        if node.get("coerce"):
+            # the snippet changes only `coerce` (and gives a reason): the default stays
+            assert {k: v for k, v in node.items() if k not in ("coerce", "reason")} == tour_args[
+                name
+            ]
+            assert {k: v for k, v in new_args[name].items() if k != "reason"} == {
+                k: v for k, v in node.items() if k != "reason"
+            }

@@ -1,7 +1,7 @@
 """The `toolscore` command line: a thin shell over the library.
 
 Commands parse options, call the library, and turn its input errors into one-line messages
-with exit status 2 (STYLE.md 9). Exit 0 means scoring completed; 1 means a threshold was not met.
+with exit status 2. Exit 0 means scoring completed; 1 means a threshold was not met.
 """
 
 from __future__ import annotations

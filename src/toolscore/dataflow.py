@@ -1,7 +1,7 @@
 """Data flow between calls: `$ref` values taken from earlier results, and `after` orderings.
 
 Independent calls are a multiset; a call that uses what another returned must come after it
-in the produced trajectory, and must use exactly what it returned (DESIGN.md principle 6).
+in the produced trajectory, and must use exactly what it returned.
 A plan with such links passes when some pairing satisfies every link; the search tries
 pairings for the linked calls (in dependency order, pruned by arguments and positions) and
 matches the rest optimally, so the verdict never depends on first fits. This module knows

@@ -1,7 +1,7 @@
 """Errors about the user's input (specs, cases, outputs files): each names file, line and field.
 
 They are distinct from anything an agent produced: bad produced output is a scored failure,
-never an exception (STYLE.md 7).
+never an exception.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Argument comparison and optimal, order-free matching of produced calls to plans.
 
-`iter_mismatches` is the one walk every verdict is built on (STYLE.md 3): it descends objects
+`iter_mismatches` is the one walk every verdict is built on: it descends objects
 and lists, applies defaults, handles `$any`, and asks scalar rules to judge. Plans are matched
 as a multiset by maximum bipartite matching, never greedily and never by position.
 """

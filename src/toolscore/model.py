@@ -26,7 +26,7 @@ MISMATCH_CODES: Final = (
     "order_violation",
     "unresolved_ref",
 )
-"""The closed set of mismatch codes (DESIGN.md); a test proves each is produced somewhere."""
+"""The closed set of mismatch codes (docs/formats.md); a test proves each is produced somewhere."""
 
 
 class _Missing:
@@ -125,7 +125,7 @@ class Case(NamedTuple):
 
     @property
     def kind(self) -> Literal["tool", "abstention"]:
-        """`tool` when some plan has a call, else `abstention` (DESIGN.md metrics)."""
+        """`tool` when some plan has a call, else `abstention` (docs/formats.md, metrics)."""
         return "tool" if any(self.plans) else "abstention"
 
 
@@ -146,7 +146,7 @@ class Trajectory(NamedTuple):
 
 
 class Mismatch(NamedTuple):
-    """One reason a case failed, machine-readable (STYLE.md 1).
+    """One reason a case failed, machine-readable.
 
     `call` is the produced call's position in the trajectory, `plan_call` the expected call's
     position in the plan; either is None when that side has no call (missing or extra calls).

@@ -1,7 +1,7 @@
 """One small, frozen rule object per argument kind, and the factory that builds them from a spec.
 
 A scalar rule only *judges* two present, non-null values and returns a code and a message; it
-never builds paths or walks containers (that is `matching.iter_mismatches`, STYLE.md 3).
+never builds paths or walks containers (that is `matching.iter_mismatches`).
 Container rules (`list`, `object`) only carry what the walker needs.
 """
 

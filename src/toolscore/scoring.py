@@ -2,7 +2,7 @@
 
 Every case is scored three ways in the same pass: by the rules, by exact JSON comparison with
 the first plan, and by the lowercase scorer (every string casefolded, omissions ignored), so
-that the report shows what the rules changed (DESIGN.md metrics).
+that the report shows what the rules changed (docs/formats.md, metrics).
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ class OutcomeTally:
 
 @dataclass
 class Summary:
-    """The metrics of a scoring run (DESIGN.md), each with its denominator."""
+    """The metrics of a scoring run (docs/formats.md), each with its denominator."""
 
     cases: int = 0
     passed: int = 0

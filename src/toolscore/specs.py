@@ -1,7 +1,7 @@
 """Load and validate spec files: the native YAML/JSON format and OpenAI-style tool lists.
 
 A spec set says, per tool and per argument, which differences are harmless. It is checked
-completely when loaded, so that scoring never meets a broken rule (STYLE.md 4).
+completely when loaded, so that scoring never meets a broken rule.
 """
 
 from __future__ import annotations

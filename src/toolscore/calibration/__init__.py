@@ -1,3 +1,3 @@
 """Calibration: sample the cases where scorers disagree, let a person label them, and measure
-each scorer against the person (DESIGN.md principle 11: where the person and the rule scorer
-disagree, that is a scorer bug)."""
+each scorer against the person (where the person and the rule scorer disagree, that is a
+scorer bug)."""

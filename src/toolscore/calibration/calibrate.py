@@ -3,7 +3,7 @@
 A person's `correct` is a pass and `incorrect` a fail; `unsure` is counted but compared with
 no scorer. With several labellers a case takes the majority label (a tie counts as unsure),
 unless one labeller is chosen. A scorer bug is a case where the person and the rule scorer
-disagree (DESIGN.md principle 11); bugs are grouped by the rule that decided, so that one
+disagree; bugs are grouped by the rule that decided, so that one
 fix to one spec line shows how many cases it touches. The sample is stratified, so the bug
 rate of each stratum is also scaled to the stratum's size in the whole run.
 """

@@ -1,4 +1,4 @@
-"""Command groups of the `toolscore` command line, one module each (STYLE.md 9).
+"""Command groups of the `toolscore` command line, one module each.
 
 Each module provides `register(group)`, which adds its commands to the `toolscore` group.
 What every command shares lives here: turning the library's input errors into one line on

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,7 +18,8 @@ import click
 import orjson
 
 from toolscore.commands import console, input_errors
-from toolscore.errors import InputError
+from toolscore.errors import InputError, SpecError
+from toolscore.report.lenient import lenient_rules
 from toolscore.report.terminal import percent, render_summary
 from toolscore.specs import SpecSet, load_specs
 from toolscore.store import compare, open_store, spec_diff
@@ -119,7 +121,16 @@ def _render_run(store: Store, info: RunInfo, show_failures: int) -> None:
     summary = summary_from_json(store.summary(info.id))
     out = console()
     out.print(run_line(info))
-    render_summary(out, info.spec_stand_in(), info.toolscore_version, summary, failed)
+    render_summary(out, _stored_specs(store, info), info.toolscore_version, summary, failed)
+
+
+def _stored_specs(store: Store, info: RunInfo) -> SpecSet:
+    """The run's spec set for its report: read again from the store, so that its lenient
+    rules are listed; a stand-in with the relaxations alone if it no longer loads."""
+    try:
+        return replace(store.specs(info), source=info.specs_path)
+    except SpecError:
+        return info.spec_stand_in()
 
 
 def _write_report(store: Store, info: RunInfo) -> None:
@@ -134,8 +145,11 @@ def _write_report(store: Store, info: RunInfo) -> None:
             "tools": info.tool_versions,
         },
         "relaxations": info.relaxations,
-        "summary": store.summary(info.id),
     }
+    specs = _stored_specs(store, info)
+    if specs.tools:
+        head["lenient_rules"] = [rule.to_json() for rule in lenient_rules(specs)]
+    head["summary"] = store.summary(info.id)
     stdout = sys.stdout.buffer
     stdout.write(orjson.dumps(head)[:-1] + b',"cases":[')
     for index, case in enumerate(store.cases(info.id)):

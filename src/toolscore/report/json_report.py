@@ -1,4 +1,4 @@
-"""The report JSON of DESIGN.md, written streaming and atomically.
+"""The report JSON (docs/formats.md), written streaming and atomically.
 
 Case results go to a spool file as they are decided; the final file (summary first, then the
 cases) appears only when scoring completed, so a failed run leaves nothing half-written.
@@ -17,6 +17,7 @@ from typing import IO, Any
 import orjson
 
 from toolscore.model import MISSING, OMITTED, AnyOf, CaseResult, Mismatch, Ref
+from toolscore.report.lenient import lenient_rules
 from toolscore.rules import show
 from toolscore.scoring import Summary
 from toolscore.specs import SpecSet
@@ -99,12 +100,13 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
 def report_header(
     specs: SpecSet, version: str, environment: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The provenance of a report: scorer version, spec set, relaxations in force, and the
-    environment when calls were replayed against a store."""
+    """The provenance of a report: scorer version, spec set, relaxations and lenient rules in
+    force, and the environment when calls were replayed against a store."""
     header = {
         "toolscore": version,
         "specs": specs.describe(),
         "relaxations": [r.to_json() for r in specs.relaxations],
+        "lenient_rules": [rule.to_json() for rule in lenient_rules(specs)],
     }
     if environment is not None:
         header["environment"] = environment

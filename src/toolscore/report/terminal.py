@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolscore.model import CaseResult, Mismatch
+from toolscore.report.lenient import lenient_rules
 from toolscore.scoring import OutcomeTally, Rate, Summary, Tally
 from toolscore.specs import SpecSet
 
@@ -34,12 +35,33 @@ def provenance(specs: SpecSet, version: str, cases: int) -> Text:
     )
 
 
+LENIENT_LINES = 12
+"""Lenient rules printed before the rest are only counted (the report JSON lists them all)."""
+
+
 def relaxations(specs: SpecSet) -> Text:
-    """The relaxations in force, each with its reason, or 'none' (every report lists them)."""
+    """The relaxations in force and the lenient rules, each with its reason (every report
+    lists them). A spec set without tools stands in for a stored run's specs: its rules are
+    unknown, so only its relaxations are listed."""
     if not specs.relaxations:
-        return Text("Relaxations in force: none")
-    lines = ["Relaxations in force:"]
-    lines += [f"  allow {r.allow} for {', '.join(r.tools)} - {r.reason}" for r in specs.relaxations]
+        lines = ["Relaxations in force: none"]
+    else:
+        lines = ["Relaxations in force:"]
+        lines += [
+            f"  allow {r.allow} for {', '.join(r.tools)} - {r.reason}" for r in specs.relaxations
+        ]
+    if specs.tools:
+        lenient = lenient_rules(specs)
+        if not lenient:
+            lines.append("Lenient rules in force: none (every argument compared as written)")
+        else:
+            lines.append("Lenient rules in force (what each argument accepts beyond its value):")
+            lines += [f"  {rule.line()}" for rule in lenient[:LENIENT_LINES]]
+            if len(lenient) > LENIENT_LINES:
+                lines.append(
+                    f"  ... and {len(lenient) - LENIENT_LINES} more, all listed under "
+                    "lenient_rules in the report JSON (--json)"
+                )
     return Text("\n".join(lines))
 
 

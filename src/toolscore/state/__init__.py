@@ -1,5 +1,5 @@
 """State-based scoring: replay the agent's calls against a real SQLite database and compare
-the final state with a goal state (DESIGN.md principle 10: outcomes decide, calls diagnose).
+the final state with a goal state (outcomes decide, calls diagnose).
 
 - `environment`: load the `environment` block of a spec (database, tools module, ignore).
 - `replay`: replay calls on a private in-memory copy of the database, one per replay.

@@ -1,6 +1,6 @@
 """Judge one case by its outcome: the final state against the goal, and the required outputs.
 
-Outcomes decide, calls diagnose (DESIGN.md principle 10). The goal is annotated in the case
+Outcomes decide, calls diagnose. The goal is annotated in the case
 (`goal_state: {table: [rows]}`) or is the state that replaying an acceptable plan leaves
 (`goal_state: "plan"`, the tau-bench way; as with calls, any acceptable plan will do).
 

@@ -4,7 +4,7 @@ A run keeps its provenance (toolscore version, the spec set with its hash, versi
 tool versions, the relaxations in force, the git revision), the exact cases and outputs it
 was scored from (compressed, stored once per content), its summary and every case result.
 So a run can be re-scored under new specs long after its files are gone, and the old number
-stays beside the new one (DESIGN.md principle 11). Standard library SQLite, one file:
+stays beside the new one. Standard library SQLite, one file:
 
     with open_store(path) as store:
         meta = RunMeta.from_files(specs, specs_path, cases_path, outputs_path, label, version)

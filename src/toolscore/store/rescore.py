@@ -1,7 +1,7 @@
 """Re-score a stored run under new specs, from the cases and outputs the store kept.
 
 The old run stays as it was; the new one is stored beside it, linked by `rescored_from`, so
-that the old number and the new one can be compared (DESIGN.md principle 11).
+that the old number and the new one can be compared.
 """
 
 from __future__ import annotations

@@ -1,0 +1,115 @@
+"""The lenient rules of a spec set, listed beside the relaxations in force.
+
+A relaxation excuses whole calls; a lenient rule accepts, for one argument, values other than
+the expected one as written (another letter case, a number as a string, a value within a
+tolerance, an alias, a date in another format, an argument never compared). Reports list both
+with their reasons, so that a reader sees every difference the score forgives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from toolscore.rules import (
+    BooleanRule,
+    CasefoldRule,
+    DateRule,
+    DatetimeRule,
+    EnumRule,
+    IgnoredRule,
+    IntegerRule,
+    ListRule,
+    NumberRule,
+    ObjectRule,
+    Rule,
+    TextRule,
+)
+from toolscore.specs import SpecSet
+
+
+class LenientRule(NamedTuple):
+    """One argument whose rule forgives differences: where, the rule, what, and why."""
+
+    tool: str
+    argument: str
+    """The argument within its tool: `city`, `address.city`, `tags[]` (every item of a list)."""
+    kind: str
+    rule: str
+    """The rule with its options, as mismatches name it (`number tol=0.005`)."""
+    forgives: tuple[str, ...]
+    reason: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as the report JSON's `lenient_rules` lists it."""
+        return {
+            "tool": self.tool,
+            "argument": self.argument,
+            "kind": self.kind,
+            "rule": self.rule,
+            "forgives": list(self.forgives),
+            "reason": self.reason,
+        }
+
+    def line(self) -> str:
+        """The entry as the terminal report prints it."""
+        reason = self.reason or "(no reason given)"
+        return f"{self.tool}.{self.argument}: {self.kind}: {'; '.join(self.forgives)} - {reason}"
+
+
+def forgiven(rule: Rule) -> tuple[str, ...]:
+    """What `rule` accepts beyond the expected value as written, in a few words each (empty
+    for a strict rule). Nested rules are listed on their own, not here."""
+    found: list[str] = []
+    if isinstance(rule, TextRule | IgnoredRule):
+        found.append("any value: never compared by the call scorer")
+    elif isinstance(rule, CasefoldRule):
+        found.append("letter case and Unicode composition")
+    elif isinstance(rule, NumberRule):
+        if rule.tol:
+            found.append(f"differences up to {rule.tol}")
+        if rule.rel_tol:
+            found.append(f"relative differences up to {rule.rel_tol}")
+        if rule.coerce:
+            found.append("numbers written as strings")
+    elif isinstance(rule, IntegerRule) and rule.coerce:
+        found.append("integers written as strings")
+    elif isinstance(rule, BooleanRule) and rule.coerce:
+        found.append('the strings "true" and "false"')
+    elif isinstance(rule, EnumRule) and rule.aliases:
+        pairs = ", ".join(f"{alias} for {value}" for alias, value in rule.aliases.items())
+        found.append(f"aliases {pairs}")
+    elif isinstance(rule, DateRule) and rule.formats:
+        found.append(f"dates written as {', '.join(rule.formats)}")
+    elif isinstance(rule, DatetimeRule):
+        if rule.tol:
+            found.append(f"instants up to {rule.tol} s apart")
+        if rule.naive_tz:
+            found.append(f"times without an offset read as {rule.naive_tz}")
+    elif isinstance(rule, ListRule) and not rule.ordered:
+        found.append("the order of the items")
+    return tuple(found)
+
+
+def lenient_rules(specs: SpecSet) -> list[LenientRule]:
+    """Every lenient rule of the spec set, tool by tool, in the order the spec gives them."""
+    return [
+        LenientRule(tool, argument, rule.kind, rule.describe(), forgives, rule.reason)
+        for tool, spec in specs.tools.items()
+        for argument, rule, forgives in _walk(spec.args, "")
+    ]
+
+
+def _walk(rule: ObjectRule, prefix: str) -> Iterator[tuple[str, Rule, tuple[str, ...]]]:
+    for name, sub in rule.args.items():
+        yield from _argument(sub, f"{prefix}{name}")
+
+
+def _argument(rule: Rule, where: str) -> Iterator[tuple[str, Rule, tuple[str, ...]]]:
+    found = forgiven(rule)
+    if found:
+        yield where, rule, found
+    if isinstance(rule, ObjectRule):
+        yield from _walk(rule, f"{where}.")
+    elif isinstance(rule, ListRule):
+        yield from _argument(rule.items, f"{where}[]")
