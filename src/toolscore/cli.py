@@ -30,6 +30,7 @@ from toolscore.lint import lint_files
 from toolscore.model import Case, CaseResult
 from toolscore.outputs import read_outputs
 from toolscore.parallel import ParallelScoring, default_workers
+from toolscore.report.printable import printable
 from toolscore.report.json_report import ReportWriter, report_header
 from toolscore.report.terminal import render_summary, state_lines
 from toolscore.scoring import Summary
@@ -189,7 +190,7 @@ def score_command(
     out = console(err=json_target == "-")
     render_summary(out, specs, __version__, summary, failed)
     for line in earlier:
-        out.print(line, soft_wrap=True)
+        out.print(printable(line), soft_wrap=True)
     if run_id is not None:
         out.print(f"saved as run {run_id}")
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
@@ -248,7 +249,7 @@ def lint_command(specs_path: str, cases_path: str | None, strict: bool) -> None:
     findings = lint_files(specs_path, cases_path)
     out = sys.stdout
     for finding in findings:
-        out.write(f"{finding}\n")
+        out.write(f"{printable(finding)}\n")
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = len(findings) - errors
     out.write(f"{errors} errors, {warnings} warnings\n")
@@ -321,7 +322,7 @@ def replay_command(
         shown = (
             f"error: {outcome.error}" if outcome.error else orjson.dumps(outcome.result).decode()
         )
-        out.write(f"call {outcome.call} {outcome.name}: {shown}\n")
+        out.write(printable(f"call {outcome.call} {outcome.name}: {shown}") + "\n")
     if "goal_state" in case.extra or "required_outputs" in case.extra:
         verdict = check_state(
             env, case, trajectory.calls, trajectory.response, source=cases_path or ""
@@ -330,7 +331,7 @@ def replay_command(
     else:
         changes = diff_states(env.initial, final).lines()
         lines = ["changes from the initial state:"] + (changes or ["none"])
-    out.write("\n".join(lines) + "\n")
+    out.write("".join(printable(line) + "\n" for line in lines))
 
 
 def example_dir() -> Path:

@@ -23,6 +23,7 @@ from toolscore.calibration.terminal import render_batch, render_calibration
 from toolscore.commands import console, input_errors
 from toolscore.commands.store import db_option, json_option, print_json
 from toolscore.errors import InputError
+from toolscore.report.printable import printable
 from toolscore.store import open_store
 from toolscore.store.codec import BASELINES
 
@@ -130,8 +131,10 @@ def batches_command(db_path: str | None, as_json: bool) -> None:
     for info in found:
         progress = ", ".join(f"{who} {n}/{info.size}" for who, n in labelled[info.id].items())
         out.print(
-            f"batch {info.id}: run {info.run_id}, rules vs {info.baseline}, {info.size} cases, "
-            f"seed {info.seed}, {info.created}; labelled: {progress or 'not yet'}",
+            printable(
+                f"batch {info.id}: run {info.run_id}, rules vs {info.baseline}, {info.size} "
+                f"cases, seed {info.seed}, {info.created}; labelled: {progress or 'not yet'}"
+            ),
             soft_wrap=True,
         )
 

@@ -18,6 +18,7 @@ import orjson
 
 from toolscore.commands import console, input_errors
 from toolscore.errors import InputError
+from toolscore.report.printable import printable
 from toolscore.report.terminal import percent, render_summary
 from toolscore.specs import SpecSet, load_specs
 from toolscore.store import compare, open_store, spec_diff
@@ -175,10 +176,12 @@ def rescore_command(
             return
         _render_run(store, new, show_failures)
     console().print(
-        f"accuracy {percent(old.accuracy)} under run {old.id} (specs "
-        f"{old.specs_version or 'unversioned'}) -> {percent(new.accuracy)} under run {new.id} "
-        f"(specs {new.specs_version or 'unversioned'}); `toolscore compare {old.id} {new.id}` "
-        "lists the cases that flipped"
+        printable(
+            f"accuracy {percent(old.accuracy)} under run {old.id} (specs "
+            f"{old.specs_version or 'unversioned'}) -> {percent(new.accuracy)} under run "
+            f"{new.id} (specs {new.specs_version or 'unversioned'}); `toolscore compare "
+            f"{old.id} {new.id}` lists the cases that flipped"
+        )
     )
 
 
@@ -228,7 +231,7 @@ def spec_diff_command(old: str, new: str, db_path: str | None, as_json: bool) ->
         )
         return
     out = console()
-    out.print(f"spec-diff {old} ({_label(old_specs)}) -> {new} ({_label(new_specs)})")
+    out.print(printable(f"spec-diff {old} ({_label(old_specs)}) -> {new} ({_label(new_specs)})"))
     render_changes(out, changes)
 
 
