@@ -426,7 +426,7 @@ def test_the_stratum_found_cheaply_is_the_one_the_full_view_gives(
         assert stratum_of_view(case.view, stored, []) == case.stratum
 
 
-FORMULAS = ["=HYPERLINK(\"http://x\")", "+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "'=quoted", "'ok"]
+FORMULAS = ['=HYPERLINK("http://x")', "+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "'=quoted", "'ok"]
 
 
 def test_csv_export_neutralises_formulas_and_import_restores_them(

@@ -30,8 +30,8 @@ from toolscore.lint import lint_files
 from toolscore.model import Case, CaseResult
 from toolscore.outputs import read_outputs
 from toolscore.parallel import ParallelScoring, default_workers
-from toolscore.report.printable import printable
 from toolscore.report.json_report import ReportWriter, report_header
+from toolscore.report.printable import printable
 from toolscore.report.terminal import render_summary, state_lines
 from toolscore.scoring import Summary
 from toolscore.specs import SpecSet, load_specs, read_mapping

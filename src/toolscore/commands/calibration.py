@@ -7,14 +7,12 @@ scorer against the people who labelled (`toolscore label` serves the labelling p
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-from pathlib import Path
 
 import click
 import orjson
 
+from toolscore import files
 from toolscore.calibration.batches import Batches
 from toolscore.calibration.calibrate import calibrate
 from toolscore.calibration.disagreements import DEFAULT_SIZE, sample_disagreements
@@ -30,12 +28,8 @@ from toolscore.store.codec import BASELINES
 
 def write_atomically(path: str, data: bytes) -> None:
     """Write a file whole or not at all (a temporary file renamed over it)."""
-    target = Path(path)
     try:
-        handle, temporary = tempfile.mkstemp(dir=target.parent or ".", prefix=".toolscore-")
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, target)
+        files.write_atomically(path, data)
     except OSError as error:
         raise InputError(path, f"cannot write: {error.strerror or error}") from None
 

@@ -141,7 +141,9 @@ def render_comparison(console: Console, comparison: Comparison, limit: int) -> N
         for column in ("argument", "A passed/failed", "B passed/failed"):
             moved.add_column(column, justify="left" if column == "argument" else "right")
         for name, counts_a, counts_b in comparison.arguments:
-            moved.add_row(safe_text(name), "/".join(map(str, counts_a)), "/".join(map(str, counts_b)))
+            moved.add_row(
+                safe_text(name), "/".join(map(str, counts_a)), "/".join(map(str, counts_b))
+            )
         console.print(moved)
     if comparison.spec_changes:
         console.print(Text("Spec changes from A to B:", style="bold"))
