@@ -49,9 +49,14 @@ def test_an_existing_file_keeps_its_mode(tmp_path: Path, umask: int) -> None:
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
     target = tmp_path / "out.json"
     target.write_bytes(b"old")
-    with pytest.raises(RuntimeError), atomic_file(target) as handle:
-        handle.write(b"half")
-        raise RuntimeError
+
+    def fail_halfway() -> None:
+        with atomic_file(target) as handle:
+            handle.write(b"half")
+            raise RuntimeError
+
+    with pytest.raises(RuntimeError):
+        fail_halfway()
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -39,7 +40,7 @@ def assert_inert(text: str) -> None:
     assert "\nFAKE" not in text  # the agent's newline did not start a line of its own
 
 
-def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
     return path
 

@@ -141,8 +141,8 @@ def _render_bugs(out: Console, result: Calibration, limit: int) -> None:
             out.print(safe_text(f"    #{bug.position} {bug.case_id} (person: {bug.person})"))
             evidence = [evidence_line(item) for item in bug.evidence[: LINES_PER_CASE + 1]]
             evidence += [printable(f"note {note}") for note in bug.notes[: LINES_PER_CASE + 1]]
-            total = len(bug.evidence) + len(bug.notes)
-            for line in capped(evidence, total, "pieces of evidence and notes"):
+            count = len(bug.evidence) + len(bug.notes)
+            for line in capped(evidence, count, "pieces of evidence and notes"):
                 out.print(Text(f"      {line}"))
         if len(group.bugs) > limit:
             out.print(Text(f"    ... and {len(group.bugs) - limit} more (--json lists all)"))

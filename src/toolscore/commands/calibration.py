@@ -107,7 +107,7 @@ def disagreements_command(
 @input_errors
 def batches_command(db_path: str | None, as_json: bool) -> None:
     """List the labelling batches with how far their labelling has gone."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         found = store.batches.all_batches()
         labelled = {
             info.id: {
@@ -149,7 +149,7 @@ def labels_export_command(
     batch: str, out_path: str | None, fmt: str | None, labeller: str | None, db_path: str | None
 ) -> None:
     """Write a batch's labels (batch, position, case_id, labeller, label, note, updated)."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         batch_id = store.batches.resolve(batch)
         rows = export_rows(store.batches, batch_id, labeller)
     _write(out_path, render(rows, file_format(out_path or "", fmt)))
@@ -188,7 +188,7 @@ def calibrate_command(
 ) -> None:
     """Agreement of the person with each scorer (counts and Cohen's kappa), between
     labellers, the confusion matrix, and the scorer bugs grouped by the rule that decided."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         result = calibrate(store.batches, batch, labeller)
     if as_json:
         print_json(result.to_json())

@@ -67,7 +67,7 @@ def print_json(value: Any) -> None:
 @input_errors
 def runs_command(limit: int | None, db_path: str | None, as_json: bool) -> None:
     """List the stored runs: id, time, label, spec version and the four metrics."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         runs = store.runs(limit)
     if as_json:
         print_json([run.to_json() for run in runs])
@@ -92,7 +92,7 @@ def show_command(
     run: str, case_id: str | None, show_failures: int, db_path: str | None, as_json: bool
 ) -> None:
     """Print a stored run as `score` did (RUN is an id, `latest`, or -N for the N-th newest)."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         info = store.run(run)
         if case_id is not None:
             case = store.case(info.id, case_id)
@@ -202,7 +202,7 @@ def rescore_command(
 def compare_command(run_a: str, run_b: str, limit: int, db_path: str | None, as_json: bool) -> None:
     """Compare two stored runs: metrics side by side, the cases whose verdict flipped and the
     rule (and spec change) that decided each."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         comparison = compare(store, run_a, run_b)
     if as_json:
         print_json(comparison.to_json())
@@ -237,7 +237,7 @@ def spec_diff_command(old: str, new: str, db_path: str | None, as_json: bool) ->
 
 def _specs(argument: str, db_path: str | None) -> SpecSet:
     if argument.startswith(RUN_PREFIX) and not Path(argument).exists():
-        with open_store(db_path, create=False) as store:
+        with open_store(db_path, read_only=True) as store:
             return store.specs(store.run(argument[len(RUN_PREFIX) :]))
     return load_specs(argument)
 

@@ -1,8 +1,10 @@
 """Where the results store lives and how a connection to it is set up.
 
-Every connection uses write-ahead logging, so that readers never wait for a writer and a
-killed writer leaves the last committed state, and a generous busy timeout, so that two
-processes saving at once take turns instead of failing.
+Every connection that may write uses write-ahead logging, so that readers never wait for a
+writer and a killed writer leaves the last committed state, and a generous busy timeout, so
+that two processes saving at once take turns instead of failing. Commands that only read
+connect read-only, so that a store on read-only media (or a file they may not write) can
+still be listed and shown.
 """
 
 from __future__ import annotations
@@ -47,6 +49,33 @@ def connect(path: Path) -> sqlite3.Connection:
         db.close()
         raise InputError(str(path), f"not a toolscore results store ({error})") from None
     return db
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes the file (nor creates it): SQLite's read-only mode,
+    or, where even that cannot start because the directory is read-only too (a WAL store
+    needs its `-shm` file), the file opened as immutable, as on read-only media."""
+    uri = path.resolve().as_uri()
+    failure: sqlite3.Error | None = None
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            db = sqlite3.connect(
+                f"{uri}?{options}", uri=True, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+            )
+        except sqlite3.Error as error:
+            failure = error
+            continue
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError as error:
+            db.close()
+            failure = error
+            continue
+        except sqlite3.DatabaseError as error:
+            db.close()
+            raise InputError(str(path), f"not a toolscore results store ({error})") from None
+        return db
+    raise InputError(str(path), f"cannot open the results store: {failure}") from None
 
 
 def _use_wal(db: sqlite3.Connection) -> None:

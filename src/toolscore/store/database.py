@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -15,10 +16,10 @@ import yaml
 from toolscore.errors import InputError, SpecError
 from toolscore.specs import Relaxation, SpecSet, parse_specs
 from toolscore.store.codec import case_json, unpack_json
-from toolscore.store.connection import connect, store_path
+from toolscore.store.connection import connect, connect_read_only, store_path
 from toolscore.store.content import iter_content_lines, read_content
 from toolscore.store.meta import RunMeta
-from toolscore.store.migrations import migrate
+from toolscore.store.migrations import SCHEMA_VERSION, checked_version, migrate
 from toolscore.store.writer import RunWriter
 
 if TYPE_CHECKING:
@@ -86,16 +87,29 @@ _RUN_FIELDS = tuple(
 _RUN_COLUMNS = ", ".join(_RUN_FIELDS)
 
 
-def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
+def open_store(
+    path: str | Path | None = None, *, create: bool = True, read_only: bool = False
+) -> Store:
     """Open the results store at `path` (default: $TOOLSCORE_DB, else ./.toolscore/results.db).
 
     An older store is migrated to the current schema; a newer one is refused (InputError).
     With `create=False` a missing store is an input error instead of a new, empty one.
+    With `read_only` (for commands that only read) the store is opened without writing to
+    it, so a store on read-only media opens too; an older store is then migrated only if it
+    can be written, else refused with an InputError saying so.
     """
     where = store_path(path)
     if where.is_dir():
         raise InputError(str(where), "is a directory, not a results store file")
-    if not where.exists():
+    if read_only:
+        if not where.exists():
+            raise InputError(
+                str(where), "no results store here (save a run with `toolscore score --save`)"
+            )
+        store = _open_read_only(where)
+        if store is not None:
+            return store
+    elif not where.exists():
         if not create:
             raise InputError(
                 str(where), "no results store here (save a run with `toolscore score --save`)"
@@ -111,6 +125,40 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
         db.close()
         raise
     return Store(db, where)
+
+
+def _open_read_only(where: Path) -> Store | None:
+    """The store opened read-only, or None when it needs a migration and can be written
+    (the caller then opens it as usual, which migrates it)."""
+    db = connect_read_only(where)
+    try:
+        version = checked_version(db, str(where))
+        if version == SCHEMA_VERSION:
+            return Store(db, where)
+    except BaseException:
+        db.close()
+        raise
+    db.close()
+    if _writable(where):
+        return None
+    raise InputError(
+        str(where),
+        f"this results store has schema version {version} and needs migrating to version "
+        f"{SCHEMA_VERSION} before this toolscore can read it, but it is read-only: "
+        "copy it somewhere writable and use the copy",
+    )
+
+
+def _writable(where: Path) -> bool:
+    """Whether this process may write the store file and create files beside it (its
+    journal), as a migration must."""
+    directory = where.parent if str(where.parent) else Path(".")
+    if not (os.access(where, os.W_OK) and os.access(directory, os.W_OK)):
+        return False
+    try:  # access() says nothing of a read-only mount
+        return not os.statvfs(where).f_flag & os.ST_RDONLY
+    except (OSError, AttributeError):
+        return True
 
 
 class Store:
