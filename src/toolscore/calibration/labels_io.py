@@ -25,6 +25,7 @@ import orjson
 
 from toolscore.calibration.batches import Batches, Label
 from toolscore.errors import InputError
+from toolscore.inputs import close_input, open_input
 from toolscore.jsonl import read_jsonl
 
 FIELDS = ("batch", "position", "case_id", "labeller", "label", "note", "updated")
@@ -123,11 +124,13 @@ def _jsonl_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _csv_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     source = str(path)
+    handle = open_input(path)
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:  # a CR in a cell stays
-            text = handle.read()
+        text = handle.read().decode("utf-8-sig")  # bytes: a CR in a cell stays a CR
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(source, f"cannot read: {error}") from None
+    finally:
+        close_input(handle)
     reader = csv.DictReader(io.StringIO(text, newline=""))
     if reader.fieldnames is None or not {"case_id", "label"} <= set(reader.fieldnames):
         raise InputError(source, "needs a header line with at least case_id and label", line=1)
