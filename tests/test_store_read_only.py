@@ -113,6 +113,25 @@ def test_an_old_store_on_read_only_media_says_it_needs_a_migration(tmp_path: Pat
     ]
 
 
+def test_a_store_whose_log_holds_data_on_read_only_media_is_one_line(store_dir: Path) -> None:
+    copy = store_dir / "copy"
+    copy.mkdir()
+    writer = sqlite3.connect(store_dir / "results.db")
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("UPDATE runs SET label = 'only in the log'")
+    writer.commit()
+    for name in ("results.db", "results.db-wal"):  # copied while the log holds the update
+        shutil.copy(store_dir / name, copy / name)
+    writer.close()
+    done = toolscore_read_only(copy, "runs", "--db", str(copy / "results.db"))
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.strip().splitlines() == [
+        f"toolscore: error: {copy / 'results.db'}: cannot open the results store read-only "
+        "(unable to open database file) while results.db-wal holds data: open it once where "
+        "it can be written, then copy it"
+    ]
+
+
 def test_an_old_writable_store_is_migrated_when_read(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "old.db")
     db.executescript(FIRST_SCHEMA.read_text())

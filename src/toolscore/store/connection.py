@@ -54,28 +54,44 @@ def connect(path: Path) -> sqlite3.Connection:
 def connect_read_only(path: Path) -> sqlite3.Connection:
     """A connection that never writes the file (nor creates it): SQLite's read-only mode,
     or, where even that cannot start because the directory is read-only too (a WAL store
-    needs its `-shm` file), the file opened as immutable, as on read-only media."""
+    needs its `-shm` file), the file opened as immutable, as on read-only media. A store
+    whose write-ahead log still holds data is refused then: immutable would not read it."""
     uri = path.resolve().as_uri()
-    failure: sqlite3.Error | None = None
-    for options in ("mode=ro", "mode=ro&immutable=1"):
-        try:
-            db = sqlite3.connect(
-                f"{uri}?{options}", uri=True, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
-            )
-        except sqlite3.Error as error:
-            failure = error
-            continue
-        try:
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.OperationalError as error:
-            db.close()
-            failure = error
-            continue
-        except sqlite3.DatabaseError as error:
-            db.close()
-            raise InputError(str(path), f"not a toolscore results store ({error})") from None
-        return db
-    raise InputError(str(path), f"cannot open the results store: {failure}") from None
+    try:
+        return _checked(
+            path,
+            sqlite3.connect(
+                f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+            ),
+        )
+    except sqlite3.OperationalError as error:
+        failure = error
+    log = path.with_name(path.name + "-wal")
+    if log.exists() and log.stat().st_size:
+        raise InputError(
+            str(path),
+            f"cannot open the results store read-only ({failure}) while {log.name} holds "
+            "data: open it once where it can be written, then copy it",
+        )
+    try:
+        return _checked(
+            path, sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+        )
+    except sqlite3.OperationalError as error:
+        raise InputError(str(path), f"cannot open the results store: {error}") from None
+
+
+def _checked(path: Path, db: sqlite3.Connection) -> sqlite3.Connection:
+    """`db` once a first read has worked (SQLite opens files lazily)."""
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        db.close()
+        raise
+    except sqlite3.DatabaseError as error:
+        db.close()
+        raise InputError(str(path), f"not a toolscore results store ({error})") from None
+    return db
 
 
 def _use_wal(db: sqlite3.Connection) -> None:

@@ -94,23 +94,15 @@ def open_store(
 
     An older store is migrated to the current schema; a newer one is refused (InputError).
     With `create=False` a missing store is an input error instead of a new, empty one.
-    With `read_only` (for commands that only read) the store is opened without writing to
-    it, so a store on read-only media opens too; an older store is then migrated only if it
-    can be written, else refused with an InputError saying so.
+    `read_only` is for commands that only read (it implies `create=False`): a store this
+    process may not write (read-only media, another user's file) is then opened without
+    writing to it, and refused with an InputError saying so if it needs a migration.
     """
     where = store_path(path)
     if where.is_dir():
         raise InputError(str(where), "is a directory, not a results store file")
-    if read_only:
-        if not where.exists():
-            raise InputError(
-                str(where), "no results store here (save a run with `toolscore score --save`)"
-            )
-        store = _open_read_only(where)
-        if store is not None:
-            return store
-    elif not where.exists():
-        if not create:
+    if not where.exists():
+        if not create or read_only:
             raise InputError(
                 str(where), "no results store here (save a run with `toolscore score --save`)"
             )
@@ -118,6 +110,8 @@ def open_store(
             where.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise InputError(str(where), f"cannot create: {error.strerror or error}") from None
+    elif read_only and not _writable(where):
+        return _open_read_only(where)
     db = connect(where)
     try:
         migrate(db, str(where))
@@ -127,38 +121,30 @@ def open_store(
     return Store(db, where)
 
 
-def _open_read_only(where: Path) -> Store | None:
-    """The store opened read-only, or None when it needs a migration and can be written
-    (the caller then opens it as usual, which migrates it)."""
+def _open_read_only(where: Path) -> Store:
+    """The store opened without writing to it; InputError when it needs a migration."""
     db = connect_read_only(where)
     try:
         version = checked_version(db, str(where))
-        if version == SCHEMA_VERSION:
-            return Store(db, where)
     except BaseException:
         db.close()
         raise
-    db.close()
-    if _writable(where):
-        return None
-    raise InputError(
-        str(where),
-        f"this results store has schema version {version} and needs migrating to version "
-        f"{SCHEMA_VERSION} before this toolscore can read it, but it is read-only: "
-        "copy it somewhere writable and use the copy",
-    )
+    if version < SCHEMA_VERSION:
+        db.close()
+        raise InputError(
+            str(where),
+            f"this results store has schema version {version} and needs migrating to version "
+            f"{SCHEMA_VERSION} before this toolscore can read it, but it is read-only: "
+            "copy it somewhere writable and use the copy",
+        )
+    return Store(db, where)
 
 
 def _writable(where: Path) -> bool:
-    """Whether this process may write the store file and create files beside it (its
-    journal), as a migration must."""
+    """Whether this process may write the store file and create its journal beside it (a
+    read-only file system counts as not writable)."""
     directory = where.parent if str(where.parent) else Path(".")
-    if not (os.access(where, os.W_OK) and os.access(directory, os.W_OK)):
-        return False
-    try:  # access() says nothing of a read-only mount
-        return not os.statvfs(where).f_flag & os.ST_RDONLY
-    except (OSError, AttributeError):
-        return True
+    return os.access(where, os.W_OK) and os.access(directory, os.W_OK)
 
 
 class Store:
