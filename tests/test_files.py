@@ -16,7 +16,7 @@ from toolscore.cli import cli, example_dir
 from toolscore.files import atomic_file, write_atomically
 
 
-@pytest.fixture(params=[0o022, 0o027, 0o077])
+@pytest.fixture(params=[0o002, 0o022, 0o027, 0o077])
 def umask(request: pytest.FixtureRequest) -> Iterator[int]:
     old = os.umask(request.param)
     try:
@@ -76,5 +76,6 @@ def test_reports_and_exports_follow_the_umask(tmp_path: Path, umask: int) -> Non
     for args in commands:
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, result.output
-    for written in (report, batch, labels, db):
+    for written in (report, batch, labels):
         assert mode(written) == 0o666 & ~umask, written.name
+    assert mode(db) == 0o644 & ~umask  # SQLite creates its file 0644 less the umask
