@@ -424,3 +424,34 @@ def test_the_stratum_found_cheaply_is_the_one_the_full_view_gives(
     for case in cases:
         stored = {"mismatches": case.view["mismatches"]}
         assert stratum_of_view(case.view, stored, []) == case.stratum
+
+
+FORMULAS = ['=HYPERLINK("http://x")', "+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "'=quoted", "'ok"]
+
+
+def test_csv_export_neutralises_formulas_and_import_restores_them(
+    support_db: Path, tmp_path: Path
+) -> None:
+    ids = labelled_batch(support_db)
+    with open_store(support_db) as store:
+        for n, note in enumerate(FORMULAS):
+            store.batches.set_label(1, ids[n % len(ids)], f"f{n}", "correct", note)
+        before = store.batches.labels(1)
+    exported = tmp_path / "labels.csv"
+    result = invoke("labels", "export", "1", "--out", str(exported), "--db", str(support_db))
+    assert result.exit_code == 0, result.output
+    text = exported.read_bytes().decode()
+    notes = {row["labeller"]: row["note"] for row in csv.DictReader(io.StringIO(text, newline=""))}
+    assert [notes[f"f{n}"] for n in range(len(FORMULAS))] == [
+        "'=HYPERLINK(\"http://x\")", "'+1", "'-2+3", "'@SUM(A1)", "'\tx", "'\rx", "''=quoted",
+        "'ok",
+    ]  # fmt: skip
+    for row in csv.reader(io.StringIO(text, newline="")):
+        assert not any(cell[:1] in ("=", "+", "-", "@", "\t", "\r") for cell in row), row
+    other = tmp_path / "other.db"
+    shutil.copy(support_db, other)
+    with open_store(other) as store:
+        store.db.execute("DELETE FROM labels")
+    assert invoke("labels", "import", "1", str(exported), "--db", str(other)).exit_code == 0
+    with open_store(other) as store:
+        assert store.batches.labels(1) == before

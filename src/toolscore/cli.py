@@ -24,13 +24,15 @@ from toolscore.commands.bfcl import register as register_bfcl
 from toolscore.commands.calibration import register as register_calibration
 from toolscore.commands.label import register as register_label
 from toolscore.commands.store import register as register_store
-from toolscore.errors import InputError
+from toolscore.errors import CaseError, InputError, OutputError
+from toolscore.inputs import check_inputs, input_size, rereadable
 from toolscore.jsonl import ByteCounter
 from toolscore.lint import lint_files
 from toolscore.model import Case, CaseResult
 from toolscore.outputs import read_outputs
 from toolscore.parallel import ParallelScoring, default_workers
 from toolscore.report.json_report import ReportWriter, report_header
+from toolscore.report.printable import printable
 from toolscore.report.terminal import render_summary, state_lines
 from toolscore.scoring import Summary
 from toolscore.specs import SpecSet, load_specs, read_mapping
@@ -54,9 +56,9 @@ def cli() -> None:
 class _ProgressBar:
     """A progress bar on stderr that appears only for runs longer than a couple of seconds."""
 
-    def __init__(self, counter: ByteCounter, total: int) -> None:
+    def __init__(self, counter: ByteCounter, total: int | None) -> None:
         self.counter = counter
-        self.total = max(total, 1)
+        self.total = None if total is None else max(total, 1)  # None: a stream, size unknown
         self.started = time.monotonic()
         self.enabled = sys.stderr.isatty()
         self.progress: Progress | None = None
@@ -88,8 +90,12 @@ class _ProgressBar:
 @click.option(
     "--specs", "specs_path", required=True, help="Spec file (YAML, JSON or OpenAI tool list)."
 )
-@click.option("--cases", "cases_path", required=True, help="Cases file (JSON Lines).")
-@click.option("--outputs", "outputs_path", required=True, help="Outputs file (JSON Lines).")
+@click.option(
+    "--cases", "cases_path", required=True, help="Cases file (JSON Lines; '-' for stdin)."
+)
+@click.option(
+    "--outputs", "outputs_path", required=True, help="Outputs file (JSON Lines; '-' for stdin)."
+)
 @click.option(
     "--json",
     "json_target",
@@ -149,32 +155,36 @@ def score_command(
 ) -> None:
     """Score an outputs file against a cases file under a spec file."""
     specs = load_specs(specs_path)
-    for path in (cases_path, outputs_path):
-        if not Path(path).is_file():
-            raise InputError(path, "no such file")
+    check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = None if env_path is None else environment(specs, specs_path, env_path)
     counter = ByteCounter()
     report = ReportWriter(json_target, sys.stdout.buffer) if json_target else None
-    bar = _ProgressBar(counter, Path(cases_path).stat().st_size)
     failed: list[CaseResult] = []
     earlier: list[str] = []
     run_id: int | None = None
     with contextlib.ExitStack() as stack:
         saving = None
+        sources = (cases_path, outputs_path)
         if save or db_path is not None:
+            # A saved run hashes its inputs first and stores them last: streams are copied.
+            sources = (
+                stack.enter_context(rereadable(cases_path, CaseError)),
+                stack.enter_context(rereadable(outputs_path, OutputError)),
+            )
             store = stack.enter_context(open_store(db_path))
             meta = RunMeta.from_files(
-                specs, specs_path, cases_path, outputs_path, label, __version__
+                specs, specs_path, *sources, label, __version__, names=(cases_path, outputs_path)
             )
             previous = store.previous_scores(meta.cases_file.sha256, meta.outputs_file.sha256)
             earlier = describe_previous(previous, specs)
             saving = stack.enter_context(store.begin_run(meta))
+        size = input_size(sources[0])
+        bar = _ProgressBar(counter, size)
         try:
-            workers = workers or auto_workers(Path(cases_path).stat().st_size)
+            workers = workers or auto_workers(size)
             summary = _score_chunks(
-                specs, (cases_path, outputs_path), workers, report, saving, failed,
-                show_failures, bar, env,
-            )  # fmt: skip
+                specs, sources, workers, report, saving, failed, show_failures, bar, env
+            )
             if saving is not None:
                 run_id = saving.finish(summary)
         except BaseException:
@@ -189,7 +199,7 @@ def score_command(
     out = console(err=json_target == "-")
     render_summary(out, specs, __version__, summary, failed)
     for line in earlier:
-        out.print(line, soft_wrap=True)
+        out.print(printable(line), soft_wrap=True)
     if run_id is not None:
         out.print(f"saved as run {run_id}")
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
@@ -197,10 +207,13 @@ def score_command(
         sys.exit(1)
 
 
-def auto_workers(cases_bytes: int) -> int:
+def auto_workers(cases_bytes: int | None) -> int:
     """How many processes `--workers 0` means: every core this process may use, unless the
-    cases file is too small for the time to start processes to pay off."""
-    return 1 if cases_bytes < PARALLEL_MIN_BYTES else default_workers()
+    cases file is too small for the time to start processes to pay off (or is a stream,
+    of unknown size)."""
+    if cases_bytes is None or cases_bytes < PARALLEL_MIN_BYTES:
+        return 1
+    return default_workers()
 
 
 def _score_chunks(
@@ -248,7 +261,7 @@ def lint_command(specs_path: str, cases_path: str | None, strict: bool) -> None:
     findings = lint_files(specs_path, cases_path)
     out = sys.stdout
     for finding in findings:
-        out.write(f"{finding}\n")
+        out.write(f"{printable(finding)}\n")
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = len(findings) - errors
     out.write(f"{errors} errors, {warnings} warnings\n")
@@ -295,7 +308,9 @@ def environment(specs: SpecSet, specs_path: str, env_path: str) -> Environment:
     metavar="[FILE]",
     help="The environment: the spec's own block (the default), or FILE's.",
 )
-@click.option("--outputs", "outputs_path", required=True, help="Outputs file (JSON Lines).")
+@click.option(
+    "--outputs", "outputs_path", required=True, help="Outputs file (JSON Lines; '-' for stdin)."
+)
 @click.option("--case", "case_id", required=True, help="The id of the case to replay.")
 @click.option("--cases", "cases_path", help="Cases file: its setup and goal state for the case.")
 @input_errors
@@ -305,6 +320,7 @@ def replay_command(
     """Replay one case's calls against the store and print each call's outcome and the final
     state's difference from the goal (with --cases) or from the initial state."""
     specs = load_specs(specs_path)
+    check_inputs(("--outputs", outputs_path), ("--cases", cases_path))
     env = environment(specs, specs_path, env_path)
     trajectory = next((t for t in read_outputs(outputs_path) if t.case_id == case_id), None)
     if trajectory is None:
@@ -321,7 +337,7 @@ def replay_command(
         shown = (
             f"error: {outcome.error}" if outcome.error else orjson.dumps(outcome.result).decode()
         )
-        out.write(f"call {outcome.call} {outcome.name}: {shown}\n")
+        out.write(printable(f"call {outcome.call} {outcome.name}: {shown}") + "\n")
     if "goal_state" in case.extra or "required_outputs" in case.extra:
         verdict = check_state(
             env, case, trajectory.calls, trajectory.response, source=cases_path or ""
@@ -330,7 +346,7 @@ def replay_command(
     else:
         changes = diff_states(env.initial, final).lines()
         lines = ["changes from the initial state:"] + (changes or ["none"])
-    out.write("\n".join(lines) + "\n")
+    out.write("".join(printable(line) + "\n" for line in lines))
 
 
 def example_dir() -> Path:

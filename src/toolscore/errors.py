@@ -24,7 +24,8 @@ class InputError(Exception):
         return (_rebuild, (type(self), self.source, self.message, self.line, self.field))
 
     def __str__(self) -> str:
-        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        source = "<stdin>" if self.source == "-" else self.source  # `--outputs -`
+        where = source if self.line is None else f"{source}:{self.line}"
         return (
             f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
         )

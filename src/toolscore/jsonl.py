@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from toolscore.errors import InputError
+from toolscore.inputs import close_input, open_input
 
 
 class ByteCounter:
@@ -23,17 +24,17 @@ class ByteCounter:
 def iter_lines(
     path: str | Path, error: type[InputError] = InputError, counter: ByteCounter | None = None
 ) -> Iterator[tuple[int, bytes]]:
-    """Yield (line number, raw line) for each non-blank line; `error` if the file is unreadable."""
+    """Yield (line number, raw line) for each non-blank line of a file (standard input for
+    `-`); `error` if the file is unreadable."""
+    handle = open_input(path, error)
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below, after the check
-    except OSError as failure:
-        raise error(str(path), f"cannot read: {failure.strerror or failure}") from None
-    with handle:
         for number, line in enumerate(handle, 1):
             if counter is not None:
                 counter.done += len(line)
             if not line.isspace() and line:
                 yield number, line
+    finally:
+        close_input(handle)
 
 
 def parse_line(raw: bytes, source: str, number: int, error: type[InputError]) -> dict[str, Any]:

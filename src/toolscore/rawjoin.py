@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, NamedTuple
 
 from toolscore.errors import InputError
+from toolscore.inputs import close_input, open_input
 from toolscore.jsonl import ByteCounter, parse_line
 from toolscore.scoring import join_by_id
 
@@ -105,18 +106,15 @@ class LineReader:
         self, path: str, error: type[InputError], counter: ByteCounter | None = None
     ) -> None:
         self.counter = counter
-        try:
-            self._handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed by close()
-        except OSError as failure:
-            raise error(path, f"cannot read: {failure.strerror or failure}") from None
+        self._handle: IO[bytes] = open_input(path, error)  # closed by close()
         self._numbers: list[int] = []
         self._lines: list[bytes] = []
         self._read = 0
         self._at_end = False
 
     def close(self) -> None:
-        """Close the file."""
-        self._handle.close()
+        """Close the file (standard input stays open)."""
+        close_input(self._handle)
 
     def take(self, count: int) -> tuple[list[int], list[bytes]]:
         """The next `count` non-blank lines (fewer at the end of the file) and their numbers."""

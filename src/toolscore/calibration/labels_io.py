@@ -4,12 +4,19 @@ Both forms carry the same fields: `case_id`, `labeller`, `label` (correct, incor
 unsure), `note` and `updated`; export adds the batch id and each case's position. Import needs
 `case_id` and `label`; a missing labeller is taken from `--labeller`. An import is stored
 whole or not at all, and a bad row is one error naming the file, the line and the field.
+
+CSV cells are opened by spreadsheets, which run a cell starting with `=`, `+`, `-` or `@`
+(or a tab or carriage return) as a formula; a note or a case id can be anything. As OWASP
+advises for CSV injection, export prefixes such a cell with a single quote (`'=1+1`), which
+spreadsheets show as text, and import takes that one quote off again, so a file exported and
+imported gives back every value exactly.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,10 +25,27 @@ import orjson
 
 from toolscore.calibration.batches import Batches, Label
 from toolscore.errors import InputError
+from toolscore.inputs import close_input, open_input
 from toolscore.jsonl import read_jsonl
 
 FIELDS = ("batch", "position", "case_id", "labeller", "label", "note", "updated")
 FORMATS = ("jsonl", "csv")
+
+_FORMULA = re.compile("'*[=+\\-@\t\r\n\uff1d\uff0b\uff0d\uff20]")
+"""A cell a spreadsheet would run as a formula (ASCII or full-width `=+-@`, or a tab, CR or
+LF first), possibly behind quotes already: export adds one quote, import removes one."""
+
+
+def neutralised(value: Any) -> Any:
+    """A CSV cell that no spreadsheet runs as a formula: text matching `_FORMULA` gets a
+    leading single quote; anything else is returned as it is."""
+    return "'" + value if isinstance(value, str) and _FORMULA.match(value) else value
+
+
+def restored(cell: str) -> str:
+    """A CSV cell as it was before `neutralised`: one leading quote removed where export
+    added it."""
+    return cell[1:] if cell.startswith("'") and _FORMULA.match(cell, 1) else cell
 
 
 def file_format(path: str | Path, given: str | None = None) -> str:
@@ -47,9 +71,10 @@ def render(rows: list[dict[str, Any]], fmt: str) -> bytes:
     if fmt == "jsonl":
         return b"".join(orjson.dumps(row) + b"\n" for row in rows)
     text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=FIELDS, lineterminator="\n")
+    # RFC 4180 line ends: the writer then quotes a cell holding a lone CR, as readers need.
+    writer = csv.DictWriter(text, fieldnames=FIELDS, lineterminator="\r\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({key: neutralised(value) for key, value in row.items()} for row in rows)
     return text.getvalue().encode()
 
 
@@ -99,10 +124,13 @@ def _jsonl_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _csv_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     source = str(path)
+    handle = open_input(path)
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        text = handle.read().decode("utf-8-sig")  # bytes: a CR in a cell stays a CR
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(source, f"cannot read: {error}") from None
+    finally:
+        close_input(handle)
     reader = csv.DictReader(io.StringIO(text, newline=""))
     if reader.fieldnames is None or not {"case_id", "label"} <= set(reader.fieldnames):
         raise InputError(source, "needs a header line with at least case_id and label", line=1)
@@ -110,6 +138,6 @@ def _csv_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for row in reader:
             if None in row:
                 raise InputError(source, "has more values than the header", line=reader.line_num)
-            yield reader.line_num, row
+            yield reader.line_num, {k: restored(v) if v else v for k, v in row.items()}
     except csv.Error as error:
         raise InputError(source, f"not valid CSV: {error}", line=reader.line_num) from None

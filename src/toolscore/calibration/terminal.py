@@ -12,14 +12,15 @@ from rich.text import Text
 from toolscore.calibration.agreement import Agreement
 from toolscore.calibration.batches import SCORERS, BatchInfo
 from toolscore.calibration.calibrate import PERSON_LABELS, Calibration
-from toolscore.report.terminal import percent
+from toolscore.report.printable import printable, safe_text
+from toolscore.report.terminal import LINES_PER_CASE, capped, percent
 from toolscore.rules import show
 
 
 def render_batch(out: Console, info: BatchInfo, labelled: int) -> None:
     """A batch: its run, baseline, seed, size, and the run's disagreements per stratum."""
     out.print(
-        Text(
+        safe_text(
             f"batch {info.id} · run {info.run_id} · rules vs {info.baseline} · seed {info.seed} · "
             f"{info.size} of {info.disagreements} disagreements sampled · {labelled} labelled",
             style="bold",
@@ -31,16 +32,17 @@ def render_batch(out: Console, info: BatchInfo, labelled: int) -> None:
     table.add_column("stratum")
     table.add_column("in run", justify="right")
     for stratum, count in info.strata.items():
-        table.add_row(Text(stratum), str(count))
+        table.add_row(safe_text(stratum), str(count))
     out.print(table)
 
 
 def evidence_line(item: Mapping[str, Any]) -> str:
-    """One piece of bug evidence: `tool.argument [rule]: expected X, produced Y (message)`."""
+    """One piece of bug evidence, printable: `tool.argument [rule]: expected X, produced Y
+    (message)`."""
     where = f"{item['tool']}{item['argument'].replace('/', '.')} [{item['rule'] or 'call'}]"
     expected = show(item["expected"]) if "expected" in item else "(no value)"
     produced = show(item["produced"]) if "produced" in item else "(no value)"
-    return f"{where}: expected {expected}, produced {produced} ({item['message']})"
+    return printable(f"{where}: expected {expected}, produced {produced} ({item['message']})")
 
 
 def _kappa(found: Agreement) -> str:
@@ -60,7 +62,7 @@ def render_calibration(out: Console, result: Calibration, limit: int) -> None:
     )
     counts = " · ".join(f"{result.person_labels.get(k, 0)} {k}" for k in PERSON_LABELS)
     out.print(
-        Text(
+        safe_text(
             f"batch {info.id} · run {info.run_id} · rules vs {info.baseline} · labels by "
             f"{who or 'nobody yet'}: {counts} · {result.unlabelled} unlabelled",
             style="bold",
@@ -82,7 +84,7 @@ def render_calibration(out: Console, result: Calibration, limit: int) -> None:
             per.add_column(f"{name} (kappa)", justify="right")
         for labeller, scores in result.per_labeller.items():
             per.add_row(
-                Text(labeller),
+                safe_text(labeller),
                 *(f"{_agreed(scores[s])} {_kappa(scores[s])}" for s in SCORERS),
             )
         out.print(per)
@@ -93,7 +95,7 @@ def render_calibration(out: Console, result: Calibration, limit: int) -> None:
         between.add_column("agreed", justify="right")
         between.add_column("Cohen's kappa", justify="right")
         for a, b, found in result.between:
-            between.add_row(Text(f"{a} / {b}"), _agreed(found), _kappa(found))
+            between.add_row(safe_text(f"{a} / {b}"), _agreed(found), _kappa(found))
         out.print(between)
     confusion = Table(title="Confusion: person (rows) by scorer verdict", title_justify="left")
     confusion.add_column("person")
@@ -111,6 +113,18 @@ def render_calibration(out: Console, result: Calibration, limit: int) -> None:
 
 
 def _render_bugs(out: Console, result: Calibration, limit: int) -> None:
+    judged = result.person_labels.get("correct", 0) + result.person_labels.get("incorrect", 0)
+    if not judged:
+        batch = result.batch.id
+        out.print(
+            "nothing labelled yet" if not result.person_labels.total() else
+            "no case labelled correct or incorrect yet (only unsure)",
+            f"so no scorer bug can be found: label batch {batch} with `toolscore label {batch}` "
+            f"(or `toolscore labels import {batch} FILE`)",
+            sep=", ",
+            soft_wrap=True,
+        )  # fmt: skip
+        return
     if not result.groups:
         out.print("no scorer bugs: the person and the rule scorer agree on every labelled case")
         return
@@ -122,13 +136,14 @@ def _render_bugs(out: Console, result: Calibration, limit: int) -> None:
         )
     )
     for group in result.groups:
-        out.print(Text(f"  {group.rule}: {len(group.bugs)} cases {group.direction}"))
+        out.print(safe_text(f"  {group.rule}: {len(group.bugs)} cases {group.direction}"))
         for bug in group.bugs[:limit]:
-            out.print(Text(f"    #{bug.position} {bug.case_id} (person: {bug.person})"))
-            for item in bug.evidence:
-                out.print(Text(f"      {evidence_line(item)}"))
-            for note in bug.notes:
-                out.print(Text(f"      note {note}"))
+            out.print(safe_text(f"    #{bug.position} {bug.case_id} (person: {bug.person})"))
+            evidence = [evidence_line(item) for item in bug.evidence[: LINES_PER_CASE + 1]]
+            evidence += [printable(f"note {note}") for note in bug.notes[: LINES_PER_CASE + 1]]
+            count = len(bug.evidence) + len(bug.notes)
+            for line in capped(evidence, count, "pieces of evidence and notes"):
+                out.print(Text(f"      {line}"))
         if len(group.bugs) > limit:
             out.print(Text(f"    ... and {len(group.bugs) - limit} more (--json lists all)"))
     estimated = [s for s in result.strata if s.estimated_bugs]

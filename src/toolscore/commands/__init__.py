@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 
 from toolscore.errors import InputError
+from toolscore.report.printable import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,13 +29,24 @@ def input_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except InputError as error:
-            click.echo(f"toolscore: error: {error}", err=True)
+            click.echo(f"toolscore: error: {printable(error)}", err=True)
             sys.exit(2)
 
     return wrapper  # type: ignore[return-value]
 
 
 def console(err: bool = False) -> Console:
-    """A console on stdout (or stderr) at least 100 columns wide, so tables do not fold."""
+    """A console on stdout (or stderr) at least 100 columns wide, so tables do not fold.
+
+    It never reads text as rich markup or emoji codes, so that `[red]` or `:x:` in a name
+    prints as written (control characters are `report.printable`'s job).
+    """
     stream = sys.stderr if err else sys.stdout
-    return Console(file=stream, soft_wrap=False, width=max(100, Console(file=stream).width))
+    return Console(
+        file=stream,
+        soft_wrap=False,
+        width=max(100, Console(file=stream).width),
+        markup=False,
+        emoji=False,
+        highlight=False,
+    )

@@ -18,6 +18,7 @@ from toolscore.bfcl import convert_results, import_bfcl, write_import
 from toolscore.bfcl.results import dumps
 from toolscore.commands import input_errors
 from toolscore.errors import InputError
+from toolscore.report.printable import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -81,7 +82,7 @@ def import_bfcl_command(
     if counts["unused_answers"]:
         click.echo(f"{counts['unused_answers']} possible answers match no case and were skipped")
     for note in result.notes[:NOTES_SHOWN]:
-        click.echo(f"note: {note}")
+        click.echo(printable(f"note: {note}"))
     if len(result.notes) > NOTES_SHOWN:
         click.echo(f"... {len(result.notes) - NOTES_SHOWN} more notes in {written[-1]}")
     click.echo("wrote " + ", ".join(str(path) for path in written))

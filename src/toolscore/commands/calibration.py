@@ -7,14 +7,12 @@ scorer against the people who labelled (`toolscore label` serves the labelling p
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-from pathlib import Path
 
 import click
 import orjson
 
+from toolscore import files
 from toolscore.calibration.batches import Batches
 from toolscore.calibration.calibrate import calibrate
 from toolscore.calibration.disagreements import DEFAULT_SIZE, sample_disagreements
@@ -23,18 +21,15 @@ from toolscore.calibration.terminal import render_batch, render_calibration
 from toolscore.commands import console, input_errors
 from toolscore.commands.store import db_option, json_option, print_json
 from toolscore.errors import InputError
+from toolscore.report.printable import printable
 from toolscore.store import open_store
 from toolscore.store.codec import BASELINES
 
 
 def write_atomically(path: str, data: bytes) -> None:
     """Write a file whole or not at all (a temporary file renamed over it)."""
-    target = Path(path)
     try:
-        handle, temporary = tempfile.mkstemp(dir=target.parent or ".", prefix=".toolscore-")
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, target)
+        files.write_atomically(path, data)
     except OSError as error:
         raise InputError(path, f"cannot write: {error.strerror or error}") from None
 
@@ -112,7 +107,7 @@ def disagreements_command(
 @input_errors
 def batches_command(db_path: str | None, as_json: bool) -> None:
     """List the labelling batches with how far their labelling has gone."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         found = store.batches.all_batches()
         labelled = {
             info.id: {
@@ -130,8 +125,10 @@ def batches_command(db_path: str | None, as_json: bool) -> None:
     for info in found:
         progress = ", ".join(f"{who} {n}/{info.size}" for who, n in labelled[info.id].items())
         out.print(
-            f"batch {info.id}: run {info.run_id}, rules vs {info.baseline}, {info.size} cases, "
-            f"seed {info.seed}, {info.created}; labelled: {progress or 'not yet'}",
+            printable(
+                f"batch {info.id}: run {info.run_id}, rules vs {info.baseline}, {info.size} "
+                f"cases, seed {info.seed}, {info.created}; labelled: {progress or 'not yet'}"
+            ),
             soft_wrap=True,
         )
 
@@ -152,7 +149,7 @@ def labels_export_command(
     batch: str, out_path: str | None, fmt: str | None, labeller: str | None, db_path: str | None
 ) -> None:
     """Write a batch's labels (batch, position, case_id, labeller, label, note, updated)."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         batch_id = store.batches.resolve(batch)
         rows = export_rows(store.batches, batch_id, labeller)
     _write(out_path, render(rows, file_format(out_path or "", fmt)))
@@ -191,7 +188,7 @@ def calibrate_command(
 ) -> None:
     """Agreement of the person with each scorer (counts and Cohen's kappa), between
     labellers, the confusion matrix, and the scorer bugs grouped by the rule that decided."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         result = calibrate(store.batches, batch, labeller)
     if as_json:
         print_json(result.to_json())

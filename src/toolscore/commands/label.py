@@ -17,6 +17,7 @@ import click
 from toolscore.commands import input_errors
 from toolscore.commands.store import db_option
 from toolscore.errors import InputError
+from toolscore.report.printable import printable
 from toolscore.store import open_store, store_path
 
 HOST = "127.0.0.1"
@@ -73,7 +74,7 @@ def label_command(batch: str, labeller: str | None, port: int, db_path: str | No
     token = secrets.token_urlsafe(24)
     address = f"http://{HOST}:{listener.getsockname()[1]}/?{TOKEN_PARAM}={token}"
     click.echo(
-        f"labelling batch {info.id} ({info.size} cases, {done} labelled by {name}) at\n"
+        f"labelling batch {info.id} ({info.size} cases, {done} labelled by {printable(name)}) at\n"
         f"  {address}\n"
         "Ctrl-C to stop; labels are saved as you go"
     )
@@ -97,7 +98,9 @@ def label_command(batch: str, labeller: str | None, port: int, db_path: str | No
         raise InputError(str(where), "the labelling page could not start (see above)")
     with open_store(where, create=False) as store:
         done = len(store.batches.labels(info.id, name))
-    click.echo(f"stopped: {done} of {info.size} cases of batch {info.id} labelled by {name}")
+    click.echo(
+        f"stopped: {done} of {info.size} cases of batch {info.id} labelled by {printable(name)}"
+    )
 
 
 def listen(port: int) -> socket.socket:

@@ -20,6 +20,7 @@ import orjson
 from toolscore.commands import console, input_errors
 from toolscore.errors import InputError, SpecError
 from toolscore.report.lenient import lenient_rules
+from toolscore.report.printable import printable
 from toolscore.report.terminal import percent, render_summary
 from toolscore.specs import SpecSet, load_specs
 from toolscore.store import compare, open_store, spec_diff
@@ -68,7 +69,7 @@ def print_json(value: Any) -> None:
 @input_errors
 def runs_command(limit: int | None, db_path: str | None, as_json: bool) -> None:
     """List the stored runs: id, time, label, spec version and the four metrics."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         runs = store.runs(limit)
     if as_json:
         print_json([run.to_json() for run in runs])
@@ -93,7 +94,7 @@ def show_command(
     run: str, case_id: str | None, show_failures: int, db_path: str | None, as_json: bool
 ) -> None:
     """Print a stored run as `score` did (RUN is an id, `latest`, or -N for the N-th newest)."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         info = store.run(run)
         if case_id is not None:
             case = store.case(info.id, case_id)
@@ -189,10 +190,12 @@ def rescore_command(
             return
         _render_run(store, new, show_failures)
     console().print(
-        f"accuracy {percent(old.accuracy)} under run {old.id} (specs "
-        f"{old.specs_version or 'unversioned'}) -> {percent(new.accuracy)} under run {new.id} "
-        f"(specs {new.specs_version or 'unversioned'}); `toolscore compare {old.id} {new.id}` "
-        "lists the cases that flipped"
+        printable(
+            f"accuracy {percent(old.accuracy)} under run {old.id} (specs "
+            f"{old.specs_version or 'unversioned'}) -> {percent(new.accuracy)} under run "
+            f"{new.id} (specs {new.specs_version or 'unversioned'}); `toolscore compare "
+            f"{old.id} {new.id}` lists the cases that flipped"
+        )
     )
 
 
@@ -213,7 +216,7 @@ def rescore_command(
 def compare_command(run_a: str, run_b: str, limit: int, db_path: str | None, as_json: bool) -> None:
     """Compare two stored runs: metrics side by side, the cases whose verdict flipped and the
     rule (and spec change) that decided each."""
-    with open_store(db_path, create=False) as store:
+    with open_store(db_path, read_only=True) as store:
         comparison = compare(store, run_a, run_b)
     if as_json:
         print_json(comparison.to_json())
@@ -242,13 +245,13 @@ def spec_diff_command(old: str, new: str, db_path: str | None, as_json: bool) ->
         )
         return
     out = console()
-    out.print(f"spec-diff {old} ({_label(old_specs)}) -> {new} ({_label(new_specs)})")
+    out.print(printable(f"spec-diff {old} ({_label(old_specs)}) -> {new} ({_label(new_specs)})"))
     render_changes(out, changes)
 
 
 def _specs(argument: str, db_path: str | None) -> SpecSet:
     if argument.startswith(RUN_PREFIX) and not Path(argument).exists():
-        with open_store(db_path, create=False) as store:
+        with open_store(db_path, read_only=True) as store:
             return store.specs(store.run(argument[len(RUN_PREFIX) :]))
     return load_specs(argument)
 

@@ -6,7 +6,6 @@ cases) appears only when scoring completed, so a failed run leaves nothing half-
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
@@ -16,6 +15,7 @@ from typing import IO, Any
 
 import orjson
 
+from toolscore.files import atomic_file
 from toolscore.model import MISSING, OMITTED, AnyOf, CaseResult, Mismatch, Ref
 from toolscore.report.lenient import lenient_rules
 from toolscore.rules import show
@@ -150,17 +150,10 @@ class ReportWriter:
             out.write(b"\n]}\n")
             out.flush()
         else:
-            path = Path(self.target)
-            fd, temporary = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(opening)
-                    shutil.copyfileobj(self._spool, handle)
-                    handle.write(b"\n]}\n")
-                os.replace(temporary, path)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            with atomic_file(self.target) as handle:
+                handle.write(opening)
+                shutil.copyfileobj(self._spool, handle)
+                handle.write(b"\n]}\n")
         self._spool.close()
 
     def discard(self) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -11,8 +12,13 @@ from rich.text import Text
 
 from toolscore.model import CaseResult, Mismatch
 from toolscore.report.lenient import lenient_rules
+from toolscore.report.printable import printable, safe_text
 from toolscore.scoring import OutcomeTally, Rate, Summary, Tally
 from toolscore.specs import SpecSet
+
+LINES_PER_CASE = 20
+"""Lines printed under one case at most (mismatches, then outcome lines); the rest are
+counted, and the report JSON keeps every one."""
 
 
 def percent(value: float | None) -> str:
@@ -28,7 +34,7 @@ def provenance(specs: SpecSet, version: str, cases: int) -> Text:
     """One line naming the scorer, the spec set and how many cases were scored."""
     label = specs.version or "unversioned"
     digest = specs.sha256[:12] if specs.sha256 else "-"
-    return Text(
+    return safe_text(
         f"toolscore {version} · specs {specs.source} (version {label}, sha256 {digest}) · "
         f"{cases} cases",
         style="bold",
@@ -48,7 +54,8 @@ def relaxations(specs: SpecSet) -> Text:
     else:
         lines = ["Relaxations in force:"]
         lines += [
-            f"  allow {r.allow} for {', '.join(r.tools)} - {r.reason}" for r in specs.relaxations
+            printable(f"  allow {r.allow} for {', '.join(r.tools)} - {r.reason}")
+            for r in specs.relaxations
         ]
     if specs.tools:
         lenient = lenient_rules(specs)
@@ -56,7 +63,7 @@ def relaxations(specs: SpecSet) -> Text:
             lines.append("Lenient rules in force: none (every argument compared as written)")
         else:
             lines.append("Lenient rules in force (what each argument accepts beyond its value):")
-            lines += [f"  {rule.line()}" for rule in lenient[:LENIENT_LINES]]
+            lines += [printable(f"  {rule.line()}") for rule in lenient[:LENIENT_LINES]]
             if len(lenient) > LENIENT_LINES:
                 lines.append(
                     f"  ... and {len(lenient) - LENIENT_LINES} more, all listed under "
@@ -116,7 +123,8 @@ def outcomes_table(outcomes: OutcomeTally) -> Table:
 
 
 def state_lines(state: Any, limit: int = 8) -> list[str]:
-    """What the outcome verdict says about one case, a line each (the diff cut at `limit`)."""
+    """What the outcome verdict says about one case, a line each (the diff cut at `limit`),
+    made printable (a tool's error or a stored value is anything an agent caused)."""
     lines: list[str] = []
     if state.passed is not None:
         lines.append(f"state {'passed' if state.passed else 'FAILED'} (goal: {state.goal})")
@@ -125,7 +133,7 @@ def state_lines(state: Any, limit: int = 8) -> list[str]:
         lines += diff[:limit] + ([f"... {len(diff) - limit} more"] if len(diff) > limit else [])
     lines += [f"error in call {c.call} ({c.name}): {c.error}" for c in state.calls if c.error]
     lines += [f"required output missing from the response: {m!r}" for m in state.missing_outputs]
-    return lines
+    return [printable(line) for line in lines]
 
 
 def worst_table(title: str, tallies: dict[str, Tally], limit: int = 5) -> Table | None:
@@ -148,13 +156,13 @@ def worst_table(title: str, tallies: dict[str, Tally], limit: int = 5) -> Table 
     for name, tally in failing[:limit]:
         codes = ", ".join(f"{code} x{count}" for code, count in tally.codes.most_common(3))
         table.add_row(
-            Text(name), str(tally.passed), str(tally.failed), str(tally.extra or ""), codes
+            safe_text(name), str(tally.passed), str(tally.failed), str(tally.extra or ""), codes
         )
     return table
 
 
 def mismatch_line(mismatch: Mismatch) -> str:
-    """One mismatch as a readable line: where, which rule, what."""
+    """One mismatch as a printable line: where, which rule, what."""
     where = []
     if mismatch.call is not None:
         where.append(f"call {mismatch.call}")
@@ -164,7 +172,25 @@ def mismatch_line(mismatch: Mismatch) -> str:
         where.append(mismatch.pointer)
     rule = f" [{mismatch.rule}]" if mismatch.rule else ""
     place = " ".join(where)
-    return f"{mismatch.code} {place}{rule}: {mismatch.message}"
+    return printable(f"{mismatch.code} {place}{rule}: {mismatch.message}")
+
+
+def capped(lines: Iterable[str], total: int, what: str, limit: int = LINES_PER_CASE) -> list[str]:
+    """The first `limit` of `total` lines, then one line counting the rest (`what` names
+    them: "mismatches"), so that one case with 10,000 extra calls prints 21 lines."""
+    shown = [line for _, line in zip(range(limit), lines, strict=False)]
+    if total > len(shown):
+        shown.append(f"... and {total - len(shown)} more ({total} {what}; --json lists all)")
+    return shown
+
+
+def case_detail(result: CaseResult, limit: int = LINES_PER_CASE) -> list[str]:
+    """A failing case's mismatch lines, then its outcome lines, capped at `limit`."""
+    state = state_lines(result.state) if result.state is not None else []
+    mismatches = (mismatch_line(m) for m in result.mismatches)
+    total = len(result.mismatches) + len(state)
+    what = "mismatches" if not state else "mismatch and outcome lines"
+    return capped(itertools.chain(mismatches, state), total, what, limit)
 
 
 def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
@@ -178,10 +204,8 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
         plan = "" if result.plan is None else f" (plan {result.plan})"
         missing = " [no output line]" if result.missing_output else ""
         calls = "calls passed" if result.passed else "calls failed"
-        lines.append(Text(f"  {result.id}{plan}{missing}: {calls}", style="red"))
-        lines += [Text("    " + mismatch_line(m)) for m in result.mismatches]
-        if result.state is not None:
-            lines += [Text("    " + line) for line in state_lines(result.state)]
+        lines.append(safe_text(f"  {result.id}{plan}{missing}: {calls}", style="red"))
+        lines += [Text("    " + line) for line in case_detail(result)]
     return lines
 
 

@@ -1,8 +1,10 @@
 """Where the results store lives and how a connection to it is set up.
 
-Every connection uses write-ahead logging, so that readers never wait for a writer and a
-killed writer leaves the last committed state, and a generous busy timeout, so that two
-processes saving at once take turns instead of failing.
+Every connection that may write uses write-ahead logging, so that readers never wait for a
+writer and a killed writer leaves the last committed state, and a generous busy timeout, so
+that two processes saving at once take turns instead of failing. Commands that only read
+connect read-only, so that a store on read-only media (or a file they may not write) can
+still be listed and shown.
 """
 
 from __future__ import annotations
@@ -43,6 +45,49 @@ def connect(path: Path) -> sqlite3.Connection:
     except sqlite3.OperationalError as error:
         db.close()
         raise InputError(str(path), f"cannot use the results store: {error}") from None
+    except sqlite3.DatabaseError as error:
+        db.close()
+        raise InputError(str(path), f"not a toolscore results store ({error})") from None
+    return db
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes the file (nor creates it): SQLite's read-only mode,
+    or, where even that cannot start because the directory is read-only too (a WAL store
+    needs its `-shm` file), the file opened as immutable, as on read-only media. A store
+    whose write-ahead log still holds data is refused then: immutable would not read it."""
+    uri = path.resolve().as_uri()
+    try:
+        return _checked(
+            path,
+            sqlite3.connect(
+                f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+            ),
+        )
+    except sqlite3.OperationalError as error:
+        failure = error
+    log = path.with_name(path.name + "-wal")
+    if log.exists() and log.stat().st_size:
+        raise InputError(
+            str(path),
+            f"cannot open the results store read-only ({failure}) while {log.name} holds "
+            "data: open it once where it can be written, then copy it",
+        )
+    try:
+        return _checked(
+            path, sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+        )
+    except sqlite3.OperationalError as error:
+        raise InputError(str(path), f"cannot open the results store: {error}") from None
+
+
+def _checked(path: Path, db: sqlite3.Connection) -> sqlite3.Connection:
+    """`db` once a first read has worked (SQLite opens files lazily)."""
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        db.close()
+        raise
     except sqlite3.DatabaseError as error:
         db.close()
         raise InputError(str(path), f"not a toolscore results store ({error})") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -15,10 +16,10 @@ import yaml
 from toolscore.errors import InputError, SpecError
 from toolscore.specs import Relaxation, SpecSet, parse_specs
 from toolscore.store.codec import case_json, unpack_json
-from toolscore.store.connection import connect, store_path
+from toolscore.store.connection import connect, connect_read_only, store_path
 from toolscore.store.content import iter_content_lines, read_content
 from toolscore.store.meta import RunMeta
-from toolscore.store.migrations import migrate
+from toolscore.store.migrations import SCHEMA_VERSION, checked_version, migrate
 from toolscore.store.writer import RunWriter
 
 if TYPE_CHECKING:
@@ -86,17 +87,22 @@ _RUN_FIELDS = tuple(
 _RUN_COLUMNS = ", ".join(_RUN_FIELDS)
 
 
-def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
+def open_store(
+    path: str | Path | None = None, *, create: bool = True, read_only: bool = False
+) -> Store:
     """Open the results store at `path` (default: $TOOLSCORE_DB, else ./.toolscore/results.db).
 
     An older store is migrated to the current schema; a newer one is refused (InputError).
     With `create=False` a missing store is an input error instead of a new, empty one.
+    `read_only` is for commands that only read (it implies `create=False`): a store this
+    process may not write (read-only media, another user's file) is then opened without
+    writing to it, and refused with an InputError saying so if it needs a migration.
     """
     where = store_path(path)
     if where.is_dir():
         raise InputError(str(where), "is a directory, not a results store file")
     if not where.exists():
-        if not create:
+        if not create or read_only:
             raise InputError(
                 str(where), "no results store here (save a run with `toolscore score --save`)"
             )
@@ -104,6 +110,8 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
             where.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise InputError(str(where), f"cannot create: {error.strerror or error}") from None
+    elif read_only and not _writable(where):
+        return _open_read_only(where)
     db = connect(where)
     try:
         migrate(db, str(where))
@@ -111,6 +119,32 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
         db.close()
         raise
     return Store(db, where)
+
+
+def _open_read_only(where: Path) -> Store:
+    """The store opened without writing to it; InputError when it needs a migration."""
+    db = connect_read_only(where)
+    try:
+        version = checked_version(db, str(where))
+    except BaseException:
+        db.close()
+        raise
+    if version < SCHEMA_VERSION:
+        db.close()
+        raise InputError(
+            str(where),
+            f"this results store has schema version {version} and needs migrating to version "
+            f"{SCHEMA_VERSION} before this toolscore can read it, but it is read-only: "
+            "copy it somewhere writable and use the copy",
+        )
+    return Store(db, where)
+
+
+def _writable(where: Path) -> bool:
+    """Whether this process may write the store file and create its journal beside it (a
+    read-only file system counts as not writable)."""
+    directory = where.parent if str(where.parent) else Path(".")
+    return os.access(where, os.W_OK) and os.access(directory, os.W_OK)
 
 
 class Store:

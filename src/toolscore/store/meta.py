@@ -19,12 +19,19 @@ class InputFile:
     """A file a run was scored from: the path as the user gave it and its content hash.
 
     `readable` says the content can be read from `path` when the store does not have it
-    yet; a re-scored run's cases and outputs come from the store itself.
+    yet; a re-scored run's cases and outputs come from the store itself. `copy` is where
+    the content is read from instead when `path` was a stream (`-`), copied once.
     """
 
     path: str
     sha256: str
     readable: bool = True
+    copy: str | None = None
+
+    @property
+    def content_path(self) -> str:
+        """The file to read the content from."""
+        return self.copy or self.path
 
 
 @dataclass(frozen=True)
@@ -51,22 +58,30 @@ class RunMeta:
         outputs_path: str | Path,
         label: str | None,
         version: str,
+        names: tuple[str, str] | None = None,
     ) -> RunMeta:
         """The provenance of a run about to be scored from these files (hashed here, so that
-        `Store.previous_scores` can be asked before scoring)."""
+        `Store.previous_scores` can be asked before scoring). `names` are the cases and
+        outputs files as the user gave them, when the paths are copies of streams."""
         specs_sha = file_sha256(specs_path)
         if specs.sha256 and specs.sha256 != specs_sha:
             raise InputError(str(specs_path), "the spec file changed after it was loaded")
         return cls(
             specs=specs,
             specs_file=InputFile(str(specs_path), specs_sha),
-            cases_file=InputFile(str(cases_path), file_sha256(cases_path)),
-            outputs_file=InputFile(str(outputs_path), file_sha256(outputs_path)),
+            cases_file=_input_file(cases_path, names[0] if names else None),
+            outputs_file=_input_file(outputs_path, names[1] if names else None),
             label=label,
             toolscore_version=version,
             created=now(),
             git_revision=git_revision(),
         )
+
+
+def _input_file(path: str | Path, name: str | None) -> InputFile:
+    if name is None or name == str(path):
+        return InputFile(str(path), file_sha256(path))
+    return InputFile(name, file_sha256(path), copy=str(path))
 
 
 def now() -> str:

@@ -154,13 +154,13 @@ def migrate(
     """
     db.execute("BEGIN")  # one snapshot for the checks, as another process may be migrating
     try:
-        current = _checked_version(db, source, len(migrations))
+        current = checked_version(db, source, len(migrations))
     finally:
         db.execute("COMMIT")
     for number in range(current + 1, len(migrations) + 1):
         db.execute("BEGIN IMMEDIATE")
         try:
-            if _checked_version(db, source, len(migrations)) < number:
+            if checked_version(db, source, len(migrations)) < number:
                 for statement in migrations[number - 1].statements:
                     db.execute(statement)
                 db.execute("UPDATE schema_version SET version = ?", (number,))
@@ -171,7 +171,9 @@ def migrate(
     return len(migrations)
 
 
-def _checked_version(db: sqlite3.Connection, source: str, known: int) -> int:
+def checked_version(db: sqlite3.Connection, source: str, known: int = SCHEMA_VERSION) -> int:
+    """The schema version of `db` (read only); InputError naming `source` when it is newer
+    than `known` or the database is not a toolscore store."""
     version = schema_version(db)
     if version > known:
         raise InputError(

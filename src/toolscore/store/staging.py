@@ -30,11 +30,11 @@ def stage_content(db: sqlite3.Connection, item: InputFile) -> None:
     """Compress an input file into the staging tables (InputError if it changed since it
     was hashed, or cannot be read)."""
     seq = 0
-    for piece in compressed_chunks(item.path, item.sha256):
+    for piece in compressed_chunks(item.content_path, item.sha256):
         if piece:
             db.execute("INSERT INTO temp.staged_chunks VALUES (?, ?, ?)", (item.sha256, seq, piece))
             seq += 1
     db.execute(
         "INSERT INTO temp.staged_contents VALUES (?, ?, ?)",
-        (item.sha256, Path(item.path).stat().st_size, seq),
+        (item.sha256, Path(item.content_path).stat().st_size, seq),
     )

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from toolscore.report.terminal import mismatch_line, percent
-from toolscore.store.compare import Comparison
+from toolscore.report.printable import printable, safe_text
+from toolscore.report.terminal import LINES_PER_CASE, capped, mismatch_line, percent
+from toolscore.store.compare import Cause, Comparison
 from toolscore.store.database import RunInfo
 from toolscore.store.restore import result_from_json
 from toolscore.store.specdiff import Change
@@ -26,7 +27,7 @@ def run_line(run: RunInfo) -> Text:
     if run.rescored_from is not None:
         parts.append(f"re-scored from run {run.rescored_from}")
     parts.append(f"cases {run.cases_path}, outputs {run.outputs_path}")
-    return Text(" · ".join(parts), style="bold")
+    return safe_text(" · ".join(parts), style="bold")
 
 
 def runs_table(runs: Sequence[RunInfo]) -> Table:
@@ -41,8 +42,8 @@ def runs_table(runs: Sequence[RunInfo]) -> Table:
         table.add_row(
             str(run.id),
             run.created[:16].replace("T", " "),
-            Text(run.label or ""),
-            Text(f"{run.specs_version or '-'} {run.specs_sha256[:8]}"),
+            safe_text(run.label or ""),
+            safe_text(f"{run.specs_version or '-'} {run.specs_sha256[:8]}"),
             percent(run.accuracy),
             percent(run.name_accuracy),
             percent(run.argument_accuracy),
@@ -60,15 +61,17 @@ def case_lines(case: Mapping[str, Any]) -> list[Text]:
     verdict = "passed" if result.passed else "FAILED"
     baselines = ", ".join(f"{k} {'pass' if v else 'fail'}" for k, v in result.baselines.items())
     lines = [
-        Text(
+        safe_text(
             f"{result.id}{plan}: {verdict} ({result.kind} case; baselines: {baselines})",
             style="green" if result.passed else "red",
         )
     ]
-    lines += [Text("  " + mismatch_line(m)) for m in result.mismatches]
+    detail = [mismatch_line(m) for m in result.mismatches[: LINES_PER_CASE + 1]]
+    lines += [Text("  " + line) for line in capped(detail, len(result.mismatches), "mismatches")]
     if "state_passed" in case:
         lines.append(Text(f"  state {'passed' if case['state_passed'] else 'FAILED'}"))
-    lines += [Text(f"  note: {note}") for note in result.notes]
+    notes = [printable(f"note: {note}") for note in result.notes[: LINES_PER_CASE + 1]]
+    lines += [Text("  " + line) for line in capped(notes, len(result.notes), "notes")]
     return lines
 
 
@@ -114,12 +117,12 @@ def render_comparison(console: Console, comparison: Comparison, limit: int) -> N
             rules.add_column(column, justify="right" if column == "cases" else "left")
         for where, kind, code, direction, count, change in groups:
             rules.add_row(
-                Text(where),
-                kind or "-",
+                safe_text(where),
+                safe_text(kind or "-"),
                 code,
                 direction,
                 str(count),
-                Text(change.description if change else "-"),
+                safe_text(change.description if change else "-"),
             )
         console.print(rules)
     if flips:
@@ -128,27 +131,35 @@ def render_comparison(console: Console, comparison: Comparison, limit: int) -> N
         )
     for flip in flips[:limit]:
         arrow = "pass -> fail" if flip.before else "fail -> pass"
-        console.print(Text(f"  {flip.case_id}: {arrow}", style="red" if flip.before else "green"))
-        for cause in flip.causes:
-            kind = f" [{cause.kind}]" if cause.kind else ""
-            line = f"    {cause.where}{kind} {cause.code}: {cause.message}"
-            console.print(Text(line), soft_wrap=True)
-            if cause.change is not None:
-                console.print(
-                    Text(f"      spec change: {cause.change.description}"), soft_wrap=True
-                )
+        console.print(
+            safe_text(f"  {flip.case_id}: {arrow}", style="red" if flip.before else "green")
+        )
+        for line in capped(_cause_lines(flip.causes), len(flip.causes), "causes"):
+            console.print(Text("    " + line), soft_wrap=True)
     if comparison.arguments:
         moved = Table(title="Arguments whose counts moved", title_justify="left")
         for column in ("argument", "A passed/failed", "B passed/failed"):
             moved.add_column(column, justify="left" if column == "argument" else "right")
         for name, counts_a, counts_b in comparison.arguments:
-            moved.add_row(Text(name), "/".join(map(str, counts_a)), "/".join(map(str, counts_b)))
+            moved.add_row(
+                safe_text(name), "/".join(map(str, counts_a)), "/".join(map(str, counts_b))
+            )
         console.print(moved)
     if comparison.spec_changes:
         console.print(Text("Spec changes from A to B:", style="bold"))
         render_changes(console, comparison.spec_changes)
     elif a.specs_sha256 == b.specs_sha256:
         console.print("Both runs used the same spec file.")
+
+
+def _cause_lines(causes: Sequence[Cause]) -> Iterator[str]:
+    """Why a case flipped, printable, a line per cause (and its spec change below it)."""
+    for cause in causes:
+        kind = f" [{cause.kind}]" if cause.kind else ""
+        line = printable(f"{cause.where}{kind} {cause.code}: {cause.message}")
+        if cause.change is not None:
+            line += "\n      spec change: " + printable(cause.change.description)
+        yield line
 
 
 def _count_difference(a: Any, b: Any) -> str:
@@ -167,4 +178,4 @@ def render_changes(console: Console, changes: Sequence[Change]) -> None:
             if change.warning
             else {"can fail": "red", "can pass": "green"}.get(change.verdicts, "")
         )
-        console.print(Text(f"  [{marker}] ", style=style) + Text(str(change)), soft_wrap=True)
+        console.print(Text(f"  [{marker}] ", style=style) + safe_text(change), soft_wrap=True)

@@ -1,0 +1,66 @@
+"""Write a file whole or not at all, with the permissions `open()` would have given it.
+
+Reports and exports are written to a temporary file beside the target and renamed over it,
+so a failed run leaves the old file (or none), never half a file. `tempfile.mkstemp` would
+make that file readable by its owner only whatever the umask; here it is created as
+`open(path, "w")` creates a file (0666 less the umask), and an existing target keeps its mode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+_ATTEMPTS = 100
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | Path) -> Iterator[IO[bytes]]:
+    """A binary handle on a new file beside `path`, renamed over `path` when the block ends
+    without an error and removed when it raises; OSError as `open` raises it."""
+    target = Path(path)
+    fd, temporary = _create_beside(target)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def write_atomically(path: str | Path, data: bytes) -> None:
+    """Write `data` to `path` whole or not at all (OSError as `open` raises it)."""
+    with atomic_file(path) as handle:
+        handle.write(data)
+
+
+def _create_beside(target: Path) -> tuple[int, Path]:
+    """A new, empty file in `target`'s directory: 0666 less the umask, or `target`'s own
+    mode when it exists."""
+    try:
+        mode: int | None = stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        mode = None
+    for _ in range(_ATTEMPTS):
+        temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        if mode is not None:
+            try:
+                os.chmod(temporary, mode)
+            except BaseException:
+                os.close(fd)
+                temporary.unlink(missing_ok=True)
+                raise
+        return fd, temporary
+    raise FileExistsError(f"no free temporary name beside {target}")
