@@ -1,7 +1,7 @@
 """How long `toolscore import bfcl-outputs` takes on one huge answer: linear in its size.
 
-Each answer is one BFCL result line converted as the command converts it (`convert_result`,
-then `dumps`), timed at a base size and, with `--growth`, at four times that size: linear time
+Each answer is one BFCL result line in a file, converted as the command converts it
+(`convert_results` reading the file, then `dumps` for each line), timed at a base size and, with `--growth`, at four times that size: linear time
 shows as a ratio near 4, quadratic time as a ratio near 16. The answers:
 
 - `calls`: 4,000 `get_weather(city=..., n=...)` calls in one prompting-form answer;
@@ -10,17 +10,26 @@ shows as a ratio near 4, quadratic time as a ratio near 16. The answers:
 - `tags`: 20,000 `<TOOLCALL>` tags that are never closed, before one call;
 - `fc`: a function-calling result with 4,000 calls (arguments as objects).
 
+With `--cli`, the `calls` and `string` answers are also converted by the command itself, in
+a subprocess, beside a one-call file for the start-up time: the command's own memory use can
+make a quadratic step much slower than in-process (the old `ast.get_source_segment` built
+its lines a character at a time).
+
 It needs no BFCL install: run it with the project's sources on the path. To time another
 checkout (the code before a change, say), put that checkout's `src` first on PYTHONPATH.
 
-Usage: PYTHONPATH=src python bench/bfcl/answers.py [--only NAME ...] [--growth] [--repeat R]
-       [--record] [--label TEXT]
+Usage: PYTHONPATH=src python bench/bfcl/answers.py [--only NAME ...] [--growth] [--cli]
+       [--repeat R] [--record] [--label TEXT]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -30,7 +39,7 @@ from typing import Any
 from bfcl_env import machine, revision
 
 from toolscore import __version__
-from toolscore.bfcl import convert_result
+from toolscore.bfcl import convert_results
 from toolscore.bfcl.results import dumps
 
 RESULTS = Path(__file__).resolve().parents[1] / "RESULTS.md"
@@ -80,22 +89,62 @@ ANSWERS: dict[str, tuple[Callable[[int], Any], int, str]] = {
 }
 
 
-def convert(result: Any) -> tuple[int, int]:
-    """Convert one result line as the CLI does; the number of calls and of malformed calls."""
-    line = convert_result(json.loads(json.dumps({"id": "answer", "result": result})))
-    written = json.loads(dumps(line))
-    return len(written["calls"]), sum(1 for c in written["calls"] if "error" in c)
+def convert(path: str) -> list[str]:
+    """Convert a result file as the CLI does: the outputs lines it would write."""
+    return [dumps(line) for line in convert_results(path)]
 
 
 def timed(result: Any, repeat: int) -> tuple[float, tuple[int, int]]:
-    """The best of `repeat` conversions, in seconds, and what the conversion found."""
+    """The best of `repeat` conversions of a file holding one result line, in seconds, and
+    the number of calls and of malformed calls written."""
     best = float("inf")
-    found = (0, 0)
-    for _ in range(repeat):
-        start = time.perf_counter()
-        found = convert(result)
-        best = min(best, time.perf_counter() - start)
-    return best, found
+    written: list[str] = []
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "result.json"
+        path.write_text(json.dumps({"id": "answer", "result": result}) + "\n", encoding="utf-8")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            written = convert(str(path))
+            best = min(best, time.perf_counter() - start)
+    calls = json.loads(written[0])["calls"]
+    return best, (len(calls), sum(1 for call in calls if "error" in call))
+
+
+CLI = "import sys; from toolscore.cli import main; sys.exit(main())"
+
+
+def cli_seconds(result: Any, repeat: int) -> float:
+    """Wall time of `toolscore import bfcl-outputs` on a file of one result line (best of R)."""
+    best = float("inf")
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "result.json"
+        path.write_text(json.dumps({"id": "answer", "result": result}) + "\n", encoding="utf-8")
+        command = [sys.executable, "-c", CLI, "import", "bfcl-outputs", str(path), "--out"]
+        for _ in range(repeat):
+            start = time.perf_counter()
+            subprocess.run(
+                [*command, str(Path(directory) / "outputs.jsonl")],
+                check=True,
+                capture_output=True,
+                env=os.environ,
+            )
+            best = min(best, time.perf_counter() - start)
+    return best
+
+
+def cli_rows(repeat: int) -> list[str]:
+    """The command on the `calls` and `string` answers, beside its start-up time."""
+    startup = cli_seconds("[f(a=1)]", repeat)
+    rows = [f"| CLI, one call (start-up) | {startup:.2f} s | - | - | wall time, subprocess |"]
+    for name in ("calls", "string"):
+        make, size, unit = ANSWERS[name]
+        seconds = cli_seconds(make(size), repeat)
+        verdict = "PASS" if seconds - startup < BASE_SECONDS else "MISS"
+        rows.append(
+            f"| CLI, {name}, {size:,} {unit} | {seconds:.2f} s | < start-up + "
+            f"{BASE_SECONDS:.0f} s | {verdict} | wall time, subprocess |"
+        )
+    return rows
 
 
 def row(name: str, size: int, unit: str, seconds: float, found: tuple[int, int]) -> str:
@@ -122,6 +171,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", choices=sorted(ANSWERS), help="answers to time")
     parser.add_argument("--growth", action="store_true", help="also time 4x each answer")
+    parser.add_argument("--cli", action="store_true", help="also time the command itself")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs; the best is kept")
     parser.add_argument("--record", action="store_true", help="append the table to RESULTS.md")
     parser.add_argument("--label", default="", help="a note for the record (which code ran)")
@@ -138,6 +188,10 @@ def main() -> None:
             large, _ = timed(make(4 * size), options.repeat)
             table.append(growth(name, unit, seconds, large, 4 * size))
             print(table[-1], flush=True)
+    if options.cli:
+        for line in cli_rows(options.repeat):
+            table.append(line)
+            print(line, flush=True)
     elapsed = time.perf_counter() - clock
     if options.record:
         command = "PYTHONPATH=src python bench/bfcl/answers.py"
@@ -145,6 +199,7 @@ def main() -> None:
             [
                 f" --only {' '.join(options.only)}" if options.only else "",
                 " --growth" if options.growth else "",
+                " --cli" if options.cli else "",
                 f" --repeat {options.repeat}",
                 " --record",
             ]
@@ -155,8 +210,8 @@ def main() -> None:
             f"- toolscore {__version__}, commit {revision()}",
             f"- the whole run took {elapsed:.0f} s",
             *([f"- {options.label}"] if options.label else []),
-            "- one BFCL result line converted as `import bfcl-outputs` converts it "
-            "(`convert_result`, then `dumps`); best of R",
+            "- a file of one BFCL result line converted as `import bfcl-outputs` converts it "
+            "(`convert_results`, then `dumps`); best of R",
             "",
             *table,
         ]
