@@ -1,8 +1,9 @@
 """How long `toolscore import bfcl-outputs` takes on one huge answer: linear in its size.
 
 Each answer is one BFCL result line in a file, converted as the command converts it
-(`convert_results` reading the file, then `dumps` for each line), timed at a base size and, with `--growth`, at four times that size: linear time
-shows as a ratio near 4, quadratic time as a ratio near 16. The answers:
+(`convert_results` reading the file, then `dumps` for each line), timed at a base size and,
+with `--growth`, at four times that size: linear time shows as a ratio near 4, quadratic time
+as a ratio near 16. The answers:
 
 - `calls`: 4,000 `get_weather(city=..., n=...)` calls in one prompting-form answer;
 - `string`: one call with a 2 MB string argument (ASCII), and `unicode` the same in `é`;

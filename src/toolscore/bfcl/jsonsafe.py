@@ -88,10 +88,14 @@ def _number_problem(value: int | float) -> str | None:
     return None
 
 
-def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> tuple[tuple[str | int, ...], str] | None:
+JsonPath = tuple[str | int, ...]
+"""The keys and indexes from a value down to one inside it."""
+
+
+def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> tuple[JsonPath, str] | None:
     """The first value toolscore's readers would refuse, as (path, reason); None if none.
 
-    The path is the keys and indexes from `value` down to the bad value. Refused: strings
+    The path leads from `value` down to the bad value. Refused: strings
     (values and keys) with lone surrogates, NaN and infinities, integers no double can hold,
     types JSON lacks, and lists and objects nested deeper than `max_depth`.
     """
@@ -137,7 +141,7 @@ def _text_problem(text: str) -> str | None:
     return None
 
 
-def _path(trail: tuple[Any, ...] | None) -> tuple[str | int, ...]:
+def _path(trail: tuple[Any, ...] | None) -> JsonPath:
     keys: list[str | int] = []
     while trail is not None:
         keys.append(trail[0])
@@ -145,11 +149,18 @@ def _path(trail: tuple[Any, ...] | None) -> tuple[str | int, ...]:
     return tuple(reversed(keys))
 
 
+SHOWN_KEY = 40
+"""Keys longer than this are cut in a message's pointer (a key may be megabytes long)."""
+
+
 def pointer(path: Sequence[str | int]) -> str:
-    """A JSON pointer for a path (`/a/0/b`; `~` and `/` in keys escaped)."""
-    return "".join(
-        "/" + escape_surrogates(str(key)).replace("~", "~0").replace("/", "~1") for key in path
-    )
+    """A JSON pointer for a path, for a message (`/a/0/b`; `~` and `/` in keys escaped, long
+    keys cut short with `...`, lone surrogates escaped)."""
+    parts = []
+    for key in path:
+        text = escape_surrogates(str(key)).replace("~", "~0").replace("/", "~1")
+        parts.append("/" + (text if len(text) <= SHOWN_KEY else text[:SHOWN_KEY] + "..."))
+    return "".join(parts)
 
 
 def json_text(value: Any) -> str:
