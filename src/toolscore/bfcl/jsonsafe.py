@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -83,8 +84,11 @@ def _number_problem(value: int | float) -> str | None:
     try:
         float(value)  # beyond 64 bits, a JSON reader makes it a double
     except OverflowError:
-        digits = int(value.bit_length() * math.log10(2)) + 1
-        return f"an integer of about {digits:,} digits is too large for a JSON number"
+        try:
+            digits = f"{len(str(abs(value))):,}"
+        except ValueError:  # beyond the digits Python itself converts to text
+            digits = f"more than {sys.get_int_max_str_digits():,}"
+        return f"an integer of {digits} digits is too large for a JSON number"
     return None
 
 

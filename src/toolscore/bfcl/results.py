@@ -15,7 +15,8 @@ checked as input; a multi-turn result (a list of turns) is refused. Everything i
 Whatever the model wrote, the line written can be read by `toolscore score`: arguments
 holding a value no toolscore file can hold (`jsonsafe.json_problem`: a lone surrogate, NaN
 or an infinity, an integer no double holds, nesting deeper than 200 levels) make their call
-malformed, with the arguments kept as text and the reason as `error`; lone surrogates in
+malformed, with the arguments kept as text toolscore cannot read as arguments (so it scores
+the call `arguments_unparseable`) and the reason as `error`; lone surrogates in
 names, argument strings and responses are written as `\\udXXX` escapes.
 """
 
@@ -24,6 +25,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+import orjson
 
 from toolscore.bfcl.importer import read_records
 from toolscore.bfcl.jsonsafe import (
@@ -95,9 +98,20 @@ def _writable(call: Any) -> Any:
     if problem is not None:
         path, reason = problem
         where = f"argument {pointer(path)}" if path else "the arguments"
-        out["args"] = json_text(args)
+        out["args"] = _unreadable(args, reason)
         out["error"] = f"{where}: {reason}"
     return out
+
+
+def _unreadable(args: Any, reason: str) -> str:
+    """Arguments toolscore must not read, as text: their JSON text, or the reason in angle
+    brackets where toolscore would read that text after all (nesting its reader reaches)."""
+    text = json_text(args)
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+    return f"<not shown: {reason}>"
 
 
 def _fc_calls(item: Any) -> Iterator[Any]:
