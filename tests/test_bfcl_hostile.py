@@ -47,25 +47,30 @@ def weather(**args: Any) -> list[list[dict[str, Any]]]:
     return [[{"name": "get_weather", "args": args}]]
 
 
-# id -> (BFCL result, expected plans, the case's expected mismatch codes or None for a pass)
+UNPARSEABLE = ["arguments_unparseable"]
+F_NO_ARGS = [[{"name": "f", "args": {}}]]
+P = weather(city="P")
+X = weather(city="x")
+
+# id -> (BFCL result, expected plans, the case's mismatch codes, None for a pass)
 ANSWERS: dict[str, tuple[Any, list[Any], list[str] | None]] = {
-    "surrogate-char": ("[get_weather(city='\ud800')]", weather(city="x"), ["arguments_unparseable"]),
-    "surrogate-escape": (
-        "[get_weather(city='\\ud800')]", weather(city="x"), ["arguments_unparseable"]
-    ),
-    # Python does not join a pair of \\u escapes into one character (JSON does): two surrogates.
-    "surrogate-pair": (
-        "[get_weather(city='\\ud83d\\ude00')]", weather(city="x"), ["arguments_unparseable"]
-    ),
+    "surrogate-char": ("[get_weather(city='\ud800')]", X, UNPARSEABLE),
+    "surrogate-escape": ("[get_weather(city='\\ud800')]", X, UNPARSEABLE),
+    # Python does not join a pair of \u escapes into one character (JSON does): two surrogates.
+    "surrogate-pair": ("[get_weather(city='\\ud83d\\ude00')]", X, UNPARSEABLE),
     "astral-escape": ("[get_weather(city='\\U0001f600')]", weather(city="\U0001f600"), None),
     "surrogate-prose": ("Sorry \ud800, I cannot.", [], None),
-    "surrogate-key": ("[f(a={'\\udfff': 1})]", [[{"name": "f", "args": {}}]], ["arguments_unparseable"]),
-    "int-400": (f"[get_weather(city='P', n={'9' * 400})]", weather(city="P"), ["arguments_unparseable"]),
-    "int-5000": (f"[get_weather(city='P', n={'9' * 5000})]", weather(city="P"), ["arguments_unparseable"]),
+    "surrogate-key": ("[f(a={'\\udfff': 1})]", F_NO_ARGS, UNPARSEABLE),
+    "int-400": (f"[get_weather(city='P', n={'9' * 400})]", P, UNPARSEABLE),
+    "int-5000": (f"[get_weather(city='P', n={'9' * 5000})]", P, UNPARSEABLE),
     "int-30": (f"[get_weather(city='P', n={10**30})]", weather(city="P", n=10**30), None),
-    "inf": ("[get_weather(city='P', n=-1e999)]", weather(city="P"), ["arguments_unparseable"]),
-    "deep-150": (f"[f(a={json.dumps(nested(150))})]", [[{"name": "f", "args": {"a": nested(150)}}]], None),
-    "deep-250": (f"[f(a={json.dumps(nested(250))})]", [[{"name": "f", "args": {}}]], ["arguments_unparseable"]),
+    "inf": ("[get_weather(city='P', n=-1e999)]", P, UNPARSEABLE),
+    "deep-150": (
+        f"[f(a={json.dumps(nested(150))})]",
+        [[{"name": "f", "args": {"a": nested(150)}}]],
+        None,
+    ),
+    "deep-250": (f"[f(a={json.dumps(nested(250))})]", F_NO_ARGS, UNPARSEABLE),
     "giant-string": (f"[get_weather(city='{LONG}')]", weather(city=LONG), None),
     "many-calls": (
         "[" + ", ".join(f"get_weather(city='c{i}')" for i in range(2000)) + "]",
@@ -75,19 +80,19 @@ ANSWERS: dict[str, tuple[Any, list[Any], list[str] | None]] = {
     "half-broken": (
         "[get_weather(city='P'), get_weather(city='\ud800')]",
         [[{"name": "get_weather", "args": {"city": "P"}}] * 2],
-        ["arguments_unparseable"],
+        UNPARSEABLE,
     ),
-    "syntax": ("[get_weather(city='P'", weather(city="P"), ["arguments_unparseable"]),
-    "fc-nan": ([{"get_weather": {"city": "P", "n": float("nan")}}], weather(city="P"), ["arguments_unparseable"]),
-    "fc-inf-key": ([{"f": {"a": {"b": float("-inf")}}}], [[{"name": "f", "args": {}}]], ["arguments_unparseable"]),
-    "fc-int-400": ([{"get_weather": {"city": "P", "n": 10**400}}], weather(city="P"), ["arguments_unparseable"]),
+    "syntax": ("[get_weather(city='P'", P, UNPARSEABLE),
+    "fc-nan": ([{"get_weather": {"city": "P", "n": float("nan")}}], P, UNPARSEABLE),
+    "fc-inf-key": ([{"f": {"a": {"b": float("-inf")}}}], F_NO_ARGS, UNPARSEABLE),
+    "fc-int-400": ([{"get_weather": {"city": "P", "n": 10**400}}], P, UNPARSEABLE),
     "fc-int-30": ([{"get_weather": {"city": "P", "n": 10**30}}], weather(city="P", n=10**30), None),
-    "fc-surrogate": ([{"get_weather": {"city": "\udc80"}}], weather(city="x"), ["arguments_unparseable"]),
-    "fc-surrogate-text": ([{"get_weather": '{"city": "\ud800"}'}], weather(city="x"), ["arguments_unparseable"]),
-    "fc-surrogate-name": ([{"get\ud800": {}}], weather(city="x"), ["unknown_tool", "missing_call"]),
-    "fc-deep": ([{"f": {"a": nested(MAX_DEPTH + 10)}}], [[{"name": "f", "args": {}}]], ["arguments_unparseable"]),
+    "fc-surrogate": ([{"get_weather": {"city": "\udc80"}}], X, UNPARSEABLE),
+    "fc-surrogate-text": ([{"get_weather": '{"city": "\ud800"}'}], X, UNPARSEABLE),
+    "fc-surrogate-name": ([{"get\ud800": {}}], X, ["unknown_tool", "missing_call"]),
+    "fc-deep": ([{"f": {"a": nested(MAX_DEPTH + 10)}}], F_NO_ARGS, UNPARSEABLE),
     "fc-junk": ([float("nan"), "\ud800"], [], ["unknown_tool", "unknown_tool"]),
-}  # fmt: skip
+}
 
 
 def write_results(path: Path, answers: dict[str, tuple[Any, list[Any], Any]]) -> None:
@@ -128,10 +133,11 @@ def test_a_malformed_call_keeps_its_text_and_says_why() -> None:
         "error": "argument 'city': a lone surrogate (half of a UTF-16 pair) is not Unicode text",
     }
     [call] = parse_calls(f"[f(a=[[{'9' * 400}]])]").calls
-    assert call["error"] == "argument 'a' at /0/0: an integer of 400 digits is too large for a JSON number"  # fmt: skip
+    too_large = "digits is too large for a JSON number"
+    assert call["error"] == f"argument 'a' at /0/0: an integer of 400 {too_large}"
     line = convert_result({"id": "x", "result": [{"f": {"a": [1, 10**400]}}]})
     assert line["calls"][0]["args"] == '{"a": [1, ' + "1" + "0" * 400 + "]}"
-    assert line["calls"][0]["error"] == "argument /a/1: an integer of 401 digits is too large for a JSON number"  # fmt: skip
+    assert line["calls"][0]["error"] == f"argument /a/1: an integer of 401 {too_large}"
 
 
 def test_a_literal_surrogate_in_the_text_is_escaped_before_parsing() -> None:
@@ -160,7 +166,9 @@ def test_each_call_keeps_exactly_its_own_text(text: str) -> None:
 
 def test_toolcall_tags_without_an_end_are_prose() -> None:
     assert parse_calls("<TOOLCALL>" * 5 + "[f(a=1)]").calls == []
-    assert parse_calls("</TOOLCALL><TOOLCALL>[f(a=1)]</TOOLCALL>").calls == [{"name": "f", "args": {"a": 1}}]  # fmt: skip
+    assert parse_calls("</TOOLCALL><TOOLCALL>[f(a=1)]</TOOLCALL>").calls == [
+        {"name": "f", "args": {"a": 1}}
+    ]
     assert parse_calls("x<TOOLCALL>[f(a=1)]</TOOLCALL>y<TOOLCALL>[g()]</TOOLCALL>").calls == [
         {"name": "f", "args": {"a": 1}}
     ]
@@ -180,9 +188,10 @@ def test_a_result_id_with_a_lone_surrogate_is_an_input_error() -> None:
 
 def test_results_too_deep_for_any_reader_are_one_input_error(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
-    path.write_text('{"id": "a", "result": []}\n{"id": "b", "result": ' + "[" * 5000 + "]" * 5000 + "}\n")  # fmt: skip
-    runner = CliRunner()
-    result = runner.invoke(cli, ["import", "bfcl-outputs", str(path), "--out", str(tmp_path / "o.jsonl")])  # fmt: skip
+    deep = "[" * 5000 + "]" * 5000
+    path.write_text('{"id": "a", "result": []}\n{"id": "b", "result": ' + deep + "}\n")
+    out = str(tmp_path / "o.jsonl")
+    result = CliRunner().invoke(cli, ["import", "bfcl-outputs", str(path), "--out", out])
     assert result.exit_code == 2
     assert f"{path}:2: lists and objects nested too deeply to read" in result.stderr
     assert not list(tmp_path.glob("*o.jsonl*"))
