@@ -13,7 +13,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from toolscore.bfcl import convert_result, import_bfcl, parse_calls, write_import
+from toolscore.bfcl import convert_result, convert_results, import_bfcl, parse_calls, write_import
 from toolscore.bfcl.jsonsafe import MAX_DEPTH, json_problem
 from toolscore.bfcl.results import dumps
 from toolscore.cli import cli
@@ -179,6 +179,24 @@ def test_every_converted_line_is_read_back_by_orjson() -> None:
         line = convert_result(json.loads(json.dumps({"id": case_id, "result": result})))
         assert orjson.loads(dumps(line).encode("utf-8"))["id"] == case_id
         assert all(json_problem(c) is None for c in line["calls"])
+
+
+def test_line_separators_inside_answers_do_not_end_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    answers = ["[f(a='x\u2028y')]", "[f(a='x\x85y')]\r", "Sorry,\u2029no."]
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"c{i}", "result": answer}, ensure_ascii=False) + "\n"
+            for i, answer in enumerate(answers)
+        ),
+        encoding="utf-8",
+    )
+    lines = list(convert_results(str(path)))
+    assert [line["calls"] for line in lines[:2]] == [
+        [{"name": "f", "args": {"a": "x\u2028y"}}],
+        [{"name": "f", "args": {"a": "x\x85y"}}],
+    ]
+    assert lines[2]["response"] == "Sorry,\u2029no."
 
 
 def test_a_result_id_with_a_lone_surrogate_is_an_input_error() -> None:

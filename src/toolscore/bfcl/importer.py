@@ -76,7 +76,9 @@ def read_records(path: str) -> Iterator[_Record]:
                 raise InputError(path, f"item {index} is not a JSON object")
             yield _Record(index + 1, item)
         return
-    for number, line in enumerate(text.splitlines(), 1):
+    # Lines end at "\n" only: `str.splitlines` would also cut at U+2028 or U+0085, which
+    # JSON strings may hold as they are.
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         item = _parsed(line, path, number)
