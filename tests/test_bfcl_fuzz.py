@@ -25,7 +25,7 @@ FIXTURES = Path(__file__).parent / "bfcl"
 MARKER = Path(tempfile.gettempdir()) / f"toolscore-bfcl-fuzz-{os.getpid()}"
 """A file that answers try to create; it must never exist."""
 
-SEEDS = [
+SEEDS: list[str] = [
     json.loads(line)["result"]
     for line in (FIXTURES / "results_prompting.json").read_text().splitlines()
 ] + [
