@@ -126,9 +126,10 @@ def test_duplicate_result_ids_are_an_input_error(tmp_path: Path) -> None:
 
 
 def test_non_finite_arguments_are_written_as_text() -> None:
-    line = {"id": "x", "calls": [{"name": "f", "args": {"a": float("nan")}}]}
+    line = convert_result({"id": "x", "result": [{"f": {"a": float("nan")}}]})
     written = json.loads(dumps(line))
     assert written["calls"][0]["args"] == '{"a": NaN}'
+    assert written["calls"][0]["error"] == "argument /a: nan is not a finite number"
 
 
 def test_bfcl_strings_normalises_produced_strings() -> None:

@@ -30,7 +30,7 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from toolscore.bfcl.schema import DICT_TYPES, LIST_TYPES, Node, same
+from toolscore.bfcl.schema import DICT_TYPES, LIST_TYPES, Node, canonical
 from toolscore.rules import json_equal
 
 OMIT: Final = ""
@@ -140,9 +140,7 @@ def alternatives(node: Node, value: Any, prop: Any) -> list[Any]:
     if declared in LIST_TYPES and _item_type(prop) in DICT_TYPES and isinstance(value, list):
         if node["kind"] == "list":
             return [[_one(_answer_dict(node["items"], item)) for item in value]]
-        return _bounded(
-            [list(items) for items in itertools.product(*(_answer_dict(node, v) for v in value))]
-        )
+        return [list(items) for items in _bounded([_answer_dict(node, v) for v in value])]
     _check_plain(value)
     return [value]
 
@@ -164,7 +162,7 @@ def _answer_dict(node: Node, value: Mapping[str, Any]) -> list[Any]:
             if omittable:
                 choices = _ordered_absence(options, choices)
         per_key.append((key, choices))
-    combos = _bounded(list(itertools.product(*(choices for _, choices in per_key))))
+    combos = _bounded([choices for _, choices in per_key])
     return [
         {key: v for (key, _), v in zip(per_key, combo, strict=True) if v is not ABSENT}
         for combo in combos
@@ -183,17 +181,26 @@ def _one(values: Sequence[Any]) -> Any:
 
 
 def _unique(values: Iterator[Any] | Sequence[Any]) -> list[Any]:
-    seen: list[Any] = []
+    """The values without repeats (by JSON identity, `same`), in their first order."""
+    seen: set[str] = set()
+    unique = []
     for v in values:
-        if not any(same(v, s) for s in seen):
-            seen.append(v)
-    return seen
+        key = canonical(v)
+        if key not in seen:
+            seen.add(key)
+            unique.append(v)
+    return unique
 
 
-def _bounded(combos: list[Any]) -> list[Any]:
-    if len(combos) > MAX_ALTERNATIVES:
-        raise AnswerError(f"would need {len(combos)} whole-value alternatives")
-    return combos
+def _bounded(choices: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    """Every combination of one choice from each list, refused before it is built when
+    there would be more than MAX_ALTERNATIVES."""
+    count = 1
+    for options in choices:
+        count *= len(options)
+        if count > MAX_ALTERNATIVES:
+            raise AnswerError(f"would need more than {MAX_ALTERNATIVES} whole-value alternatives")
+    return list(itertools.product(*choices))
 
 
 def _check_plain(value: Any) -> None:

@@ -4,7 +4,9 @@ The work is done in three passes over the (small) files: every case's function d
 into one spec (`schema`); the answers are checked against that spec, and an argument whose
 answers hold values of another type than its doc's gets the `exact` rule; then each case's
 answers become plans (`answers`). The result is checked by toolscore's own loaders before it
-is written, so a converted directory always loads.
+is written, so a converted directory always loads: a record holding a value toolscore's
+readers refuse (a lone surrogate, NaN or an infinity, an integer no double holds, nesting
+deeper than 200 levels; see `jsonsafe`) is an input error naming its line and field.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 
 from toolscore.bfcl.answers import (
@@ -27,6 +30,7 @@ from toolscore.bfcl.answers import (
     plans,
 )
 from toolscore.bfcl.categories import ABSTENTION_CATEGORIES, category_of, refusal
+from toolscore.bfcl.jsonsafe import escape_surrogates, json_problem, loads, pointer
 from toolscore.bfcl.schema import Node, SchemaError, ToolDraft, parameters, tool_args
 from toolscore.bfcl.strings import standardize_answer, standardize_produced
 from toolscore.cases import parse_case
@@ -66,25 +70,41 @@ def read_records(path: str) -> Iterator[_Record]:
         reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
         raise InputError(path, f"cannot read: {reason or error}") from None
     if text.lstrip().startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InputError(path, f"not valid JSON: {error.msg}", line=error.lineno) from None
+        items = _parsed(text, path, None)
         for index, item in enumerate(items):
             if not isinstance(item, dict):
                 raise InputError(path, f"item {index} is not a JSON object")
             yield _Record(index + 1, item)
         return
-    for number, line in enumerate(text.splitlines(), 1):
+    # Lines end at "\n" only: `str.splitlines` would also cut at U+2028 or U+0085, which
+    # JSON strings may hold as they are.
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(path, f"not valid JSON: {error.msg}", line=number) from None
+        item = _parsed(line, path, number)
         if not isinstance(item, dict):
             raise InputError(path, "each line must be a JSON object", line=number)
         yield _Record(number, item)
+
+
+def _parsed(text: str, path: str, line: int | None) -> Any:
+    """JSON text as Python's reader reads it (NaN, lone surrogates and long integers kept for
+    `json_problem` to name); an input error where it is not JSON or is nested too deeply."""
+    try:
+        return loads(text)
+    except json.JSONDecodeError as error:
+        where = line if line is not None else error.lineno
+        raise InputError(path, f"not valid JSON: {error.msg}", line=where) from None
+    except RecursionError:
+        raise InputError(path, "lists and objects nested too deeply to read", line=line) from None
+
+
+def check_record(record: _Record, path: str) -> None:
+    """An input error when a record holds a value toolscore's readers refuse (`jsonsafe`)."""
+    problem = json_problem(record.data)
+    if problem is not None:
+        where, reason = problem
+        raise InputError(path, reason, line=record.line, field=pointer(where) or None)
 
 
 def _case_id(record: _Record, path: str) -> str:
@@ -128,6 +148,8 @@ def import_bfcl(
     forbids dots in function names. Raises InputError naming the file, line and field.
     """
     records = list(read_records(data_path))
+    for record in records:
+        check_record(record, data_path)
     answers = _answers(answers_path) if answers_path else {}
     notes: list[str] = []
     drafts: dict[str, ToolDraft] = {}
@@ -195,12 +217,14 @@ def _text(value: Any) -> str | None:
 
 
 def _source(path: str) -> dict[str, str]:
-    return {"path": path, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return {"path": escape_surrogates(path), "sha256": digest}  # a path may not be UTF-8
 
 
 def _answers(path: str) -> dict[str, tuple[int, Any]]:
     found: dict[str, tuple[int, Any]] = {}
     for record in read_records(path):
+        check_record(record, path)
         case_id = _case_id(record, path)
         truth = record.data.get("ground_truth")
         if not isinstance(truth, list):
@@ -352,17 +376,27 @@ def _prompt(question: Any) -> Any:
 
 
 def _check(spec: dict[str, Any], cases: list[dict[str, Any]], source: str) -> None:
-    """Load the result with toolscore's own readers: what is written must load."""
-    specs, problems = parse_specs(json.loads(json.dumps(spec)), f"{source} (converted)")
+    """Load the result as toolscore's own readers will (the spec from its YAML text, the
+    cases through orjson): what is written must load."""
+    try:
+        loaded = yaml.safe_load(spec_yaml(spec))
+    except (yaml.YAMLError, RecursionError) as error:
+        raise InputError(source, f"converted spec does not load: {error}") from None
+    specs, problems = parse_specs(loaded, f"{source} (converted)")
     if problems or specs is None:
         raise InputError(
             source, f"converted spec does not load: {problems[0] if problems else '?'}"
         )
     for case in cases:
         try:
-            parse_case(json.loads(json.dumps(case)), specs, f"{source} (converted)")
-        except CaseError as error:
+            parse_case(orjson.loads(orjson.dumps(case)), specs, f"{source} (converted)")
+        except (CaseError, orjson.JSONEncodeError) as error:
             raise InputError(source, f"case {case['id']} does not convert: {error}") from None
+
+
+def spec_yaml(spec: dict[str, Any]) -> str:
+    """The spec as `tools.yaml` holds it (after the comment header)."""
+    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)
 
 
 def write_import(result: BfclImport, out_dir: str | Path) -> list[Path]:
@@ -373,8 +407,7 @@ def write_import(result: BfclImport, out_dir: str | Path) -> list[Path]:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(str(out), f"cannot create: {error.strerror or error}") from None
-    header = _yaml_header(result)
-    spec_text = header + yaml.safe_dump(result.spec, sort_keys=False, allow_unicode=True, width=100)
+    spec_text = _yaml_header(result) + spec_yaml(result.spec)
     cases_text = "".join(
         json.dumps(case, ensure_ascii=False, allow_nan=False) + "\n" for case in result.cases
     )
@@ -384,26 +417,31 @@ def write_import(result: BfclImport, out_dir: str | Path) -> list[Path]:
         "cases.jsonl": cases_text,
         "import.json": json.dumps(report, indent=2, ensure_ascii=False) + "\n",
     }
-    written = []
-    for name, text in files.items():
-        target = out / name
-        temporary = out / f".{name}.tmp"
-        try:
-            temporary.write_text(text, encoding="utf-8")
-        except OSError as error:
-            raise InputError(str(target), f"cannot write: {error.strerror or error}") from None
-        written.append((temporary, target))
+    written: list[tuple[Path, Path]] = []
+    try:
+        for name, text in files.items():
+            target = out / name
+            temporary = out / f".{name}.tmp"
+            written.append((temporary, target))
+            try:
+                temporary.write_text(text, encoding="utf-8")
+            except OSError as error:
+                raise InputError(str(target), f"cannot write: {error.strerror or error}") from None
+    except BaseException:
+        for temporary, _ in written:
+            temporary.unlink(missing_ok=True)
+        raise
     for temporary, target in written:
         os.replace(temporary, target)
     return [target for _, target in written]
 
 
 def _yaml_header(result: BfclImport) -> str:
-    data = result.provenance["data"]["path"]
+    data = _one_line(result.provenance["data"]["path"])
     answers = result.provenance.get("possible_answer")
     lines = [
         f"# Converted from BFCL by `toolscore import bfcl`: {data}"
-        + (f" and {answers['path']}" if answers else ""),
+        + (f" and {_one_line(answers['path'])}" if answers else ""),
         "# Rules follow the function docs' types; see import.json for every merge and choice.",
     ]
     if result.provenance["options"]["bfcl_strings"]:
@@ -415,3 +453,8 @@ def _yaml_header(result: BfclImport) -> str:
             "`import bfcl-outputs --bfcl-strings`."
         )
     return "\n".join(lines) + "\n"
+
+
+def _one_line(path: str) -> str:
+    """A path for a YAML comment: line breaks in it would end the comment."""
+    return path.replace("\r", "\\r").replace("\n", "\\n")

@@ -13,22 +13,35 @@ string). What the model wrote is never an error here, it is scored:
   or that passes positional arguments (BFCL silently drops them), is a call that fails to
   parse, with the reason and the call's text.
 
+- a call whose values no toolscore file can hold (a lone surrogate, a number no double
+  holds, lists and objects nested deeper than `jsonsafe.MAX_DEPTH`) is a call that fails to
+  parse too, with the reason.
+
 Such a call is written to the outputs file with its text as `args` and the reason as
 `error`: toolscore scores it `arguments_unparseable` (or `unknown_tool` when it has no name).
-Code fences (with a language tag) and `<TOOLCALL>` tags around the calls are removed first.
+Code fences (with a language tag) and `<TOOLCALL>` tags around the calls are removed first;
+lone surrogates in the text are written as `\\udXXX` escapes (inside a string literal that
+still means the surrogate, which the value check then names).
+
+Reading takes time linear in the text's length: it is parsed once, and each call's text is
+cut from it by the offsets `ast` records (`ast.get_source_segment` splits the whole text
+again for every call).
 """
 
 from __future__ import annotations
 
 import ast
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolscore.bfcl.jsonsafe import escape_surrogates, json_problem, pointer
+
 _CALL_START = re.compile(r"[\[(]?\s*(?P<name>[A-Za-z_][\w.]*)\s*\(")
 _FENCE = re.compile(r"^```[A-Za-z0-9_+-]*[ \t]*\n?|\n?```$")
-_TOOLCALL = re.compile(r"<TOOLCALL>(.*?)</TOOLCALL>", re.DOTALL)
+_OPEN, _CLOSE = "<TOOLCALL>", "</TOOLCALL>"
+_NEWLINE = re.compile(rb"\r\n|\r|\n")
+"""Line ends as Python's tokenizer counts them (what `ast` line numbers count)."""
 
 
 @dataclass(frozen=True)
@@ -52,8 +65,12 @@ class NotLiteralError(ValueError):
 
 def unwrap(text: str) -> str:
     """The call text without surrounding whitespace, code fences or `<TOOLCALL>` tags."""
-    found = _TOOLCALL.search(text)
-    body = found.group(1) if found else text
+    body = text
+    start = text.find(_OPEN)
+    if start >= 0:
+        end = text.find(_CLOSE, start + len(_OPEN))
+        if end >= 0:
+            body = text[start + len(_OPEN) : end]
     body = body.strip()
     if body.startswith("```"):
         body = _FENCE.sub("", body)
@@ -62,6 +79,7 @@ def unwrap(text: str) -> str:
 
 def parse_calls(text: str) -> CallText:
     """The calls a prompting-form answer makes (see the module docstring)."""
+    text = escape_surrogates(text)
     body = unwrap(text)
     if body in ("", "[]", "()"):
         return CallText([], text if text.strip() else None)
@@ -80,15 +98,36 @@ def parse_calls(text: str) -> CallText:
         elements = list(node.elts)
     else:
         return CallText([_broken(start.group("name"), body, "not a call or a list of calls")])
-    return CallText([_call(element, body) for element in elements])
+    source = _Source(body)
+    return CallText([_call(element, source) for element in elements])
+
+
+class _Source:
+    """The parsed text, from which each call's own text is cut by its offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._data = b""
+        self._starts: list[int] = []
+
+    def segment(self, node: ast.expr) -> str:
+        """The text of one node: `ast` gives lines and UTF-8 byte offsets within them."""
+        if node.end_lineno is None or node.end_col_offset is None:  # pragma: no cover
+            return ast.unparse(node)  # parsed nodes always have positions
+        if not self._starts:  # the line starts, found once for all the calls
+            self._data = self.text.encode("utf-8")
+            self._starts = [0, *(found.end() for found in _NEWLINE.finditer(self._data))]
+        start = self._starts[node.lineno - 1] + node.col_offset
+        end = self._starts[node.end_lineno - 1] + node.end_col_offset
+        return self._data[start:end].decode("utf-8")
 
 
 def _broken(name: str | None, text: str, reason: str) -> dict[str, Any]:
-    return {"name": name, "args": text, "error": reason}
+    return {"name": name, "args": text, "error": escape_surrogates(reason)}
 
 
-def _call(node: ast.expr, body: str) -> dict[str, Any]:
-    text = ast.get_source_segment(body, node) or ast.unparse(node)
+def _call(node: ast.expr, source: _Source) -> dict[str, Any]:
+    text = source.segment(node)
     if not isinstance(node, ast.Call):
         return _broken(None, text, f"{_what(node)} is not a call")
     name = _dotted(node.func)
@@ -110,6 +149,11 @@ def _call(node: ast.expr, body: str) -> dict[str, Any]:
             return _broken(name, text, f"argument {keyword.arg!r}: {error}")
         except RecursionError:
             return _broken(name, text, f"argument {keyword.arg!r}: nested too deeply")
+    problem = json_problem(args)
+    if problem is not None:
+        path, reason = problem
+        where = f" at {pointer(path[1:])}" if len(path) > 1 else ""
+        return _broken(name, text, f"argument {path[0]!r}{where}: {reason}")
     return {"name": name, "args": args}
 
 
@@ -126,13 +170,17 @@ def _dotted(node: ast.expr) -> str | None:
 
 
 def literal(node: ast.expr) -> Any:
-    """The JSON value a literal expression stands for; NotLiteralError for anything else."""
+    """The JSON value a literal expression stands for; NotLiteralError for anything else.
+
+    Numbers are returned as they are, non-finite ones included: `json_problem` judges them
+    with every other value no toolscore file can hold.
+    """
     if isinstance(node, ast.Constant):
         value = node.value
         if value is None or isinstance(value, bool | str):
             return value
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return _finite(value)
+            return value
         raise NotLiteralError(f"{type(value).__name__} is not a JSON value")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         operand = node.operand
@@ -142,7 +190,7 @@ def literal(node: ast.expr) -> Any:
             and not isinstance(operand.value, bool)
         ):
             value = operand.value
-            return _finite(-value if isinstance(node.op, ast.USub) else value)
+            return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.List | ast.Tuple):
         return [literal(item) for item in node.elts]
     if isinstance(node, ast.Dict):
@@ -155,12 +203,6 @@ def literal(node: ast.expr) -> Any:
             result[key.value] = literal(item)
         return result
     raise NotLiteralError(f"{_what(node)} is not a literal value (it is never evaluated)")
-
-
-def _finite(value: int | float) -> int | float:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise NotLiteralError(f"{value} is not a finite number")
-    return value
 
 
 def _what(node: ast.AST) -> str:
@@ -176,5 +218,6 @@ def _what(node: ast.AST) -> str:
     if isinstance(node, ast.BinOp | ast.BoolOp | ast.Compare | ast.UnaryOp):
         return "an expression"
     if isinstance(node, ast.Constant):
-        return f"the constant {node.value!r}"
+        shown = repr(node.value)
+        return f"the constant {shown if len(shown) <= 40 else shown[:37] + '...'}"
     return f"a {type(node).__name__}"

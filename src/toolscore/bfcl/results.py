@@ -11,6 +11,13 @@
 The line's structure (an object with a string `id` and a `result`) is the harness's and is
 checked as input; a multi-turn result (a list of turns) is refused. Everything inside
 `result` came from the model and is scored, never an error.
+
+Whatever the model wrote, the line written can be read by `toolscore score`: arguments
+holding a value no toolscore file can hold (`jsonsafe.json_problem`: a lone surrogate, NaN
+or an infinity, an integer no double holds, nesting deeper than 200 levels) make their call
+malformed, with the arguments kept as text toolscore cannot read as arguments (so it scores
+the call `arguments_unparseable`) and the reason as `error`; lone surrogates in
+names, argument strings and responses are written as `\\udXXX` escapes.
 """
 
 from __future__ import annotations
@@ -19,7 +26,17 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import orjson
+
 from toolscore.bfcl.importer import read_records
+from toolscore.bfcl.jsonsafe import (
+    escape_surrogates,
+    has_lone_surrogate,
+    json_problem,
+    json_text,
+    loads,
+    pointer,
+)
 from toolscore.bfcl.pycall import parse_calls
 from toolscore.bfcl.strings import standardize_produced
 from toolscore.errors import OutputError
@@ -35,6 +52,10 @@ def convert_result(
         raise OutputError(
             source, "every result needs the string id of its case", line=line, field="id"
         )
+    if has_lone_surrogate(case_id):
+        raise OutputError(
+            source, "the id holds a lone surrogate, which no case id can", line=line, field="id"
+        )
     if "result" not in data:
         raise OutputError(source, "no 'result'", line=line, field="result")
     result = data["result"]
@@ -43,7 +64,7 @@ def convert_result(
         read = parse_calls(result)
         out["calls"] = read.calls
         if read.response is not None:
-            out["response"] = read.response
+            out["response"] = read.response  # surrogates escaped by parse_calls
     elif isinstance(result, list):
         if result and all(isinstance(item, list) for item in result):
             raise OutputError(
@@ -57,7 +78,40 @@ def convert_result(
         out["calls"] = list(_fc_calls(result))
     if bfcl_strings:
         out["calls"] = [_standardized(call) for call in out["calls"]]
+    out["calls"] = [_writable(call) for call in out["calls"]]
     return out
+
+
+def _writable(call: Any) -> Any:
+    """A call as it can be written for toolscore to read back (see the module docstring)."""
+    if not isinstance(call, dict):  # scored as a call without a name, whatever it holds
+        return call if json_problem(call) is None else json_text(call)
+    out = dict(call)
+    name = out.get("name")
+    if isinstance(name, str):
+        out["name"] = escape_surrogates(name)
+    args = out.get("args")
+    if isinstance(args, str):
+        out["args"] = escape_surrogates(args)
+        return out
+    problem = json_problem(args)
+    if problem is not None:
+        path, reason = problem
+        where = f"argument {pointer(path)}" if path else "the arguments"
+        out["args"] = _unreadable(args, reason)
+        out["error"] = f"{where}: {reason}"
+    return out
+
+
+def _unreadable(args: Any, reason: str) -> str:
+    """Arguments toolscore must not read, as text: their JSON text, or the reason in angle
+    brackets where toolscore would read that text after all (nesting its reader reaches)."""
+    text = json_text(args)
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+    return f"<not shown: {reason}>"
 
 
 def _fc_calls(item: Any) -> Iterator[Any]:
@@ -76,8 +130,8 @@ def _standardized(call: Any) -> Any:
     args = call.get("args")
     if isinstance(args, str):
         try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
+            args = loads(args)
+        except (ValueError, RecursionError):  # not JSON: scored as unparseable, as it is
             return call
     if not isinstance(args, dict):
         return call
@@ -96,23 +150,5 @@ def convert_results(path: str, bfcl_strings: bool = False) -> Iterator[dict[str,
 
 
 def dumps(line: Mapping[str, Any]) -> str:
-    """One outputs line as JSON text; arguments JSON cannot hold (NaN, infinities) are kept
-    as their text, which toolscore scores `arguments_unparseable`."""
-    try:
-        return json.dumps(line, ensure_ascii=False, allow_nan=False)
-    except ValueError:
-        calls = [
-            {**c, "args": json.dumps(c.get("args"))}
-            if isinstance(c, dict) and not _is_json(c)
-            else c
-            for c in line.get("calls", [])
-        ]
-        return json.dumps({**line, "calls": calls}, ensure_ascii=False, allow_nan=False)
-
-
-def _is_json(value: Any) -> bool:
-    try:
-        json.dumps(value, allow_nan=False)
-    except ValueError:
-        return False
-    return True
+    """One outputs line (from `convert_result`, so every value is writable) as JSON text."""
+    return json.dumps(line, ensure_ascii=False, allow_nan=False)

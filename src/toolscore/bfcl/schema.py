@@ -127,9 +127,15 @@ def _accepts_default(node: Node, default: Any) -> bool:
     return value_problem(rule, default) is None
 
 
+def canonical(value: Any) -> str:
+    """A value's JSON text with sorted keys: equal texts are the same JSON value (`1`, `1.0`
+    and `true` are three different ones)."""
+    return json.dumps(value, sort_keys=True)
+
+
 def same(a: Any, b: Any) -> bool:
-    """JSON identity: `1`, `1.0` and `true` are three different values."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    """JSON identity (see `canonical`)."""
+    return canonical(a) == canonical(b)
 
 
 def merge_nodes(a: Node, b: Node) -> Node:

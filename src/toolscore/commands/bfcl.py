@@ -111,6 +111,7 @@ def import_bfcl_outputs_command(result_json: str, out_path: str, bfcl_strings: b
     try:
         temporary.write_text("".join(lines), encoding="utf-8")
     except OSError as error:
+        temporary.unlink(missing_ok=True)
         raise InputError(out_path, f"cannot write: {error.strerror or error}") from None
     os.replace(temporary, target)
     click.echo(
