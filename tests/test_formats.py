@@ -16,10 +16,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from toolscore.cases import parse_case
 from toolscore.errors import OutputError
 from toolscore.formats import FORMATS, has_transcript, read_transcript
 from toolscore.model import MISSING, Call, Trajectory
 from toolscore.outputs import parse_output
+from toolscore.scoring import score_case
+from toolscore.specs import parse_specs
 
 FORMATS_DIR = Path(__file__).parent / "formats"
 FILES = sorted(path.name for path in FORMATS_DIR.glob("*.json"))
@@ -258,11 +261,13 @@ def test_otel_without_start_times_keeps_file_order() -> None:
     )
 
 
-MALFORMED = [
-    json.loads(line)
-    for line in (FORMATS_DIR / "malformed.jsonl").read_text(encoding="utf-8").splitlines()
-]
-"""Transcripts that do not fit their format, each with the field the error must name."""
+def _jsonl(name: str) -> list[dict[str, Any]]:
+    text = (FORMATS_DIR / name).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+MALFORMED = _jsonl("malformed.jsonl")
+"""Lines whose transcript is not one at all, each with the field the input error must name."""
 
 
 @pytest.mark.parametrize("case", MALFORMED, ids=[case["description"] for case in MALFORMED])
@@ -271,6 +276,28 @@ def test_malformed_transcript_names_the_field(case: dict[str, Any]) -> None:
         read_transcript({"id": "bad", **case["line"]}, "out.jsonl", 7)
     assert failure.value.field == case["field"]
     assert str(failure.value).startswith(f"out.jsonl:7: {case['field']}: ")
+    assert "\n" not in str(failure.value)
+
+
+UNREAD = _jsonl("unread.jsonl")
+"""Transcripts holding one part their reader cannot understand, with where it is."""
+
+
+@pytest.mark.parametrize("case", UNREAD, ids=[case["description"] for case in UNREAD])
+def test_a_part_not_understood_is_unread_and_fails_the_case(case: dict[str, Any]) -> None:
+    read = parse_output({"id": "bad", **case["line"]}, "out.jsonl", 7)
+    assert len(read.unread) == 1, read.unread
+    assert read.unread[0].startswith(f"{case['unread']}: ")
+    assert "\n" not in read.unread[0]
+    specs, problems = parse_specs({"tools": {"f": {"args": {}}}}, "spec")
+    assert specs is not None, problems
+    for plans in ([], [[{"name": "f", "args": {}}]]):
+        case_ = parse_case({"id": "bad", "plans": plans}, specs)
+        result = score_case(specs, case_, read)
+        assert not result.passed
+        assert result.baselines == {"exact": False, "lowercase": False}
+        assert [m.code for m in result.mismatches].count("transcript_unread") == 1
+        assert result.unread == read.unread
 
 
 def test_unknown_format_suggests_a_near_name() -> None:
