@@ -2,7 +2,8 @@
 
 Every file under tests/formats/ holds a realistic outputs line in one provider format (`line`),
 the same calls written by hand as a plain `calls` list (`calls`, each with its expected `turn`
-and `result_error`), and the expected `final_turn`, `response` and reader `notes`.
+and `result_error`), and the expected `final_turn`, `response` and reader `notes`. The
+`sdk_*.json` files are written by the providers' SDKs (tests/formats/make_sdk_fixtures.py).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def test_transcript_reads_like_its_calls_twin(name: str) -> None:
     assert read.final_turn == data["final_turn"]
     assert read.response == data["response"]
     assert read.line == 1
+    assert read.unread == ()
 
 
 @pytest.mark.parametrize("name", FILES)
