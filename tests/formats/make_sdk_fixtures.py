@@ -16,9 +16,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from anthropic.types import Message, TextBlock, ThinkingBlock, ToolUseBlock, Usage
+from anthropic.types import (
+    ContentBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
 from google.genai import types as genai
-from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageFunctionToolCall
+from openai.types.chat import (
+    ChatCompletionMessage,
+    ChatCompletionMessageFunctionToolCall,
+    ChatCompletionMessageToolCallUnion,
+)
 from openai.types.chat.chat_completion_message_function_tool_call import Function
 from openai.types.responses import (
     ResponseFunctionToolCall,
@@ -26,6 +37,7 @@ from openai.types.responses import (
     ResponseOutputText,
     ResponseReasoningItem,
 )
+from openai.types.responses.response_output_message import Content
 from openai.types.responses.response_reasoning_item import Summary
 from pydantic import BaseModel
 
@@ -37,7 +49,7 @@ THINKING = "Two refunds, independent of each other: issue both at once."
 SHIPPED = {"order_id": "order-12", "status": "shipped"}
 REFUNDED = {"refund_id": "r-1", "amount": 12.5}
 REFUSED = "amount exceeds the order total"
-CALLS = [
+CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get_order", {"order_id": "order-12"}),
     ("refund", {"order_id": "order-77", "amount": 12.5, "unit": "EUR"}),
     ("refund", {"order_id": "order-31", "amount": 5, "unit": "EUR"}),
@@ -109,7 +121,7 @@ def anthropic(dump: Dump, whole: bool) -> list[Any]:
         ToolUseBlock(id=i, name=name, input=args, type="tool_use")
         for i, (name, args) in zip(ids, CALLS, strict=True)
     ]
-    replies = [
+    replies: list[list[ContentBlock]] = [
         [uses[0]],
         [TextBlock(text=ANSWER_1, type="text")],
         [
@@ -166,7 +178,7 @@ def anthropic(dump: Dump, whole: bool) -> list[Any]:
 def openai_chat(dump: Dump) -> list[Any]:
     """Chat Completions: the SDK's `ChatCompletionMessage` replies, the user's dicts."""
     ids = ["call_01", "call_02", "call_03"]
-    calls = [
+    calls: list[ChatCompletionMessageToolCallUnion] = [
         ChatCompletionMessageFunctionToolCall(
             id=i, type="function", function=Function(name=name, arguments=json.dumps(args))
         )
@@ -206,7 +218,7 @@ def openai_responses(dump: Dump) -> list[Any]:
     ]
 
     def said(n: int, text: str) -> ResponseOutputMessage:
-        content = [ResponseOutputText(annotations=[], text=text, type="output_text")]
+        content: list[Content] = [ResponseOutputText(annotations=[], text=text, type="output_text")]
         return ResponseOutputMessage(
             id=f"msg_0{n}", content=content, role="assistant", status="completed", type="message"
         )

@@ -86,4 +86,3 @@ def _assistant(blocks: list[Block], t: Transcript) -> None:
             t.unread(f"{where}.type", "a tool_result block belongs in a user message")
         elif kind in SERVER:
             t.skip(f"{kind} blocks")
-

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolscore.formats.transcript import Transcript, Unreadable, field_of
+from toolscore.formats.transcript import Transcript, UnreadableError, field_of
 from toolscore.rules import show
 
 ROLES = ("user", "model", "function")
@@ -93,7 +93,7 @@ def _parts(node: Any, where: str, t: Transcript) -> list[Part]:
             fields = t.mapping(part, at)
             for name, value in fields.items():
                 if value is not None and name not in PART_FIELDS:
-                    raise Unreadable(at, f"a field Gemini does not write: {show(name)}")
+                    raise UnreadableError(at, f"a field Gemini does not write: {show(name)}")
             parts.append((at, fields))
     return parts
 
@@ -120,7 +120,8 @@ def _call(node: Any, where: str, t: Transcript) -> None:
     call = t.mapping(node, where)
     args = call.get("args")
     if args is None and field_of(call, "partialArgs", "partial_args") is not None:
-        raise Unreadable(f"{where}.partialArgs", "streamed arguments only: save the whole call")
+        message = "streamed arguments only: save the whole call"
+        raise UnreadableError(f"{where}.partialArgs", message)
     t.call(call.get("name"), args, call.get("id"))
 
 

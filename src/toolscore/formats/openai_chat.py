@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolscore.formats.transcript import Transcript, Unreadable, result_value, text_of
+from toolscore.formats.transcript import Transcript, UnreadableError, result_value, text_of
 from toolscore.rules import json_type
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
@@ -44,7 +44,8 @@ def _content(content: Any, where: str, t: Transcript) -> Any:
     if not isinstance(content, list):
         if content is None or isinstance(content, str):
             return content
-        raise Unreadable(where, f"must be a string or a list of parts, got {json_type(content)}")
+        message = f"must be a string or a list of parts, got {json_type(content)}"
+        raise UnreadableError(where, message)
     readable = []
     for j, part in enumerate(content):
         at = f"{where}[{j}]"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolscore.formats.transcript import Transcript, Unreadable, result_value, text_of
+from toolscore.formats.transcript import Transcript, UnreadableError, result_value, text_of
 from toolscore.rules import json_type
 
 ROLES = ("user", "assistant", "system", "developer")
@@ -86,7 +86,8 @@ def read(node: Any, key: str, t: Transcript) -> None:
 def _kind(item: Mapping[str, Any], where: str, t: Transcript) -> str:
     if item.get("type") is None:
         if item.get("role") is None:
-            raise Unreadable(f"{where}.type", "every item needs a type (or a role, for a message)")
+            message = "every item needs a type (or a role, for a message)"
+            raise UnreadableError(f"{where}.type", message)
         return "message"
     return t.kind(item, where, KNOWN)
 
@@ -103,7 +104,7 @@ def _message(item: Mapping[str, Any], where: str, t: Transcript) -> None:
                 readable.append(part)
         content = readable
     elif content is not None and not isinstance(content, str):
-        raise Unreadable(
+        raise UnreadableError(
             f"{where}.content", f"must be a string or a list of parts, got {json_type(content)}"
         )
     if role == "user":

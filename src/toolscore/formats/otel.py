@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from toolscore.formats.transcript import Transcript, Unreadable
+from toolscore.formats.transcript import Transcript, UnreadableError
 from toolscore.model import MISSING
 from toolscore.rules import show
 
@@ -101,7 +101,7 @@ def _pairs(node: Any, where: str, t: Transcript) -> dict[str, Any]:
     for i, pair in enumerate(t.list_of(node, where)):
         key = t.mapping(pair, f"{where}[{i}]").get("key")
         if not isinstance(key, str):
-            raise Unreadable(f"{where}[{i}].key", "every attribute needs a string key")
+            raise UnreadableError(f"{where}[{i}].key", "every attribute needs a string key")
         pairs[key] = _value(pair.get("value"), f"{where}[{i}].value", t)
     return pairs
 
@@ -117,7 +117,7 @@ def _value(node: Any, where: str, t: Transcript) -> Any:
             number = _integer(number.removeprefix("-"))
             number = -number if number is not None and value["intValue"][0] == "-" else number
         if not isinstance(number, int) or isinstance(number, bool):
-            raise Unreadable(f"{where}.intValue", "must be an integer")
+            raise UnreadableError(f"{where}.intValue", "must be an integer")
         return number
     if "arrayValue" in value:
         items = _listed(t.mapping(value["arrayValue"], f"{where}.arrayValue").get("values"))
@@ -130,7 +130,7 @@ def _value(node: Any, where: str, t: Transcript) -> Any:
         if kind in value:
             return value[kind]
     if value:
-        raise Unreadable(where, f"not an OTLP value: {show(next(iter(value)))}")
+        raise UnreadableError(where, f"not an OTLP value: {show(next(iter(value)))}")
     return None
 
 

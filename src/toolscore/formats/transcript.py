@@ -75,7 +75,7 @@ def _count(n: int, one: str, many: str) -> str:
     return f"1 {one}" if n == 1 else f"{n} {many}"
 
 
-class Unreadable(Exception):
+class UnreadableError(Exception):
     """A part of a transcript its reader cannot understand; `Transcript.part` catches it and
     counts the part as unread on the case, instead of failing the whole file."""
 
@@ -122,7 +122,7 @@ class Transcript:
         """Read one part of the transcript; if it turns out unreadable, count it and go on."""
         try:
             yield
-        except Unreadable as failure:
+        except UnreadableError as failure:
             self.unread(failure.where, failure.reason)
 
     def unread(self, where: str, reason: str) -> None:
@@ -132,32 +132,32 @@ class Transcript:
     def list_of(self, node: Any, where: str) -> list[Any]:
         """`node`, which the format says is a list (else the part is unreadable)."""
         if not isinstance(node, list):
-            raise Unreadable(where, f"must be a list, got {json_type(node)}")
+            raise UnreadableError(where, f"must be a list, got {json_type(node)}")
         return node
 
     def mapping(self, node: Any, where: str) -> Mapping[str, Any]:
         """`node`, which the format says is an object (else the part is unreadable)."""
         if not isinstance(node, Mapping):
-            raise Unreadable(where, f"must be an object, got {json_type(node)}")
+            raise UnreadableError(where, f"must be an object, got {json_type(node)}")
         return node
 
     def kind(self, node: Mapping[str, Any], where: str, known: frozenset[str]) -> str:
         """The `type` of a block or item, which must be one of the `known` types."""
         kind = node.get("type")
         if not isinstance(kind, str):
-            raise Unreadable(f"{where}.type", f"must be a string, got {json_type(kind)}")
+            raise UnreadableError(f"{where}.type", f"must be a string, got {json_type(kind)}")
         if kind not in known:
-            raise Unreadable(f"{where}.type", f"unknown {self.format} type {show(kind)}")
+            raise UnreadableError(f"{where}.type", f"unknown {self.format} type {show(kind)}")
         return kind
 
     def role(self, message: Any, where: str, roles: tuple[str, ...]) -> str:
         """The role of a message, which must be an object with one of the format's roles."""
         role = self.mapping(message, where).get("role")
         if not isinstance(role, str):
-            raise Unreadable(f"{where}.role", f"every {self.format} message needs a role")
+            raise UnreadableError(f"{where}.role", f"every {self.format} message needs a role")
         if role not in roles:
             known = ", ".join(roles)
-            raise Unreadable(
+            raise UnreadableError(
                 f"{where}.role",
                 f"unknown {self.format} role {show(role)}{suggest(role, roles)}; known: {known}",
             )
