@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from toolscore.cases import parse_case
+from toolscore.errors import InputError
 from toolscore.model import Case
+from toolscore.outputs import parse_output
 from toolscore.specs import SpecSet, parse_specs
 
 TESTS = Path(__file__).parent
@@ -66,9 +68,24 @@ def output_seeds() -> list[dict[str, Any]]:
         for case in golden["cases"]:
             if "produced" in case:
                 seeds.append({"id": "fuzz", "calls": case["produced"], "response": "done"})
+            elif "output" in case:
+                seeds.append({"id": "fuzz", **case["output"]})
     for path in sorted(EXAMPLES.rglob("outputs*.jsonl")):
         seeds += [{**line, "id": "fuzz"} for line in _jsonl(path)]
     return seeds
+
+
+def output_groups() -> dict[str, list[dict[str, Any]]]:
+    """The outputs seeds by what they are read as (a format, `calls`, or `input error`), so
+    that a fuzzer can take each kind in turn however many seeds each has."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for seed in output_seeds():
+        try:
+            kind = parse_output(seed).format or "calls"
+        except InputError:
+            kind = "input error"
+        groups.setdefault(kind, []).append(seed)
+    return dict(sorted(groups.items()))
 
 
 def case_seeds() -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mutate
-from fuzz_seeds import case_seeds, fuzz_case, output_seeds, spec_seeds
+from fuzz_seeds import case_seeds, fuzz_case, output_groups, spec_seeds
 from toolscore.cases import parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import parse_line
@@ -28,7 +28,8 @@ from toolscore.specs import SpecSet, parse_specs
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-OUTPUTS = output_seeds()
+GROUPS = output_groups()
+OUTPUTS = [seed for group in GROUPS.values() for seed in group]
 CASES = case_seeds()
 SPECS = spec_seeds()
 FUZZ_SPECS, FUZZ_CASE = fuzz_case()
@@ -72,7 +73,8 @@ def output_for(case: Case, data: st.DataObject) -> Trajectory | None:
 @FUZZ
 @given(data=st.data())
 def test_mutated_outputs_read_or_fail_with_one_line_and_score(data: st.DataObject) -> None:
-    seed = data.draw(st.sampled_from(OUTPUTS))
+    group = data.draw(st.sampled_from(sorted(GROUPS)))  # each kind of line, however many
+    seed = data.draw(st.sampled_from(GROUPS[group]))
     raw = mutate.line(seed, lambda n: data.draw(st.integers(0, n - 1)))
     trajectory = read_output(raw)
     if trajectory is not None:
@@ -130,7 +132,7 @@ def test_the_seeds_cover_every_format_and_each_kind_of_file() -> None:
         if trajectory is not None and trajectory.format is not None:
             formats.add(trajectory.format)
     assert formats == {"openai-chat", "openai-responses", "anthropic", "gemini", "otel"}
-    assert any("calls" in seed for seed in OUTPUTS)
+    assert set(GROUPS) == formats | {"calls", "input error"}
     assert len(CASES) > 50
     assert any(isinstance(spec, list) for spec in SPECS)  # an OpenAI tool list among them
 
