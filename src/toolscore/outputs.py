@@ -36,9 +36,9 @@ def parse_output(
         raise OutputError(
             source, "every output needs the string id of its case", line=line, field="id"
         )
-    calls_node = data.get("calls")
-    if calls_node is None and has_transcript(data):
+    if has_transcript(data):  # an error too when `calls` is beside it
         return read_transcript(data, source, line)
+    calls_node = data.get("calls")
     if calls_node is None:
         calls_node = []
     if not isinstance(calls_node, list):
