@@ -22,7 +22,8 @@ from toolscore.errors import OutputError
 from toolscore.formats import FORMATS, has_transcript, read_transcript
 from toolscore.model import MISSING, Call, Trajectory
 from toolscore.outputs import parse_output
-from toolscore.scoring import score_case
+from toolscore.report.json_report import case_to_json
+from toolscore.scoring import SummaryBuilder, score, score_case
 from toolscore.specs import parse_specs
 
 FORMATS_DIR = Path(__file__).parent / "formats"
@@ -393,3 +394,37 @@ def test_any_call_content_reads_without_error(
     for line in lines:
         read = read_transcript({"id": "a", **line})
         assert len(read.calls) == 1
+
+
+def test_calls_beside_a_transcript_is_an_input_error_whichever_comes_first() -> None:
+    with pytest.raises(OutputError) as failure:
+        parse_output({"id": "a", "calls": [{"name": "f"}], "messages": []}, "out.jsonl", 2)
+    assert str(failure.value).startswith("out.jsonl:2: calls: ")
+
+
+def test_unread_parts_are_counted_on_the_case_in_the_report_and_in_the_summary() -> None:
+    specs, problems = parse_specs({"tools": {"f": {"args": {}}}}, "spec")
+    assert specs is not None, problems
+    cases = [parse_case({"id": i, "plans": []}, specs) for i in ("a", "b", "c")]
+    junk = [{"role": "assistant", "content": [{"type": ["tool_use"]}, {"type": 3}]}]
+    outputs = [
+        parse_output({"id": "a", "messages": junk}),
+        parse_output({"id": "b", "messages": [{"role": "user", "content": "hi"}]}),
+        parse_output({"id": "c", "messages": [*junk, {"role": "robot"}]}),
+    ]
+    run = score(specs, cases, outputs)
+    results = list(run)
+    assert [r.passed for r in results] == [False, True, False]
+    assert case_to_json(results[0])["unread"] == [
+        "messages[0].content[0].type: must be a string, got array",
+        "messages[0].content[1].type: must be a string, got number",
+    ]
+    assert "unread" not in case_to_json(results[1])
+    summary = run.summary().to_json()
+    assert (summary["unread_cases"], summary["unread_parts"]) == (2, 5)
+    assert summary["codes"] == {"transcript_unread": 5}
+    first, second = SummaryBuilder(specs), SummaryBuilder(specs)
+    first.add(cases[0], results[0])
+    second.add(cases[2], results[2])
+    first.merge(second)
+    assert (first.finish().unread_cases, first.finish().unread_parts) == (2, 5)
