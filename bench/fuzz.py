@@ -70,6 +70,8 @@ def run(lines: int, seed: int, first: int) -> Tally:
     score_case(specs, case, parse_output(groups[0][0]))  # warm up: lazy imports, caches
     tally = Tally()
     for index in range(first, first + lines):
+        if index > first and (index - first) % 100_000 == 0:
+            print(f"{index - first:,} lines, {tally.outcomes['crash']} crashes", file=sys.stderr)
         rng = random.Random(seed * 1_000_003 + index)  # each line reproducible on its own
         group = groups[index % len(groups)]  # every kind of line in turn
         raw = mutate.line(group[rng.randrange(len(group))], rng.randrange)
@@ -103,9 +105,6 @@ def run(lines: int, seed: int, first: int) -> Tally:
             tally.outcomes["scored failure, transcript not fully read"] += 1
         else:
             tally.outcomes["scored failure"] += 1
-        done = index - first + 1
-        if done % 100_000 == 0:
-            print(f"{done:,} lines, {tally.outcomes['crash']} crashes", file=sys.stderr)
     orjson.dumps(builder.finish().to_json())
     return tally
 
@@ -122,6 +121,7 @@ def main() -> None:
     tally = run(options.lines, options.seed, options.first)
     elapsed = time.perf_counter() - clock
     table = ["| outcome | lines |", "|---|---|"]
+    tally.outcomes["crash"] += 0  # listed even when there is none
     table += [f"| {name} | {n:,} |" for name, n in sorted(tally.outcomes.items())]
     table += ["", "| read as | lines |", "|---|---|"]
     table += [f"| {name} | {n:,} |" for name, n in sorted(tally.formats.items())]
