@@ -2,7 +2,8 @@
 
 Every file under tests/formats/ holds a realistic outputs line in one provider format (`line`),
 the same calls written by hand as a plain `calls` list (`calls`, each with its expected `turn`
-and `result_error`), and the expected `final_turn`, `response` and reader `notes`.
+and `result_error`), and the expected `final_turn`, `response` and reader `notes`. The
+`sdk_*.json` files are written by the providers' SDKs (tests/formats/make_sdk_fixtures.py).
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from toolscore.cases import parse_case
 from toolscore.errors import OutputError
 from toolscore.formats import FORMATS, has_transcript, read_transcript
 from toolscore.model import MISSING, Call, Trajectory
 from toolscore.outputs import parse_output
+from toolscore.report.json_report import case_to_json
+from toolscore.scoring import SummaryBuilder, score, score_case
+from toolscore.specs import parse_specs
 
 FORMATS_DIR = Path(__file__).parent / "formats"
 FILES = sorted(path.name for path in FORMATS_DIR.glob("*.json"))
@@ -63,6 +68,7 @@ def test_transcript_reads_like_its_calls_twin(name: str) -> None:
     assert read.final_turn == data["final_turn"]
     assert read.response == data["response"]
     assert read.line == 1
+    assert read.unread == ()
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -258,11 +264,13 @@ def test_otel_without_start_times_keeps_file_order() -> None:
     )
 
 
-MALFORMED = [
-    json.loads(line)
-    for line in (FORMATS_DIR / "malformed.jsonl").read_text(encoding="utf-8").splitlines()
-]
-"""Transcripts that do not fit their format, each with the field the error must name."""
+def _jsonl(name: str) -> list[dict[str, Any]]:
+    text = (FORMATS_DIR / name).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+MALFORMED = _jsonl("malformed.jsonl")
+"""Lines whose transcript is not one at all, each with the field the input error must name."""
 
 
 @pytest.mark.parametrize("case", MALFORMED, ids=[case["description"] for case in MALFORMED])
@@ -271,6 +279,28 @@ def test_malformed_transcript_names_the_field(case: dict[str, Any]) -> None:
         read_transcript({"id": "bad", **case["line"]}, "out.jsonl", 7)
     assert failure.value.field == case["field"]
     assert str(failure.value).startswith(f"out.jsonl:7: {case['field']}: ")
+    assert "\n" not in str(failure.value)
+
+
+UNREAD = _jsonl("unread.jsonl")
+"""Transcripts holding one part their reader cannot understand, with where it is."""
+
+
+@pytest.mark.parametrize("case", UNREAD, ids=[case["description"] for case in UNREAD])
+def test_a_part_not_understood_is_unread_and_fails_the_case(case: dict[str, Any]) -> None:
+    read = parse_output({"id": "bad", **case["line"]}, "out.jsonl", 7)
+    assert len(read.unread) == 1, read.unread
+    assert read.unread[0].startswith(f"{case['unread']}: ")
+    assert "\n" not in read.unread[0]
+    specs, problems = parse_specs({"tools": {"f": {"args": {}}}}, "spec")
+    assert specs is not None, problems
+    for plans in ([], [[{"name": "f", "args": {}}]]):
+        case_ = parse_case({"id": "bad", "plans": plans}, specs)
+        result = score_case(specs, case_, read)
+        assert not result.passed
+        assert result.baselines == {"exact": False, "lowercase": False}
+        assert [m.code for m in result.mismatches].count("transcript_unread") == 1
+        assert result.unread == read.unread
 
 
 def test_unknown_format_suggests_a_near_name() -> None:
@@ -364,3 +394,37 @@ def test_any_call_content_reads_without_error(
     for line in lines:
         read = read_transcript({"id": "a", **line})
         assert len(read.calls) == 1
+
+
+def test_calls_beside_a_transcript_is_an_input_error_whichever_comes_first() -> None:
+    with pytest.raises(OutputError) as failure:
+        parse_output({"id": "a", "calls": [{"name": "f"}], "messages": []}, "out.jsonl", 2)
+    assert str(failure.value).startswith("out.jsonl:2: calls: ")
+
+
+def test_unread_parts_are_counted_on_the_case_in_the_report_and_in_the_summary() -> None:
+    specs, problems = parse_specs({"tools": {"f": {"args": {}}}}, "spec")
+    assert specs is not None, problems
+    cases = [parse_case({"id": i, "plans": []}, specs) for i in ("a", "b", "c")]
+    junk = [{"role": "assistant", "content": [{"type": ["tool_use"]}, {"type": 3}]}]
+    outputs = [
+        parse_output({"id": "a", "messages": junk}),
+        parse_output({"id": "b", "messages": [{"role": "user", "content": "hi"}]}),
+        parse_output({"id": "c", "messages": [*junk, {"role": "robot"}]}),
+    ]
+    run = score(specs, cases, outputs)
+    results = list(run)
+    assert [r.passed for r in results] == [False, True, False]
+    assert case_to_json(results[0])["unread"] == [
+        "messages[0].content[0].type: must be a string, got array",
+        "messages[0].content[1].type: must be a string, got number",
+    ]
+    assert "unread" not in case_to_json(results[1])
+    summary = run.summary().to_json()
+    assert (summary["unread_cases"], summary["unread_parts"]) == (2, 5)
+    assert summary["codes"] == {"transcript_unread": 5}
+    first, second = SummaryBuilder(specs), SummaryBuilder(specs)
+    first.add(cases[0], results[0])
+    second.add(cases[2], results[2])
+    first.merge(second)
+    assert (first.finish().unread_cases, first.finish().unread_parts) == (2, 5)

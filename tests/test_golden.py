@@ -2,7 +2,8 @@
 
 A file holds a spec (`spec`, native, or `spec_openai`, an OpenAI tool list) and cases with
 `plans` (as in cases.jsonl), `produced` (as the `calls` of outputs.jsonl, or `"missing": true`
-for a case with no output line), the expected verdict `passed`, the multiset of mismatch
+for a case with no output line, or `output`: an outputs line without its id, for transcripts),
+the expected verdict `passed`, the multiset of mismatch
 `codes`, and optionally `baselines` and `name_ok`. A case with `load_error` instead expects the
 case itself to be refused as input (a CaseError containing that text).
 """
@@ -87,6 +88,9 @@ def _score(path: Path, golden: Golden) -> CaseResult:
     if data.get("missing", False):
         assert "produced" not in data, f"{golden.id}: 'missing' and 'produced' exclude each other"
         trajectory = Trajectory(CASE_ID, (), missing=True)
+    elif "output" in data:
+        assert "produced" not in data, f"{golden.id}: 'output' and 'produced' exclude each other"
+        trajectory = parse_output({"id": CASE_ID, **data["output"]}, path.name)
     else:
         trajectory = parse_output({"id": CASE_ID, "calls": data["produced"]}, path.name)
     return score_case(specs, case, trajectory)

@@ -55,3 +55,15 @@ def test_extreme_agent_output_is_scored_and_reported(args: Any) -> None:
     assert result.mismatches
     assert all(m.message for m in result.mismatches)
     assert orjson.loads(orjson.dumps(case_to_json(result)))["id"] == "c"
+
+
+def test_values_no_json_writer_can_write_are_scored_and_shown_short() -> None:
+    specs, problems = parse_specs(SPEC, "spec")
+    assert specs is not None, problems
+    case = parse_case({"id": "c", "plans": [[{"name": "t", "args": {"id": "x"}}]]}, specs)
+    trajectory = parse_output({"id": "c", "calls": [{"name": "t", "args": DEEP}], "response": DEEP})
+    assert trajectory.response == "[...]"
+    assert trajectory.calls[0].raw_args == "[...]"
+    assert trajectory.calls[0].args_error == "a array, not an object"
+    result = score_case(specs, case, trajectory)
+    assert [m.code for m in result.mismatches] == ["arguments_unparseable"]

@@ -300,6 +300,7 @@ def case_results() -> SearchStrategy[CaseResult]:
         pairs=st.just(()),
         produced_calls=st.just(0),
         state=st.none(),
+        unread=st.lists(JSON_TEXT, max_size=2).map(tuple),
     )
 
 

@@ -25,6 +25,7 @@ MISMATCH_CODES: Final = (
     "arguments_unparseable",
     "order_violation",
     "unresolved_ref",
+    "transcript_unread",
 )
 """The closed set of mismatch codes (docs/formats.md); a test proves each is produced somewhere."""
 
@@ -143,6 +144,9 @@ class Trajectory(NamedTuple):
     """What the reader had to assume (detected format, calls linked by position, ...)."""
     final_turn: int = 0
     """The `turn` of the calls made after the last user message: the agent's answer."""
+    unread: tuple[str, ...] = ()
+    """Parts of the transcript the reader could not understand (`where: why`), skipped; a
+    case with any cannot pass (`transcript_unread`)."""
 
 
 class Mismatch(NamedTuple):
@@ -195,3 +199,5 @@ class CaseResult(NamedTuple):
     notes: tuple[str, ...] = ()
     state: Any = None
     """The outcome verdict (`state.StateVerdict`) when the run replayed calls against a store."""
+    unread: tuple[str, ...] = ()
+    """The parts of the transcript that were not read (`Trajectory.unread`)."""

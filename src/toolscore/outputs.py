@@ -17,7 +17,7 @@ from toolscore.errors import OutputError
 from toolscore.formats import has_transcript, read_transcript
 from toolscore.jsonl import read_jsonl
 from toolscore.model import MISSING, Call, Trajectory
-from toolscore.rules import json_type
+from toolscore.rules import json_type, show
 
 
 def read_outputs(path: str | Path) -> Iterator[Trajectory]:
@@ -36,16 +36,16 @@ def parse_output(
         raise OutputError(
             source, "every output needs the string id of its case", line=line, field="id"
         )
-    calls_node = data.get("calls")
-    if calls_node is None and has_transcript(data):
+    if has_transcript(data):  # an error too when `calls` is beside it
         return read_transcript(data, source, line)
+    calls_node = data.get("calls")
     if calls_node is None:
         calls_node = []
     if not isinstance(calls_node, list):
         raise OutputError(source, "must be a list of calls", line=line, field="calls")
     response = data.get("response")
     if response is not None and not isinstance(response, str):
-        response = orjson.dumps(response).decode()
+        response = json_text(response)
     return Trajectory(case_id, tuple(map(produced_call, calls_node)), response, line=line)
 
 
@@ -84,8 +84,17 @@ def produced_call(node: Any) -> Call:
     return Call(
         name,
         None,
-        orjson.dumps(args).decode(),
+        json_text(args),
         f"a {json_type(args)}, not an object",
         call_id=call_id,
         result=result,
     )
+
+
+def json_text(value: Any) -> str:
+    """`value` as JSON text, or its short rendering when no JSON writer can write it (nested
+    deeper than orjson goes, an integer beyond 64 bits, a lone surrogate)."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return show(value)

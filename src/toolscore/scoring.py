@@ -74,13 +74,18 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         ).passed
     )
     name_ok = verdict.passed or names_match(case.plans, calls, specs.extra_ok)
+    mismatches, exact = verdict.mismatches, exact_baseline(case.plans, calls)
+    if trajectory.unread:
+        # What was not read may hold a call: no scorer can pass the case.
+        mismatches += unread_mismatches(trajectory.unread)
+        lowercase = exact = False
     return CaseResult(
         id=case.id,
-        passed=verdict.passed,
+        passed=verdict.passed and not trajectory.unread,
         kind=case.kind,
         plan=verdict.plan,
-        mismatches=verdict.mismatches,
-        baselines={"exact": exact_baseline(case.plans, calls), "lowercase": lowercase},
+        mismatches=mismatches,
+        baselines={"exact": exact, "lowercase": lowercase},
         name_ok=name_ok,
         pairs=verdict.pairs,
         produced_calls=len(calls),
@@ -88,6 +93,15 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         calls=calls,
         format=trajectory.format,
         notes=trajectory.notes,
+        unread=trajectory.unread,
+    )
+
+
+def unread_mismatches(unread: Sequence[str]) -> tuple[Mismatch, ...]:
+    """One `transcript_unread` mismatch for each part of a transcript its reader skipped."""
+    return tuple(
+        Mismatch("transcript_unread", message=f"not read from the transcript: {part}")
+        for part in unread
     )
 
 
@@ -230,6 +244,10 @@ class Summary:
     missed_calls: int = 0
     missing_outputs: int = 0
     unmatched_outputs: int = 0
+    unread_cases: int = 0
+    """Cases whose transcript was not fully read (each failed with `transcript_unread`)."""
+    unread_parts: int = 0
+    """The transcript parts those cases left unread."""
     baselines: dict[str, BaselineTally] = field(default_factory=dict)
     per_tool: dict[str, Tally] = field(default_factory=dict)
     per_argument: dict[str, Tally] = field(default_factory=dict)
@@ -255,6 +273,8 @@ class Summary:
             "missed_calls": self.missed_calls,
             "missing_outputs": self.missing_outputs,
             "unmatched_outputs": self.unmatched_outputs,
+            "unread_cases": self.unread_cases,
+            "unread_parts": self.unread_parts,
             "baselines": {k: v.to_json(self.cases) for k, v in self.baselines.items()},
             "codes": dict(self.codes.most_common()),
             "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
@@ -276,6 +296,7 @@ class SummaryBuilder:
         self.abstention_n = self.abstention_ok = 0
         self.arg_n = self.arg_ok = 0
         self.unmatched_outputs = 0
+        self.unread_cases = self.unread_parts = 0
         self._exact = BaselineTally()
         self._lowercase = BaselineTally()
         self._outcomes: OutcomeTally | None = None
@@ -297,6 +318,9 @@ class SummaryBuilder:
         self.cases += 1
         self.passed += passed
         self.missing += result.missing_output
+        if result.unread:
+            self.unread_cases += 1
+            self.unread_parts += len(result.unread)
         self._exact.add(result.id, result.baselines["exact"], passed)
         self._lowercase.add(result.id, result.baselines["lowercase"], passed)
         if result.kind == "abstention":
@@ -390,7 +414,7 @@ class SummaryBuilder:
         """Add the tallies of the cases that came after this builder's (a worker's chunk)."""
         for name in (
             "cases", "passed", "missing", "tool_cases", "name_ok", "missed_calls",
-            "abstention_n", "abstention_ok", "arg_n", "arg_ok",
+            "abstention_n", "abstention_ok", "arg_n", "arg_ok", "unread_cases", "unread_parts",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self._exact.merge(other._exact)
@@ -422,6 +446,8 @@ class SummaryBuilder:
             missed_calls=self.missed_calls,
             missing_outputs=self.missing,
             unmatched_outputs=self.unmatched_outputs,
+            unread_cases=self.unread_cases,
+            unread_parts=self.unread_parts,
             baselines={"exact": self._exact, "lowercase": self._lowercase},
             per_tool={k: v for k, v in self._tools.items() if v.passed or v.failed or v.extra},
             per_argument={k: v for k, v in self._args.items() if v.passed or v.failed},

@@ -6,6 +6,10 @@ Responses API) or `spans` / `resourceSpans` (OpenTelemetry GenAI). `format` name
 it the format is detected from the shapes and the detection is noted. Each call gets its
 provider id, its result (linked by id), and its `turn`: the number of genuine user messages
 before it, so that the scorer can keep the agent's answer to the last one.
+
+A line whose transcript is not one (not a list, two transcripts, a format its shapes
+contradict) is an input error; a part inside it that its reader cannot understand is counted
+on the trajectory as unread, and the case cannot pass (`transcript.py`).
 """
 
 from __future__ import annotations
@@ -13,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-import orjson
-
+from toolscore import outputs
 from toolscore.errors import OutputError
 from toolscore.formats import anthropic, gemini, openai_chat, openai_responses, otel
 from toolscore.formats.detect import detect, evidence
@@ -77,7 +80,7 @@ def read_transcript(
     if response is None:
         response = transcript.response
     elif not isinstance(response, str):
-        response = orjson.dumps(response).decode()
+        response = outputs.json_text(response)
     return transcript.trajectory(case_id, response)
 
 

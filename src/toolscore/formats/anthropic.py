@@ -2,7 +2,9 @@
 
 A user message made only of `tool_result` blocks carries results, not a new user turn.
 `is_error: true` on a result is kept as `result_error`. Server-side tool blocks
-(`server_tool_use`, `mcp_tool_use`, ...) are not the agent's function calls: skipped, noted.
+(`server_tool_use`, `web_search_tool_result`, ...) are not the agent's function calls: skipped,
+noted. A message may be a whole `Message` as the SDK dumps it (`type: "message"`, usage, ...).
+A block of a type the API does not write is unread (the case cannot pass).
 """
 
 from __future__ import annotations
@@ -12,8 +14,26 @@ from typing import Any
 from toolscore.formats.transcript import Transcript, result_value
 
 ROLES = ("user", "assistant", "system")
-QUIET = frozenset({"thinking", "redacted_thinking", "image", "document", "search_result"})
+QUIET = frozenset(
+    {"thinking", "redacted_thinking", "image", "document", "search_result", "container_upload"}
+)
 """Block types skipped without a note: they never hold a call or a result."""
+SERVER = frozenset(
+    {
+        "server_tool_use",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+    }
+)
+"""Blocks of tools the API runs itself: skipped, counted in a note."""
+KNOWN = frozenset({"text", "tool_use", "tool_result"}) | QUIET | SERVER
+"""Every block type the Messages API and the SDK write (request and response)."""
 
 Block = tuple[str, str, Any]
 """(field path, block type, block)"""
@@ -21,27 +41,27 @@ Block = tuple[str, str, Any]
 
 def read(node: Any, key: str, t: Transcript) -> None:
     """Read a list of Anthropic messages into `t`."""
-    for i, message in enumerate(t.list_of(node, key)):
+    for i, message in enumerate(t.items(node, key)):
         where = f"{key}[{i}]"
-        role = t.role(message, where, ROLES)
-        if role == "system":
-            continue
-        blocks = _blocks(message.get("content"), f"{where}.content", t)
-        if role == "user":
-            _user(blocks, t)
-        else:
-            _assistant(blocks, t)
+        with t.part():
+            role = t.role(message, where, ROLES)
+            if role != "system":
+                blocks = _blocks(message.get("content"), f"{where}.content", t)
+                if role == "user":
+                    _user(blocks, t)
+                else:
+                    _assistant(blocks, t)
 
 
 def _blocks(content: Any, where: str, t: Transcript) -> list[Block]:
+    """The blocks of a message that can be read (the others are counted as unread)."""
     if isinstance(content, str):
         return [(where, "text", {"type": "text", "text": content})]
     blocks = []
     for j, block in enumerate(t.list_of(content, where)):
-        kind = t.mapping(block, f"{where}[{j}]").get("type")
-        if not isinstance(kind, str):
-            raise t.error(f"{where}[{j}].type", "every content block needs a type")
-        blocks.append((f"{where}[{j}]", kind, block))
+        at = f"{where}[{j}]"
+        with t.part():
+            blocks.append((at, t.kind(t.mapping(block, at), at, KNOWN), block))
     return blocks
 
 
@@ -51,7 +71,7 @@ def _user(blocks: list[Block], t: Transcript) -> None:
             value = result_value(block.get("content", ""))
             t.result(block.get("tool_use_id"), value, error=block.get("is_error") is True)
         elif kind == "tool_use":
-            raise t.error(f"{where}.type", "a tool_use block belongs in an assistant message")
+            t.unread(f"{where}.type", "a tool_use block belongs in an assistant message")
     if not blocks or any(kind != "tool_result" for _, kind, _ in blocks):
         t.user_turn()
 
@@ -63,6 +83,6 @@ def _assistant(blocks: list[Block], t: Transcript) -> None:
         if kind == "tool_use":
             t.call(block.get("name"), block.get("input"), block.get("id"))
         elif kind == "tool_result":
-            raise t.error(f"{where}.type", "a tool_result block belongs in a user message")
-        elif kind != "text" and kind not in QUIET:
+            t.unread(f"{where}.type", "a tool_result block belongs in a user message")
+        elif kind in SERVER:
             t.skip(f"{kind} blocks")

@@ -4,6 +4,8 @@
 recognised by the first message that only one format would write (Gemini `parts`, OpenAI
 `tool_calls`, Anthropic `tool_use` blocks, Responses `type: function_call`, ...); a plain text
 conversation looks the same in every format and reads the same, as OpenAI Chat Completions.
+`type: "message"` is no evidence: the Anthropic SDK's dump of a whole `Message` carries it too.
+Fields of the wrong JSON type are no evidence either (and never an error here).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ BY_KEY = {
     "spans": "otel",
     "resourceSpans": "otel",
 }
-RESPONSES_ITEMS = frozenset({"message", "function_call", "function_call_output", "reasoning"})
+RESPONSES_ITEMS = frozenset({"function_call", "function_call_output", "reasoning"})
 RESPONSES_BLOCKS = frozenset({"input_text", "output_text"})
 ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 OPENAI_CHAT_KEYS = ("tool_calls", "function_call", "tool_call_id")
@@ -41,21 +43,27 @@ def evidence(key: str, node: Any) -> tuple[str, str] | None:
     return None
 
 
+def _text(node: Mapping[str, Any], key: str) -> str | None:
+    value = node.get(key)
+    return value if isinstance(value, str) else None
+
+
 def _sign(message: Mapping[str, Any]) -> tuple[str, str] | None:
+    role = _text(message, "role")
     if "parts" in message:
         return "gemini", "parts"
-    if message.get("role") == "model":
+    if role == "model":
         return "gemini", "role"
-    if message.get("type") in RESPONSES_ITEMS:
+    if _text(message, "type") in RESPONSES_ITEMS:
         return "openai-responses", "type"
     for key in OPENAI_CHAT_KEYS:
         if key in message:
             return "openai-chat", key
-    if message.get("role") in ("tool", "function"):
+    if role in ("tool", "function"):
         return "openai-chat", "role"
     content = message.get("content")
     for j, block in enumerate(content if isinstance(content, list) else ()):
-        kind = block.get("type") if isinstance(block, Mapping) else None
+        kind = _text(block, "type") if isinstance(block, Mapping) else None
         if kind in ANTHROPIC_BLOCKS:
             return "anthropic", f"content[{j}].type"
         if kind in RESPONSES_BLOCKS:

@@ -2,7 +2,10 @@
 
 Arguments are the model's JSON string (sometimes an object) and are parsed like a plain
 `calls` entry. The legacy single `function_call` is read too; its `role: function` results
-carry no id and are linked to the call by name and position.
+carry no id and are linked to the call by name and position. Fields may be null or absent, as
+the SDK's `model_dump()` writes them with or without `exclude_none`. `custom` tool calls
+(free-form input) are skipped and noted; a content part or tool call of a type the API does
+not write is unread (the case cannot pass).
 """
 
 from __future__ import annotations
@@ -10,39 +13,67 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolscore.formats.transcript import Transcript, result_value, text_of
+from toolscore.formats.transcript import Transcript, UnreadableError, result_value, text_of
+from toolscore.rules import json_type
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+PARTS = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
+"""The content part types of Chat Completions messages."""
+TOOL_CALLS = frozenset({"function", "custom"})
 
 
 def read(node: Any, key: str, t: Transcript) -> None:
     """Read a list of Chat Completions messages into `t`."""
-    for i, message in enumerate(t.list_of(node, key)):
+    for i, message in enumerate(t.items(node, key)):
         where = f"{key}[{i}]"
-        role = t.role(message, where, ROLES)
-        if role == "user":
-            t.user_turn()
-        elif role == "assistant":
-            _assistant(message, where, t)
-        elif role == "tool":
-            t.result(message.get("tool_call_id"), result_value(message.get("content")))
-        elif role == "function":
-            t.result(None, result_value(message.get("content")), name=message.get("name"))
+        with t.part():
+            role = t.role(message, where, ROLES)
+            content = _content(message.get("content"), f"{where}.content", t)
+            if role == "user":
+                t.user_turn()
+            elif role == "assistant":
+                _assistant(message, content, where, t)
+            elif role == "tool":
+                t.result(message.get("tool_call_id"), result_value(content))
+            elif role == "function":
+                t.result(None, result_value(content), name=message.get("name"))
 
 
-def _assistant(message: Mapping[str, Any], where: str, t: Transcript) -> None:
-    t.assistant_message(text_of(message.get("content")))
+def _content(content: Any, where: str, t: Transcript) -> Any:
+    """A message's content with its unreadable parts left out (and counted)."""
+    if not isinstance(content, list):
+        if content is None or isinstance(content, str):
+            return content
+        message = f"must be a string or a list of parts, got {json_type(content)}"
+        raise UnreadableError(where, message)
+    readable = []
+    for j, part in enumerate(content):
+        at = f"{where}[{j}]"
+        with t.part():
+            t.kind(t.mapping(part, at), at, PARTS)
+            readable.append(part)
+    return readable
+
+
+def _assistant(message: Mapping[str, Any], content: Any, where: str, t: Transcript) -> None:
+    t.assistant_message(text_of(content))
     tool_calls = message.get("tool_calls")
     if tool_calls is not None:
         for j, tool_call in enumerate(t.list_of(tool_calls, f"{where}.tool_calls")):
             at = f"{where}.tool_calls[{j}]"
-            kind = t.mapping(tool_call, at).get("type", "function")
-            if kind != "function":
-                t.skip(f"tool calls of type {kind!r}")
-                continue
-            function = t.mapping(tool_call.get("function"), f"{at}.function")
-            t.call(function.get("name"), function.get("arguments"), tool_call.get("id"))
+            with t.part():
+                _tool_call(t.mapping(tool_call, at), at, t)
     legacy = message.get("function_call")
     if legacy is not None:
-        function = t.mapping(legacy, f"{where}.function_call")
-        t.call(function.get("name"), function.get("arguments"), None)
+        with t.part():
+            function = t.mapping(legacy, f"{where}.function_call")
+            t.call(function.get("name"), function.get("arguments"), None)
+
+
+def _tool_call(tool_call: Mapping[str, Any], where: str, t: Transcript) -> None:
+    kind = "function" if tool_call.get("type") is None else t.kind(tool_call, where, TOOL_CALLS)
+    if kind == "custom":
+        t.skip("tool calls of type 'custom'")
+        return
+    function = t.mapping(tool_call.get("function"), f"{where}.function")
+    t.call(function.get("name"), function.get("arguments"), tool_call.get("id"))

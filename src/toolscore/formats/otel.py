@@ -8,12 +8,13 @@ ordered by start time. Spans hold no user messages, so every call is in turn 0.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from toolscore.formats.transcript import Transcript
+from toolscore.formats.transcript import Transcript, UnreadableError
 from toolscore.model import MISSING
+from toolscore.rules import show
 
 NAME = ("gen_ai.tool.name", "tool.name")
 CALL_ID = ("gen_ai.tool.call.id",)
@@ -50,27 +51,40 @@ def read(node: Any, key: str, t: Transcript) -> None:
         t.notes.append(f"otel: tool spans without recorded arguments ({unrecorded})")
 
 
-def _spans(node: Any, key: str, t: Transcript) -> Iterator[Span]:
+def _spans(node: Any, key: str, t: Transcript) -> list[Span]:
+    """Every readable span of a list of spans or an OTLP export (the others counted unread)."""
+    spans: list[Span] = []
     if key == "resourceSpans":
-        yield from _export(node, key, t)
+        _export(t.items(node, key), key, t, spans)
     elif isinstance(node, Mapping):
-        yield from _export(node.get("resourceSpans"), f"{key}.resourceSpans", t)
+        where = f"{key}.resourceSpans"
+        _export(t.items(node.get("resourceSpans"), where), where, t, spans)
     else:
-        for i, span in enumerate(t.list_of(node, key)):
-            yield _span(span, f"{key}[{i}]", t)
+        for i, span in enumerate(t.items(node, key)):
+            with t.part():
+                spans.append(_span(span, f"{key}[{i}]", t))
+    return spans
 
 
-def _export(node: Any, where: str, t: Transcript) -> Iterator[Span]:
-    for i, resource in enumerate(t.list_of(node, where)):
+def _export(resources: list[Any], where: str, t: Transcript, spans: list[Span]) -> None:
+    for i, resource in enumerate(resources):
         at = f"{where}[{i}]"
-        fields = t.mapping(resource, at)
-        legacy = "instrumentationLibrarySpans" in fields and "scopeSpans" not in fields
-        scopes = "instrumentationLibrarySpans" if legacy else "scopeSpans"
-        for j, scope in enumerate(t.list_of(fields.get(scopes, []), f"{at}.{scopes}")):
-            inner = f"{at}.{scopes}[{j}]"
-            spans = t.mapping(scope, inner).get("spans", [])
-            for k, span in enumerate(t.list_of(spans, f"{inner}.spans")):
-                yield _span(span, f"{inner}.spans[{k}]", t)
+        with t.part():
+            fields = t.mapping(resource, at)
+            legacy = "instrumentationLibrarySpans" in fields and "scopeSpans" not in fields
+            scopes = "instrumentationLibrarySpans" if legacy else "scopeSpans"
+            for j, scope in enumerate(t.list_of(_listed(fields.get(scopes)), f"{at}.{scopes}")):
+                inner = f"{at}.{scopes}[{j}]"
+                with t.part():
+                    found = _listed(t.mapping(scope, inner).get("spans"))
+                    for k, span in enumerate(t.list_of(found, f"{inner}.spans")):
+                        with t.part():
+                            spans.append(_span(span, f"{inner}.spans[{k}]", t))
+
+
+def _listed(node: Any) -> Any:
+    """A repeated field, which OTLP JSON may leave out or write as null when it is empty."""
+    return [] if node is None else node
 
 
 def _span(node: Any, where: str, t: Transcript) -> Span:
@@ -87,7 +101,7 @@ def _pairs(node: Any, where: str, t: Transcript) -> dict[str, Any]:
     for i, pair in enumerate(t.list_of(node, where)):
         key = t.mapping(pair, f"{where}[{i}]").get("key")
         if not isinstance(key, str):
-            raise t.error(f"{where}[{i}].key", "every attribute needs a string key")
+            raise UnreadableError(f"{where}[{i}].key", "every attribute needs a string key")
         pairs[key] = _value(pair.get("value"), f"{where}[{i}].value", t)
     return pairs
 
@@ -98,20 +112,25 @@ def _value(node: Any, where: str, t: Transcript) -> Any:
         return None
     value = t.mapping(node, where)
     if "intValue" in value:
-        try:
-            return int(value["intValue"])
-        except (TypeError, ValueError):
-            raise t.error(f"{where}.intValue", "must be an integer") from None
+        number = value["intValue"]
+        if isinstance(number, str):
+            number = _integer(number.removeprefix("-"))
+            number = -number if number is not None and value["intValue"][0] == "-" else number
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise UnreadableError(f"{where}.intValue", "must be an integer")
+        return number
     if "arrayValue" in value:
-        items = t.mapping(value["arrayValue"], f"{where}.arrayValue").get("values", [])
+        items = _listed(t.mapping(value["arrayValue"], f"{where}.arrayValue").get("values"))
         at = f"{where}.arrayValue.values"
         return [_value(item, f"{at}[{i}]", t) for i, item in enumerate(t.list_of(items, at))]
     if "kvlistValue" in value:
-        pairs = t.mapping(value["kvlistValue"], f"{where}.kvlistValue").get("values", [])
+        pairs = _listed(t.mapping(value["kvlistValue"], f"{where}.kvlistValue").get("values"))
         return _pairs(pairs, f"{where}.kvlistValue.values", t)
     for kind in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
         if kind in value:
             return value[kind]
+    if value:
+        raise UnreadableError(where, f"not an OTLP value: {show(next(iter(value)))}")
     return None
 
 
@@ -132,8 +151,9 @@ def _start(where: str, span: Mapping[str, Any], t: Transcript) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         if isinstance(value, str):
-            if value.isdigit():
-                return int(value)
+            number = _integer(value)
+            if number is not None:
+                return number
             try:
                 moment = datetime.fromisoformat(value)
             except ValueError:
@@ -141,8 +161,14 @@ def _start(where: str, span: Mapping[str, Any], t: Transcript) -> int | None:
             else:
                 moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
                 return (moment - EPOCH) // timedelta(microseconds=1) * 1000
-        raise t.error(f"{where}.{key}", "must be a time in nanoseconds since the epoch")
+        t.unread(f"{where}.{key}", "must be a time in nanoseconds since the epoch")
+        return None
     return None
+
+
+def _integer(text: str) -> int | None:
+    """The value of a string of at most 20 ASCII digits (an int64 in OTLP JSON), else None."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else None
 
 
 def _first(attributes: Mapping[str, Any], keys: tuple[str, ...], default: Any) -> Any:

@@ -3,31 +3,37 @@
 A reader walks its provider's shape and reports what it sees (a genuine user message, an
 assistant message, a call, a tool result); `Transcript` numbers the turns, links each result to
 its call by id (or, without ids, by position within the latest assistant message that made
-calls) and records in notes what it had to assume. Shape errors name the offending field.
+calls) and records in notes what it had to assume.
+
+Two kinds of trouble are kept apart. A line whose transcript is not one at all (`messages` not a
+list, a format that contradicts its shapes) is an input error naming the field. A part inside a
+transcript that the reader cannot understand (a message without a role, a block whose type is a
+list, a block type the provider does not write) is *unread*: the reader skips it, says where
+and why, and the case it belongs to cannot pass.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolscore import outputs
 from toolscore.errors import OutputError
 from toolscore.model import MISSING, Call, Trajectory
-from toolscore.rules import json_type, suggest
+from toolscore.rules import json_type, show, suggest
 
 TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
 """Content block types that carry plain text (Anthropic, OpenAI Chat and Responses)."""
 
 
 def _text_block(block: Any) -> bool:
-    return (
-        isinstance(block, Mapping)
-        and block.get("type") in TEXT_BLOCKS
-        and isinstance(block.get("text"), str)
-    )
+    if not isinstance(block, Mapping):
+        return False
+    kind = block.get("type")
+    return isinstance(kind, str) and kind in TEXT_BLOCKS and isinstance(block.get("text"), str)
 
 
 def text_of(content: Any) -> str | None:
@@ -55,8 +61,28 @@ def ident(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def field_of(node: Mapping[str, Any], *names: str) -> Any:
+    """The first of `names` that `node` holds with a value other than null: the same field
+    in the spellings a provider's API and SDK write (`functionCall`, `function_call`)."""
+    for name in names:
+        value = node.get(name)
+        if value is not None:
+            return value
+    return None
+
+
 def _count(n: int, one: str, many: str) -> str:
     return f"1 {one}" if n == 1 else f"{n} {many}"
+
+
+class UnreadableError(Exception):
+    """A part of a transcript its reader cannot understand; `Transcript.part` catches it and
+    counts the part as unread on the case, instead of failing the whole file."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.where = where
+        self.reason = reason
 
 
 @dataclass
@@ -79,33 +105,61 @@ class Transcript:
     _by_position: int = 0
     _unmatched: int = 0
     _skipped: Counter[str] = field(default_factory=Counter)
+    _unread: list[str] = field(default_factory=list)
 
     def error(self, where: str, message: str) -> OutputError:
-        """An input error about the transcript's shape at `where` (e.g. `messages[3].role`)."""
+        """An input error: the line's transcript is not one at all (`where` names the field)."""
         return OutputError(self.source, message, line=self.line, field=where)
 
-    def list_of(self, node: Any, where: str) -> list[Any]:
-        """`node`, which the format says is a list."""
+    def items(self, node: Any, where: str) -> list[Any]:
+        """The transcript's own list (`messages`, `items`, ...): an input error if it is not."""
         if not isinstance(node, list):
             raise self.error(where, f"must be a list, got {json_type(node)}")
         return node
 
-    def mapping(self, node: Any, where: str) -> Mapping[str, Any]:
-        """`node`, which the format says is an object."""
-        if not isinstance(node, Mapping):
-            raise self.error(where, f"must be an object, got {json_type(node)}")
+    @contextmanager
+    def part(self) -> Iterator[None]:
+        """Read one part of the transcript; if it turns out unreadable, count it and go on."""
+        try:
+            yield
+        except UnreadableError as failure:
+            self.unread(failure.where, failure.reason)
+
+    def unread(self, where: str, reason: str) -> None:
+        """A part the reader skipped without understanding it: the case cannot pass."""
+        self._unread.append(f"{where}: {reason}")
+
+    def list_of(self, node: Any, where: str) -> list[Any]:
+        """`node`, which the format says is a list (else the part is unreadable)."""
+        if not isinstance(node, list):
+            raise UnreadableError(where, f"must be a list, got {json_type(node)}")
         return node
+
+    def mapping(self, node: Any, where: str) -> Mapping[str, Any]:
+        """`node`, which the format says is an object (else the part is unreadable)."""
+        if not isinstance(node, Mapping):
+            raise UnreadableError(where, f"must be an object, got {json_type(node)}")
+        return node
+
+    def kind(self, node: Mapping[str, Any], where: str, known: frozenset[str]) -> str:
+        """The `type` of a block or item, which must be one of the `known` types."""
+        kind = node.get("type")
+        if not isinstance(kind, str):
+            raise UnreadableError(f"{where}.type", f"must be a string, got {json_type(kind)}")
+        if kind not in known:
+            raise UnreadableError(f"{where}.type", f"unknown {self.format} type {show(kind)}")
+        return kind
 
     def role(self, message: Any, where: str, roles: tuple[str, ...]) -> str:
         """The role of a message, which must be an object with one of the format's roles."""
         role = self.mapping(message, where).get("role")
         if not isinstance(role, str):
-            raise self.error(f"{where}.role", f"every {self.format} message needs a role")
+            raise UnreadableError(f"{where}.role", f"every {self.format} message needs a role")
         if role not in roles:
             known = ", ".join(roles)
-            raise self.error(
+            raise UnreadableError(
                 f"{where}.role",
-                f"unknown {self.format} role {role!r}{suggest(role, roles)}; known: {known}",
+                f"unknown {self.format} role {show(role)}{suggest(role, roles)}; known: {known}",
             )
         return role
 
@@ -161,7 +215,7 @@ class Transcript:
         return next((i for i in free if self.calls[i].name == name), free[0] if free else None)
 
     def skip(self, what: str) -> None:
-        """Something the reader does not score (a built-in tool, an unknown block type)."""
+        """Something the reader understands but does not score (a provider's built-in tool)."""
         self._skipped[what] += 1
 
     def trajectory(self, case_id: str, response: str | None) -> Trajectory:
@@ -183,4 +237,5 @@ class Transcript:
             format=self.format,
             notes=tuple(notes),
             final_turn=self.turn,
+            unread=tuple(self._unread),
         )

@@ -87,6 +87,8 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
         data["format"] = result.format
     if result.notes:
         data["notes"] = list(result.notes)
+    if result.unread:
+        data["unread"] = list(result.unread)
     errors = [
         {"call": j, "name": call.name, "result": safe_value(call.result)}
         for j, call in enumerate(result.calls)

@@ -86,6 +86,9 @@ def metrics_table(summary: Summary) -> Table:
     table.add_row("missing outputs", "", str(summary.missing_outputs))
     if summary.unmatched_outputs:
         table.add_row("outputs with no case (ignored)", "", str(summary.unmatched_outputs))
+    if summary.unread_cases:
+        parts = f"{summary.unread_parts} part{'s' if summary.unread_parts != 1 else ''}"
+        table.add_row("transcripts not fully read (failed)", parts, str(summary.unread_cases))
     return table
 
 

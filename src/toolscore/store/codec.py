@@ -84,7 +84,7 @@ def case_row(case: dict[str, Any], tools: Sequence[str | None] | None = None) ->
 
 REPORTED_FIELDS = (
     "id", "passed", "kind", "plan", "mismatches", "baselines", "name_ok", "pairs",
-    "produced_calls", "missing_output", "calls", "format", "notes", "state",
+    "produced_calls", "missing_output", "calls", "format", "notes", "state", "unread",
 )  # fmt: skip
 """The `CaseResult` fields `plain_row` knows how the report shows (a test pins them)."""
 
@@ -99,6 +99,7 @@ def plain_row(result: CaseResult) -> ResultRow | None:
         or result.state is not None
         or result.format is not None
         or result.notes
+        or result.unread
     ):
         return None
     for call in result.calls:

@@ -64,6 +64,7 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
         format=case.get("format"),
         notes=tuple(case.get("notes", ())),
         state=verdict,
+        unread=tuple(case.get("unread", ())),
     )
 
 
@@ -109,6 +110,8 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         missed_calls=data["missed_calls"],
         missing_outputs=data["missing_outputs"],
         unmatched_outputs=data["unmatched_outputs"],
+        unread_cases=data.get("unread_cases", 0),
+        unread_parts=data.get("unread_parts", 0),
         baselines={name: _baseline(node) for name, node in data["baselines"].items()},
         per_tool={name: _tally(node) for name, node in data["per_tool"].items()},
         per_argument={name: _tally(node) for name, node in data["per_argument"].items()},
