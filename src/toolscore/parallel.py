@@ -47,7 +47,7 @@ class ChunkOutcome(NamedTuple):
 
 def _load(line: RawLine, path: str, error: type[InputError]) -> dict[str, Any]:
     """A line parsed in the worker, with the id the main process joined it by checked."""
-    data = parse_line(line.raw, path, line.line, error)
+    data = parse_line(line.raw, path, line.line, error, lenient=error is OutputError)
     if data.get("id") != line.id:
         raise error(path, "a line must be a JSON object with one string id", line=line.line)
     return data
