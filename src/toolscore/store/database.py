@@ -107,6 +107,9 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
     db = connect(where)
     try:
         migrate(db, str(where))
+    except sqlite3.OperationalError as error:  # the disk is full or read-only, say
+        db.close()
+        raise InputError(str(where), f"cannot prepare the results store: {error}") from None
     except BaseException:
         db.close()
         raise
