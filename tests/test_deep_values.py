@@ -81,7 +81,7 @@ def test_linked_calls_with_deep_values_are_scored() -> None:
         '[{"id": "l", "name": "t", "args": {"a": 1}}, '
         '{"name": "t", "args": {"a": {"$ref": "l#/x"}, "b": ' + OBJECT_TEXT + "}}]"
     )
-    produced = [
+    produced: list[dict[str, Any]] = [
         {"name": "t", "args": {"a": 1}, "result": {"x": deep()}},
         {"name": "t", "args": {"a": deep(), "b": deep(OBJECT_TEXT)}},
     ]

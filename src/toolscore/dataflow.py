@@ -143,8 +143,8 @@ def substitute(value: Any, sources: Mapping[str, Call]) -> Any:
             if type(item) is AnyOf:
                 choices.append((container, key))
         elif isinstance(item, dict):
-            container[key] = copy = dict(item)
-            stack.extend((copy, k) for k in copy)
+            container[key] = mapping = dict(item)
+            stack.extend((mapping, k) for k in mapping)
     for container, key in reversed(choices):  # inner ones first: their parents hold them
         container[key] = AnyOf(container[key])
     return holder[0]
