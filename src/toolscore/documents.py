@@ -10,6 +10,7 @@ recursive alias is refused too. JSON is read by orjson and held to the same dept
 
 from __future__ import annotations
 
+import gc
 from typing import Any, Final
 
 import orjson
@@ -59,6 +60,8 @@ def _check_depth(data: Any, source: str) -> None:
 
 def _load_yaml(content: bytes, source: str) -> Any:
     loader = _Loader(content)
+    collecting = gc.isenabled()
+    gc.disable()  # a large spec makes many objects, none garbage yet: collecting is wasted
     try:
         node = loader.get_single_node()
         if node is None:
@@ -76,6 +79,8 @@ def _load_yaml(content: bytes, source: str) -> Any:
         raise _deep(source) from None
     finally:
         loader.dispose()
+        if collecting:
+            gc.enable()
 
 
 def _line(node: Node) -> int:
@@ -96,12 +101,11 @@ def _check_nodes(root: Node, loader: yaml.SafeLoader, source: str) -> None:
     size: dict[int, int] = {}  # values a node stands for, aliases expanded
     depth: dict[int, int] = {}  # collections nested in a node, itself included
     entered: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
+    stack: list[tuple[Node, list[Node] | None]] = [(root, None)]  # children: when leaving
     while stack:
-        node, leaving = stack.pop()
+        node, children = stack.pop()
         key = id(node)
-        if leaving:
-            children = _children(node)
+        if children is not None:
             size[key] = 1 + sum(size[id(child)] for child in children)
             depth[key] = 1 + max((depth[id(child)] for child in children), default=0)
             if depth[key] > MAX_DEPTH:
@@ -118,8 +122,9 @@ def _check_nodes(root: Node, loader: yaml.SafeLoader, source: str) -> None:
         if isinstance(node, MappingNode):
             _check_keys(node, loader, source)
         entered.add(key)
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(_children(node)))
+        children = _children(node)
+        stack.append((node, children))
+        stack.extend((child, None) for child in reversed(children))
     repeated = size[id(root)] - len(size)
     if repeated > MAX_ALIAS_VALUES:
         message = (
