@@ -2,10 +2,12 @@
 
 A file holds a spec (`spec`, native, or `spec_openai`, an OpenAI tool list) and cases with
 `plans` (as in cases.jsonl), `produced` (as the `calls` of outputs.jsonl, or `"missing": true`
-for a case with no output line, or `output`: an outputs line without its id, for transcripts),
-the expected verdict `passed`, the multiset of mismatch
-`codes`, and optionally `baselines` and `name_ok`. A case with `load_error` instead expects the
-case itself to be refused as input (a CaseError containing that text).
+for a case with no output line), `output` (an outputs line without its id, for transcripts) or
+`produced_line` (a whole outputs line as text, id "golden", read as the outputs reader reads a
+file), the expected verdict `passed`, the multiset of mismatch `codes`, and optionally
+`baselines`, `name_ok`, `message` (text some mismatch message contains) and `note` (text some
+note of the case contains). A case with `load_error` instead expects the case itself to be
+refused as input (a CaseError containing that text).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any
 import pytest
 
 from toolscore.cases import parse_case
-from toolscore.errors import CaseError
+from toolscore.errors import CaseError, OutputError
+from toolscore.jsonl import parse_line
 from toolscore.model import MISMATCH_CODES, CaseResult, Trajectory
 from toolscore.outputs import parse_output
 from toolscore.scoring import score_case
@@ -91,6 +94,10 @@ def _score(path: Path, golden: Golden) -> CaseResult:
     elif "output" in data:
         assert "produced" not in data, f"{golden.id}: 'output' and 'produced' exclude each other"
         trajectory = parse_output({"id": CASE_ID, **data["output"]}, path.name)
+    elif "produced_line" in data:
+        raw = data["produced_line"].encode("utf-8", "surrogatepass")
+        line = parse_line(raw, path.name, 1, OutputError, lenient=True)
+        trajectory = parse_output(line, path.name, 1)
     else:
         trajectory = parse_output({"id": CASE_ID, "calls": data["produced"]}, path.name)
     return score_case(specs, case, trajectory)
@@ -122,6 +129,10 @@ def test_golden(path: Path, golden: Golden) -> None:
         assert result.baselines[name] is expected, f"baseline {name}\n{explanation}"
     if "name_ok" in data:
         assert result.name_ok is data["name_ok"], f"name_ok\n{explanation}"
+    if "message" in data:
+        assert any(data["message"] in m.message for m in result.mismatches), explanation
+    if "note" in data:
+        assert any(data["note"] in note for note in result.notes), result.notes
 
 
 def test_every_code_is_covered_except_data_flow() -> None:

@@ -575,3 +575,15 @@ def test_the_command_refuses_a_missing_store_or_batch(tmp_path: Path, db: Path) 
         busy = runner.invoke(cli, ["label", "1", "--db", str(db), "--port", port])
     assert busy.exit_code == 2
     assert f"cannot listen on 127.0.0.1:{port}" in busy.output
+
+
+@pytest.mark.parametrize("position", ["999999999999999999999999", "9223372036854775808", "0", "7"])
+def test_a_case_outside_the_batch_is_not_found_whatever_its_number(db: Path, position: str) -> None:
+    # Issue 11, item 7: a position beyond 64 bits was passed to SQLite (500, OverflowError).
+    with client_for(db) as client:
+        page = client.get(f"/case/{position}")
+        assert page.status_code == 404
+        assert position in page.text
+        label = post_label(client, position=int(position), label="correct")
+        assert label.status_code == 400
+        assert label.json()["error"].startswith("position: ")

@@ -166,10 +166,15 @@ def _markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) 
 
 
 def _has_marker(value: Any) -> bool:
-    if isinstance(value, dict):
-        return bool(value.keys() & _MARKER_KEYS) or any(map(_has_marker, value.values()))
-    if isinstance(value, list):
-        return any(map(_has_marker, value))
+    stack = [value]  # not recursion: a case's value may be nested deeper than Python recurses
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if value.keys() & _MARKER_KEYS:
+                return True
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
     return False
 
 

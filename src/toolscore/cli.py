@@ -195,7 +195,13 @@ def score_command(
     bar.close()
     if report is not None:
         described = env.describe() if env is not None else None
-        report.finish(report_header(specs, __version__, described), summary)
+        try:
+            report.finish(report_header(specs, __version__, described), summary)
+        except InputError as error:
+            if run_id is None:
+                raise
+            saved = f"{error.message} (the run was saved as run {run_id})"
+            raise InputError(error.source, saved) from None
     out = console(err=json_target == "-")
     render_summary(out, specs, __version__, summary, failed)
     for line in earlier:

@@ -65,18 +65,19 @@ def result_document(call: Call) -> Any:
 def iter_refs(
     value: Any, path: tuple[str | int, ...] = ()
 ) -> Iterator[tuple[tuple[str | int, ...], Ref]]:
-    """Every `$ref` in an expected value, with its path."""
-    if type(value) is Ref:
-        yield path, value
-    elif type(value) is AnyOf:
-        for option in value:
-            yield from iter_refs(option, path)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from iter_refs(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from iter_refs(item, (*path, index))
+    """Every `$ref` in an expected value, with its path, in document order (with a stack, not
+    recursion: a case's value may be nested deeper than Python recurses)."""
+    stack = [(value, path)]
+    while stack:
+        value, path = stack.pop()
+        if type(value) is Ref:
+            yield path, value
+        elif type(value) is AnyOf:
+            stack.extend((option, path) for option in reversed(value))
+        elif isinstance(value, dict):
+            stack.extend((value[key], (*path, key)) for key in reversed(list(value)))
+        elif isinstance(value, list):
+            stack.extend((value[i], (*path, i)) for i in reversed(range(len(value))))
 
 
 def dependencies(plan: Sequence[Call]) -> list[set[int]]:
@@ -127,21 +128,35 @@ def substitute(value: Any, sources: Mapping[str, Call]) -> Any:
     """`value` with each `$ref` whose source call is known replaced by the value it points to.
 
     A `$ref` that cannot be resolved stays a Ref (the walker skips it; `link_problems`
-    reports it).
+    reports it). Containers are copied with a stack, not recursion, so any depth is fine.
     """
-    if type(value) is Ref:
-        source = sources.get(value.label)
-        if source is None or source.result is MISSING:
-            return value
-        found = resolve_pointer(result_document(source), value.pointer)
-        return value if found is MISSING else found
-    if type(value) is AnyOf:
-        return AnyOf(substitute(option, sources) for option in value)
-    if isinstance(value, dict):
-        return {key: substitute(item, sources) for key, item in value.items()}
-    if isinstance(value, list):
-        return [substitute(item, sources) for item in value]
-    return value
+    holder = [value]
+    stack: list[tuple[Any, Any]] = [(holder, 0)]
+    choices: list[tuple[Any, Any]] = []  # where AnyOf copies stand, made lists until the end
+    while stack:
+        container, key = stack.pop()
+        item = container[key]
+        if type(item) is Ref:
+            container[key] = _resolved(item, sources)
+        elif type(item) is AnyOf or isinstance(item, list):
+            container[key] = copy = list(item)
+            stack.extend((copy, i) for i in range(len(copy)))
+            if type(item) is AnyOf:
+                choices.append((container, key))
+        elif isinstance(item, dict):
+            container[key] = mapping = dict(item)
+            stack.extend((mapping, k) for k in mapping)
+    for container, key in reversed(choices):  # inner ones first: their parents hold them
+        container[key] = AnyOf(container[key])
+    return holder[0]
+
+
+def _resolved(ref: Ref, sources: Mapping[str, Call]) -> Any:
+    source = sources.get(ref.label)
+    if source is None or source.result is MISSING:
+        return ref
+    found = resolve_pointer(result_document(source), ref.pointer)
+    return ref if found is MISSING else found
 
 
 def has_unresolved(value: Any) -> bool:

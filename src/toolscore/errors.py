@@ -6,6 +6,8 @@ never an exception.
 
 from __future__ import annotations
 
+from toolscore.escape import printable
+
 
 class InputError(Exception):
     """A file the user gave cannot be used; the message is one line naming where and why."""
@@ -26,9 +28,10 @@ class InputError(Exception):
     def __str__(self) -> str:
         source = "<stdin>" if self.source == "-" else self.source  # `--outputs -`
         where = source if self.line is None else f"{source}:{self.line}"
-        return (
+        text = (
             f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
         )
+        return printable(text)  # a key or a value quoted from the file may hold a newline
 
 
 class SpecError(InputError):

@@ -22,8 +22,14 @@ _ATTEMPTS = 100
 @contextlib.contextmanager
 def atomic_file(path: str | Path) -> Iterator[IO[bytes]]:
     """A binary handle on a new file beside `path`, renamed over `path` when the block ends
-    without an error and removed when it raises; OSError as `open` raises it."""
+    without an error and removed when it raises; OSError as `open` raises it. A target that
+    exists and is not a regular file (a device such as /dev/null, a pipe) is written into,
+    never replaced."""
     target = Path(path)
+    if target.exists() and not target.is_file():
+        with open(target, "wb") as stream:
+            yield stream
+        return
     fd, temporary = _create_beside(target)
     try:
         with os.fdopen(fd, "wb") as handle:

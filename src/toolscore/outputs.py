@@ -2,7 +2,9 @@
 
 The line's structure (an object with an `id`, `calls` a list) is the user's harness and is
 checked as input; what is inside a call came from the agent and is never an error here: junk
-becomes a call that will fail to match, with the reason kept (`arguments_unparseable`).
+becomes a call that will fail to match, with the reason kept (`arguments_unparseable`). So are
+values JSON does not allow (NaN, numbers beyond a double, lone surrogates; see `lenient`) in a
+call's arguments (the call fails), its result or the response (kept as text, with a note).
 """
 
 from __future__ import annotations
@@ -16,14 +18,21 @@ import orjson
 from toolscore.errors import OutputError
 from toolscore.formats import has_transcript, read_transcript
 from toolscore.jsonl import read_jsonl
-from toolscore.model import MISSING, Call, Trajectory
+from toolscore.lenient import Junk, LenientLine, first_junk, loads, text_of
+from toolscore.model import MISSING, Call, Trajectory, pointer_of
 from toolscore.rules import json_type, show
+
+NOTED_JUNK = 5
+"""How many values JSON does not allow a case's notes list one by one."""
+
+_STRUCTURE = ("id", "calls", "format", "messages", "items", "contents", "spans", "resourceSpans")
+"""Top-level keys whose own value the harness wrote: a bad value there is an input error."""
 
 
 def read_outputs(path: str | Path) -> Iterator[Trajectory]:
     """Stream the trajectories of an outputs file."""
     source = str(path)
-    for number, _raw, data in read_jsonl(path, OutputError):
+    for number, _raw, data in read_jsonl(path, OutputError, lenient=True):
         yield parse_output(data, source, number)
 
 
@@ -31,6 +40,8 @@ def parse_output(
     data: Mapping[str, Any], source: str = "<outputs>", line: int | None = None
 ) -> Trajectory:
     """Build one `Trajectory` from an outputs line; only a broken line structure raises."""
+    if type(data) is LenientLine:
+        return _lenient_output(data, source, line)
     case_id = data.get("id")
     if not isinstance(case_id, str) or not case_id:
         raise OutputError(
@@ -49,13 +60,49 @@ def parse_output(
     return Trajectory(case_id, tuple(map(produced_call, calls_node)), response, line=line)
 
 
+def _lenient_output(data: LenientLine, source: str, line: int | None) -> Trajectory:
+    """A line read leniently: a bad value in the line's structure is an input error; in a
+    call's arguments it fails that call, in a result or the response it is kept as text."""
+    for path, junk in data.junk:
+        if len(path) == 1 and path[0] in _STRUCTURE:
+            raise OutputError(source, junk.reason, line=line, field=str(path[0]))
+    plain = dict(data)
+    response = plain.get("response")
+    if response is not None and not isinstance(response, str):
+        plain["response"] = text_of(response)
+    trajectory = parse_output(plain, source, line)
+    notes = [f"{pointer_of(path)}: {junk.reason}" for path, junk in data.junk[:NOTED_JUNK]]
+    if len(data.junk) > NOTED_JUNK:
+        notes.append(f"and {len(data.junk) - NOTED_JUNK} more values JSON does not allow")
+    calls = tuple(map(_without_junk, trajectory.calls))
+    return trajectory._replace(calls=calls, notes=(*trajectory.notes, *notes))
+
+
+def _without_junk(call: Call) -> Call:
+    """A call whose arguments hold a value JSON does not allow fails as unparseable; a result
+    holding one is kept as its text (a `$ref` into it then finds nothing)."""
+    if call.args is not None:
+        found = first_junk(call.args)
+        if found is not None:
+            where = pointer_of(found.path)
+            reason = f"{found.junk.reason} (at {where})" if where else found.junk.reason
+            call = call._replace(args=None, raw_args=text_of(call.args), args_error=reason)
+    if call.result is not MISSING and first_junk(call.result) is not None:
+        call = call._replace(result=text_of(call.result))
+    return call
+
+
+def _type_name(value: Any) -> str:
+    return value.kind if type(value) is Junk else json_type(value)
+
+
 def produced_call(node: Any) -> Call:
     """One call as the agent made it: arguments parsed if possible, else the reason why not."""
     if not isinstance(node, dict):
-        return Call(f"<{json_type(node)}>", None, args_error="the call is not a JSON object")
+        return Call(f"<{_type_name(node)}>", None, args_error="the call is not a JSON object")
     name = node.get("name")
     if not isinstance(name, str):
-        return Call(f"<{json_type(name)}>", None, args_error="the call has no tool name")
+        return Call(f"<{_type_name(name)}>", None, args_error="the call has no tool name")
     call_id = node.get("id")
     call_id = call_id if isinstance(call_id, str) else None
     result = node.get("result", MISSING)
@@ -68,9 +115,9 @@ def produced_call(node: Any) -> Call:
         try:
             parsed = orjson.loads(args) if args.strip() else {}
         except orjson.JSONDecodeError as error:
-            return Call(
-                name, None, args, f"not valid JSON ({error.msg})", call_id=call_id, result=result
-            )
+            read = loads(args)  # a value JSON does not allow is named; else orjson's complaint
+            why = read[1][0].junk.reason if read else error.msg
+            return Call(name, None, args, f"not valid JSON ({why})", call_id=call_id, result=result)
         if type(parsed) is dict:
             return Call(name, parsed, args, call_id=call_id, result=result)
         return Call(
@@ -81,6 +128,8 @@ def produced_call(node: Any) -> Call:
             call_id=call_id,
             result=result,
         )
+    if type(args) is Junk:
+        return Call(name, None, args.text, args.reason, call_id=call_id, result=result)
     return Call(
         name,
         None,

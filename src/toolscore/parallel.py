@@ -20,7 +20,7 @@ import orjson
 from toolscore.cases import parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import ByteCounter, parse_line
-from toolscore.model import CaseResult, Trajectory
+from toolscore.model import MISSING, CaseResult, Trajectory
 from toolscore.outputs import parse_output
 from toolscore.rawjoin import Chunk, RawLine, joined_chunks, pairs
 from toolscore.report.json_report import case_to_json, plain
@@ -43,11 +43,13 @@ class ChunkOutcome(NamedTuple):
     rows: list[ResultRow]
     """Each case's results-store row, when the run is saved."""
     failures: list[CaseResult]
+    """The first failing cases, as the terminal prints them: their mismatches without the
+    values (an agent's may be nested too deep to send from one process to another)."""
 
 
 def _load(line: RawLine, path: str, error: type[InputError]) -> dict[str, Any]:
     """A line parsed in the worker, with the id the main process joined it by checked."""
-    data = parse_line(line.raw, path, line.line, error)
+    data = parse_line(line.raw, path, line.line, error, lenient=error is OutputError)
     if data.get("id") != line.id:
         raise error(path, "a line must be a JSON object with one string id", line=line.line)
     return data
@@ -97,8 +99,13 @@ def _score_chunk(
         if want_rows:
             rows.append(result_row(result))
         if len(failures) < keep_failures and not outcome_passed(result):
-            failures.append(result)
+            failures.append(_without_values(result))
     return ChunkOutcome(summary, lines, rows, failures)
+
+
+def _without_values(result: CaseResult) -> CaseResult:
+    mismatches = tuple(m._replace(expected=MISSING, produced=MISSING) for m in result.mismatches)
+    return result._replace(calls=(), mismatches=mismatches)
 
 
 class ParallelScoring:

@@ -19,6 +19,7 @@ from typing import IO, NamedTuple
 from toolscore.errors import InputError
 from toolscore.inputs import close_input, open_input
 from toolscore.jsonl import ByteCounter, parse_line
+from toolscore.lenient import Junk
 from toolscore.scoring import join_by_id
 
 BLOCK_BYTES = 1 << 20
@@ -87,13 +88,17 @@ def _decoded(ids: list[bytes]) -> list[str] | None:
         return None
 
 
-def line_id(raw: bytes, path: str, number: int, error: type[InputError]) -> str:
+def line_id(
+    raw: bytes, path: str, number: int, error: type[InputError], *, lenient: bool = False
+) -> str:
     """The id of a line: its leading id, else the id of the line parsed whole (so that an
-    error names the line)."""
+    error names the line; `lenient` for outputs lines, as `jsonl.parse_line`)."""
     found = leading_id(raw)
     if found is not None:
         return found
-    value = parse_line(raw, path, number, error).get("id")
+    value = parse_line(raw, path, number, error, lenient=lenient).get("id")
+    if type(value) is Junk:
+        raise error(path, value.reason, line=number, field="id")
     if type(value) is not str or not value:
         raise error(path, "every line needs a non-empty string id", line=number, field="id")
     return value
@@ -212,7 +217,10 @@ def _joined_by_id(
 ) -> Iterator[Chunk]:
     joined = join_by_id(
         (RawLine(n, raw, line_id(raw, sources[0], n, errors[0])) for n, raw in cases),
-        (RawLine(n, raw, line_id(raw, sources[1], n, errors[1])) for n, raw in outputs),
+        (
+            RawLine(n, raw, line_id(raw, sources[1], n, errors[1], lenient=True))
+            for n, raw in outputs
+        ),
         lambda raw: (raw.id, raw.line),
         lambda raw: (raw.id, raw.line),
         on_unmatched,

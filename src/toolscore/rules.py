@@ -56,17 +56,35 @@ def json_type(value: Any) -> str:
 
 
 def json_equal(a: Any, b: Any) -> bool:
-    """Equality with JSON semantics: `true` is not `1`, `1` equals `1.0`, recursively."""
+    """Equality with JSON semantics: `true` is not `1`, `1` equals `1.0`, at any depth."""
     if a is True or a is False or b is True or b is False:
         return a is b
     ta, tb = type(a), type(b)
-    if ta is dict or tb is dict:
-        return ta is tb and a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    if ta is list or tb is list:
-        return ta is tb and len(a) == len(b) and all(map(json_equal, a, b))
+    if ta is dict or tb is dict or ta is list or tb is list:
+        return _containers_equal(a, b)
     if (ta is str) is not (tb is str):
         return False
     return bool(a == b)
+
+
+def _containers_equal(a: Any, b: Any) -> bool:
+    """`json_equal` for objects and arrays, with a stack rather than recursion: an agent may
+    send values nested deeper than Python's recursion limit."""
+    stack = [(a, b)]
+    while stack:
+        a, b = stack.pop()
+        ta, tb = type(a), type(b)
+        if ta is dict or tb is dict:
+            if ta is not tb or a.keys() != b.keys():
+                return False
+            stack.extend((a[k], b[k]) for k in a)
+        elif ta is list or tb is list:
+            if ta is not tb or len(a) != len(b):
+                return False
+            stack.extend(zip(a, b, strict=True))
+        elif not json_equal(a, b):
+            return False
+    return True
 
 
 def show(value: Any) -> str:

@@ -12,11 +12,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
-import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError as JsonSchemaError
 
+from toolscore.documents import parse_document
 from toolscore.errors import SpecError
 from toolscore.matching import value_problem
 from toolscore.model import MISSING
@@ -119,7 +118,7 @@ def _load(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
         content = Path(path).read_bytes()
     except OSError as error:
         raise SpecError(source, f"cannot read: {error.strerror or error}") from None
-    data = _parse_document(content, source)
+    data = parse_document(content, source)
     return parse_specs(data, source, hashlib.sha256(content).hexdigest())
 
 
@@ -130,25 +129,10 @@ def read_mapping(path: str | Path) -> dict[str, Any]:
         content = Path(path).read_bytes()
     except OSError as error:
         raise SpecError(source, f"cannot read: {error.strerror or error}") from None
-    data = _parse_document(content, source)
+    data = parse_document(content, source)
     if not isinstance(data, dict):
         raise SpecError(source, "must hold a mapping")
     return data
-
-
-def _parse_document(content: bytes, source: str) -> Any:
-    if source.endswith(".json"):
-        try:
-            return orjson.loads(content)
-        except orjson.JSONDecodeError as error:
-            raise SpecError(source, f"not valid JSON: {error}", line=error.lineno) from None
-    try:
-        return yaml.safe_load(content)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise SpecError(source, f"not valid YAML: {problem}", line=line) from None
 
 
 def parse_specs(
@@ -199,11 +183,24 @@ def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpe
                 problems.add(f"{where}.{key}", f"unknown key{suggest(str(key), _TOOL_KEYS)}")
         args = tool.get("args") or {}
         version = tool.get("version")
-        if version is not None and not isinstance(version, str | int):
-            problems.add(f"{where}.version", "must be a string or an integer")
+        problem = _version_problem(version)
+        if problem:
+            problems.add(f"{where}.version", problem)
         rule = _compile_tool(args, where + ".args", problems)
         if rule is not None:
             yield str(name), ToolSpec(str(name), version, rule, tool.get("description"))
+
+
+def _version_problem(version: Any) -> str | None:
+    """Why a tool's version cannot be recorded with its results, or None (results stores and
+    reports keep it as a JSON number, so an integer must fit in 64 bits)."""
+    if version is None or isinstance(version, str):
+        return None
+    if not isinstance(version, int) or isinstance(version, bool):
+        return "must be a string or an integer"
+    if not -(2**63) <= version < 2**63:
+        return "must be an integer within 64 bits (a string holds any label)"
+    return None
 
 
 def _compile_tool(args: Any, where: str, problems: _Problems) -> ObjectRule | None:
@@ -307,7 +304,10 @@ def _openai_tools(items: list[Any], problems: _Problems) -> Iterator[tuple[str, 
             problems.add(f"{where}.args.{path}", error.message)
             continue
         rule = _compile_tool(args, where + ".args", problems)
-        if rule is not None:
+        problem = _version_problem(function.get("x-version"))
+        if problem:
+            problems.add(f"{where}.x-version", problem)
+        elif rule is not None:
             yield name, ToolSpec(name, function.get("x-version"), rule, function.get("description"))
 
 

@@ -165,7 +165,7 @@ def _outputs(
     for number, raw in store.content_lines(sha256):
         if _other_case(raw, wanted):
             continue
-        data = parse_line(raw, source, number, OutputError)
+        data = parse_line(raw, source, number, OutputError, lenient=True)
         if data.get("id") in wanted:
             yield parse_output(data, source, number)
 

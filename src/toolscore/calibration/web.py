@@ -188,7 +188,9 @@ class _Session:
         """One case: the compared plan beside the produced calls, the label buttons, and the
         scorers' verdicts once this labeller has labelled it."""
         position = int(request.path_params["position"])
-        case = await self.store.call(lambda batches: batches.case(self.batch_id, position))
+        case = None
+        if position in self.positions:  # else not asked: SQLite refuses integers beyond 64 bits
+            case = await self.store.call(lambda batches: batches.case(self.batch_id, position))
         progress = await self._progress()
         if case is None:
             return self._render(

@@ -1,20 +1,24 @@
 """The report JSON (docs/formats.md), written streaming and atomically.
 
 Case results go to a spool file as they are decided; the final file (summary first, then the
-cases) appears only when scoring completed, so a failed run leaves nothing half-written.
+cases) appears only when scoring completed, so a failed run leaves nothing half-written. A disk
+that is full or read-only is an input error naming the file, not a traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
+from toolscore.errors import InputError
 from toolscore.files import atomic_file
 from toolscore.model import MISSING, OMITTED, AnyOf, CaseResult, Mismatch, Ref
 from toolscore.report.lenient import lenient_rules
@@ -119,15 +123,33 @@ def _dumps(value: Any) -> bytes:
     return orjson.dumps(value, default=plain)
 
 
+@contextmanager
+def _writing(target: str) -> Iterator[None]:
+    """An OSError while writing `target` (disk full, read-only, no permission) as one line."""
+    try:
+        yield
+    except OSError as error:
+        raise InputError(target, f"cannot write: {error.strerror or error}") from None
+
+
 class ReportWriter:
-    """Writes a report to PATH (atomically) or to stdout (`-`) once the run has finished."""
+    """Writes a report to PATH (atomically) or to stdout (`-`) once the run has finished.
+
+    A PATH that exists and is not a regular file (`/dev/stdout`, a pipe) is written into, not
+    replaced; a directory is refused at once, before any scoring.
+    """
 
     def __init__(self, target: str, stdout: IO[bytes] | None = None) -> None:
         self.target = target
         self._stdout = stdout
-        directory = "." if target == "-" else str(Path(target).resolve().parent)
-        # Kept open across add() calls and closed by finish() or discard().
-        self._spool: IO[bytes] = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115
+        if target != "-" and Path(target).is_dir():
+            raise InputError(target, "is a directory, not a report file")
+        self._in_place = target != "-" and Path(target).exists() and not Path(target).is_file()
+        # The spool sits beside the report (same disk), or in the temporary directory.
+        directory = None if self._in_place else "." if target == "-" else Path(target).parent
+        with _writing(target):
+            # Kept open across add() calls and closed by finish() or discard().
+            self._spool: IO[bytes] = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115
         self._first = True
 
     def add(self, result: CaseResult) -> None:
@@ -136,28 +158,41 @@ class ReportWriter:
 
     def add_encoded(self, case_json: bytes) -> None:
         """Append one case result already encoded as JSON (by a worker process)."""
-        self._spool.write(b"\n" if self._first else b",\n")
+        with _writing(self.target):
+            self._spool.write(b"\n" if self._first else b",\n")
+            self._spool.write(case_json)
         self._first = False
-        self._spool.write(case_json)
 
     def finish(self, header: dict[str, Any], summary: Summary) -> None:
         """Write the complete report: header, summary, then the spooled cases."""
         head = dict(header, summary=summary.to_json())
         opening = _dumps(head)[:-1] + b',"cases":['
         self._spool.seek(0)
-        if self.target == "-":
-            out = self._stdout or sys.stdout.buffer
-            out.write(opening)
-            shutil.copyfileobj(self._spool, out)
-            out.write(b"\n]}\n")
-            out.flush()
-        else:
-            with atomic_file(self.target) as handle:
-                handle.write(opening)
-                shutil.copyfileobj(self._spool, handle)
-                handle.write(b"\n]}\n")
-        self._spool.close()
+        try:
+            if self.target == "-":
+                out = self._stdout or sys.stdout.buffer
+                out.write(opening)
+                shutil.copyfileobj(self._spool, out)
+                out.write(b"\n]}\n")
+                out.flush()
+            elif self._in_place:
+                with _writing(self.target), open(self.target, "wb") as handle:
+                    handle.write(opening)
+                    shutil.copyfileobj(self._spool, handle)
+                    handle.write(b"\n]}\n")
+            else:
+                self._replace(opening)
+        finally:
+            self.discard()
+
+    def _replace(self, opening: bytes) -> None:
+        """Write the report beside its target, then move it into place."""
+        with _writing(self.target), atomic_file(self.target) as handle:
+            handle.write(opening)
+            shutil.copyfileobj(self._spool, handle)
+            handle.write(b"\n]}\n")
 
     def discard(self) -> None:
         """Drop the spool without writing anything (the run failed)."""
-        self._spool.close()
+        with contextlib.suppress(OSError):  # what is left in its buffer cannot be written
+            self._spool.close()

@@ -115,6 +115,9 @@ def open_store(
     db = connect(where)
     try:
         migrate(db, str(where))
+    except sqlite3.OperationalError as error:  # the disk is full or read-only, say
+        db.close()
+        raise InputError(str(where), f"cannot prepare the results store: {error}") from None
     except BaseException:
         db.close()
         raise

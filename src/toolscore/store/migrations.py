@@ -156,7 +156,8 @@ def migrate(
     try:
         current = checked_version(db, source, len(migrations))
     finally:
-        db.execute("COMMIT")
+        if db.in_transaction:  # SQLite ends it itself on some errors (disk I/O, disk full)
+            db.execute("COMMIT")
     for number in range(current + 1, len(migrations) + 1):
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -166,7 +167,8 @@ def migrate(
                 db.execute("UPDATE schema_version SET version = ?", (number,))
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite ends it itself on some errors (disk full)
+                db.execute("ROLLBACK")
             raise
     return len(migrations)
 

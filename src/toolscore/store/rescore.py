@@ -65,4 +65,6 @@ def _cases(store: Store, sha256: str, specs: SpecSet, source: str) -> Iterator[C
 
 def _outputs(store: Store, sha256: str, source: str) -> Iterator[Trajectory]:
     for number, raw in store.content_lines(sha256):
-        yield parse_output(parse_line(raw, source, number, OutputError), source, number)
+        yield parse_output(
+            parse_line(raw, source, number, OutputError, lenient=True), source, number
+        )

@@ -9,6 +9,8 @@ save interrupted at any point (an exception, Ctrl-C, a kill) leaves the store as
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -59,7 +61,21 @@ class RunWriter:
         self._db: sqlite3.Connection | None = None
         self._rows: list[ResultRow] = []
 
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """A disk that is full or read-only, say, as one input error naming the store."""
+        try:
+            yield
+        except (sqlite3.OperationalError, OSError) as error:
+            self._close()
+            raise InputError(str(self.path), f"cannot save the run: {error}") from None
+
     def __enter__(self) -> RunWriter:
+        with self._errors():
+            self._stage_inputs()
+        return self
+
+    def _stage_inputs(self) -> None:
         db = self._db = connect(self.path)
         try:
             db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
@@ -74,7 +90,6 @@ class RunWriter:
         except BaseException:
             self._close()
             raise
-        return self
 
     def __exit__(
         self,
@@ -98,11 +113,16 @@ class RunWriter:
 
     def _flush(self) -> None:
         if self._rows:
-            self._connection().executemany(INSERT_RESULT, self._rows)
+            with self._errors():
+                self._connection().executemany(INSERT_RESULT, self._rows)
             self._rows.clear()
 
     def finish(self, summary: Summary) -> int:
         """Store the run and its staged results in one transaction; return the run's id."""
+        with self._errors():
+            return self._finish(summary)
+
+    def _finish(self, summary: Summary) -> int:
         db = self._connection()
         try:
             self._flush()

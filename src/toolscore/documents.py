@@ -1,0 +1,150 @@
+"""Parse a spec or environment file (YAML or JSON) into plain data, safely and within bounds.
+
+YAML is loaded with the safe constructor only (libyaml's parser where present, for speed),
+and three things YAML allows are refused before any value is built, each as one error
+naming the line: a key repeated in one mapping (YAML keeps the last silently), aliases that
+would expand to more values than a spec could need (an "alias bomb" costs minutes to
+validate), and nesting deeper than `MAX_DEPTH` (the validator walks specs recursively). A
+recursive alias is refused too. JSON is read by orjson and held to the same depth.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any, Final
+
+import orjson
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from toolscore.errors import SpecError
+
+MAX_DEPTH: Final = 100
+"""Deepest nesting of mappings and lists a spec file may have (a real one has under 20)."""
+MAX_ALIAS_VALUES: Final = 100_000
+"""How many values aliases may repeat in all, beyond those written out in the file."""
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR: Final = "tag:yaml.org,2002:str"
+_MERGE: Final = "tag:yaml.org,2002:merge"
+
+
+def parse_document(content: bytes, source: str) -> Any:
+    """The data of a spec file's content: JSON when `source` ends with `.json`, else YAML."""
+    if source.endswith(".json"):
+        try:
+            data = orjson.loads(content)
+        except orjson.JSONDecodeError as error:
+            if "depth" in error.msg or "recursion" in error.msg:  # orjson's own bound, 1024
+                raise _deep(source, error.lineno) from None
+            raise SpecError(source, f"not valid JSON: {error}", line=error.lineno) from None
+        _check_depth(data, source)
+        return data
+    return _load_yaml(content, source)
+
+
+def _deep(source: str, line: int | None = None) -> SpecError:
+    return SpecError(source, f"nested deeper than {MAX_DEPTH} levels", line=line)
+
+
+def _check_depth(data: Any, source: str) -> None:
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth == MAX_DEPTH:
+                raise _deep(source)
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
+
+
+def _load_yaml(content: bytes, source: str) -> Any:
+    loader = _Loader(content)
+    collecting = gc.isenabled()
+    gc.disable()  # a large spec makes many objects, none garbage yet: collecting is wasted
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_nodes(node, loader, source)
+        return loader.construct_document(node)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        if "maximum nesting depth" in problem:  # libyaml's own bound, deeper than ours
+            raise _deep(source, line) from None
+        raise SpecError(source, f"not valid YAML: {problem}", line=line) from None
+    except RecursionError:  # the pure-Python composer, without libyaml, recurses per level
+        raise _deep(source) from None
+    finally:
+        loader.dispose()
+        if collecting:
+            gc.enable()
+
+
+def _line(node: Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [child for pair in node.value for child in pair]
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_nodes(root: Node, loader: yaml.SafeLoader, source: str) -> None:
+    """Refuse duplicate keys, deep nesting, recursive aliases and alias bombs, walking each
+    distinct node once (an alias is the same node object again)."""
+    size: dict[int, int] = {}  # values a node stands for, aliases expanded
+    depth: dict[int, int] = {}  # collections nested in a node, itself included
+    entered: set[int] = set()
+    stack: list[tuple[Node, list[Node] | None]] = [(root, None)]  # children: when leaving
+    while stack:
+        node, children = stack.pop()
+        key = id(node)
+        if children is not None:
+            size[key] = 1 + sum(size[id(child)] for child in children)
+            depth[key] = 1 + max((depth[id(child)] for child in children), default=0)
+            if depth[key] > MAX_DEPTH:
+                raise _deep(source, _line(node))
+            continue
+        if key in size:
+            continue
+        if key in entered:  # entered, not left: this node is inside itself
+            message = "an alias refers to a value that contains it (a recursive value)"
+            raise SpecError(source, message, line=_line(node))
+        if isinstance(node, ScalarNode):
+            size[key], depth[key] = 1, 0
+            continue
+        if isinstance(node, MappingNode):
+            _check_keys(node, loader, source)
+        entered.add(key)
+        children = _children(node)
+        stack.append((node, children))
+        stack.extend((child, None) for child in reversed(children))
+    repeated = size[id(root)] - len(size)
+    if repeated > MAX_ALIAS_VALUES:
+        message = (
+            f"aliases repeat {repeated:,} values, more than the {MAX_ALIAS_VALUES:,} a spec "
+            "may repeat (an alias bomb?)"
+        )
+        raise SpecError(source, message)
+
+
+def _check_keys(node: MappingNode, loader: yaml.SafeLoader, source: str) -> None:
+    first: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE:
+            continue  # a merge (`<<`) may be overridden; a collection key fails construction
+        key = key_node.value if key_node.tag == _STR else loader.construct_object(key_node)
+        try:
+            seen = first.get(key)
+        except TypeError:
+            continue
+        if seen is not None:
+            message = f"duplicate key {key!r} (first at line {seen}); YAML would keep only the last"
+            raise SpecError(source, message, line=_line(key_node))
+        first[key] = _line(key_node)
