@@ -13,6 +13,7 @@ from linked_oracle import old_links_kept, old_passes
 from toolscore import dataflow, matching
 from toolscore.cases import parse_case
 from toolscore.dataflow import SearchGaveUpError, link_problems, search_pairing
+from toolscore.errors import CaseError
 from toolscore.matching import _link_fits, _links_kept, linked_plan_passes, matches
 from toolscore.model import Call, Case
 from toolscore.outputs import parse_output
@@ -262,3 +263,39 @@ def test_identical_produced_sources_are_tried_once(monkeypatch: pytest.MonkeyPat
     assert not result.passed
     assert gave_up == []
     assert sorted(m.code for m in result.mismatches) == ["extra_call"] * 99 + ["value_mismatch"]
+
+
+def chain(n: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """n lookups, each asking for the order the previous one named: n sources in a row."""
+    plan = [{"id": "c0", "name": "get", "args": {"order_id": "o0"}}]
+    plan += [
+        {"id": f"c{k}", "name": "get", "args": {"order_id": {"$ref": f"c{k - 1}#/next"}}}
+        for k in range(1, n)
+    ]
+    calls = [
+        {"name": "get", "args": {"order_id": f"o{k}"}, "result": {"next": f"o{k + 1}"}}
+        for k in range(n)
+    ]
+    return {"id": "chain", "plans": [plan]}, calls
+
+
+def test_a_chain_of_thousands_of_links_is_no_deeper_for_python() -> None:
+    """Loading (cycle check), ordering and searching walk with their own stacks: a chain of
+    3,000 links used to raise RecursionError."""
+    specs = spec()
+    case_data, calls = chain(3_000)
+    case = parse_case(case_data, specs)
+    assert score_case(specs, case, parse_output({"id": "chain", "calls": calls})).passed
+    cyclic = [*case_data["plans"][0]]
+    cyclic[0] = {"id": "c0", "name": "get", "args": {"order_id": {"$ref": "c2999#/next"}}}
+    with pytest.raises(CaseError, match="links form a cycle"):
+        parse_case({"id": "loop", "plans": [cyclic]}, specs)
+
+
+def test_a_reversed_chain_fails_on_order() -> None:
+    specs = spec()
+    case_data, calls = chain(200)
+    case = parse_case(case_data, specs)
+    result = score_case(specs, case, parse_output({"id": "chain", "calls": calls[::-1]}))
+    assert not result.passed
+    assert {m.code for m in result.mismatches} == {"order_violation"}

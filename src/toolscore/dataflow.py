@@ -92,30 +92,31 @@ def dependencies(plan: Sequence[Call]) -> list[set[int]]:
 
 
 def find_cycle(plan: Sequence[Call]) -> list[str] | None:
-    """The labels of a cycle of `$ref`/`after` links, or None when the links are acyclic."""
-    deps = dependencies(plan)
+    """The labels of a cycle of `$ref`/`after` links, or None when the links are acyclic.
+
+    A depth-first walk with its own stack, so a chain of thousands of links is no deeper
+    for Python than a chain of two.
+    """
+    deps = [sorted(d) for d in dependencies(plan)]
     state = [0] * len(plan)  # 0 unseen, 1 on the current path, 2 done
-    path: list[int] = []
-
-    def visit(i: int) -> list[int] | None:
-        state[i] = 1
-        path.append(i)
-        for d in sorted(deps[i]):
-            if state[d] == 1:
-                return [*path[path.index(d) :], d]
-            if state[d] == 0:
-                cycle = visit(d)
-                if cycle:
-                    return cycle
-        path.pop()
-        state[i] = 2
-        return None
-
     for start in range(len(plan)):
-        if state[start] == 0:
-            cycle = visit(start)
-            if cycle:
+        if state[start]:
+            continue
+        path = [start]
+        state[start] = 1
+        pending = [iter(deps[start])]
+        while pending:
+            d = next(pending[-1], None)
+            if d is None:
+                state[path.pop()] = 2
+                pending.pop()
+            elif state[d] == 1:
+                cycle = [*path[path.index(d) :], d]
                 return [plan[i].label or f"#{i}" for i in cycle]
+            elif state[d] == 0:
+                state[d] = 1
+                path.append(d)
+                pending.append(iter(deps[d]))
     return None
 
 
@@ -168,17 +169,20 @@ def topological(nodes: Sequence[int], deps: Sequence[set[int]]) -> list[int]:
     """`nodes` and what they depend on, each after its dependencies (links are acyclic)."""
     order: list[int] = []
     done: set[int] = set()
-
-    def visit(i: int) -> None:
-        if i in done:
-            return
-        done.add(i)
-        for d in sorted(deps[i]):
-            visit(d)
-        order.append(i)
-
     for node in nodes:
-        visit(node)
+        if node in done:
+            continue
+        done.add(node)
+        pending = [(node, iter(sorted(deps[node])))]
+        while pending:
+            i, rest = pending[-1]
+            d = next(rest, None)
+            if d is None:
+                order.append(i)
+                pending.pop()
+            elif d not in done:
+                done.add(d)
+                pending.append((d, iter(sorted(deps[d]))))
     return order
 
 
@@ -216,7 +220,8 @@ def search_pairing(
     interchangeable consumers are one matching, never N! orders. Sources that the plan cannot
     tell apart (swapping their labels leaves the plan unchanged) are paired in increasing
     position only, and a source tries one of several identical produced calls only when no
-    other source could take them; both cuts keep every verdict (see `_twins`, `_alone`).
+    other source could take them; both cuts keep every verdict (see `_twins` and
+    `_LinkSearch._tried_already`).
     `could_fit` (plan call i, produced call j, links aside) enables the second cut.
     `ordered=False` drops the order constraint (to explain a failure by its order alone).
     Raises `SearchGaveUpError` after `budget` checks (`SEARCH_BUDGET` by default). `deps`
@@ -258,8 +263,12 @@ class _LinkSearch:
             if twin is not None:
                 self.twins_after[twin] = self.twins_after[i] + 1
         self.could_fit = could_fit
-        self._alone: set[int] | None = None  # worked out at the first step back (`_is_alone`)
+        self.class_root: dict[int, int] = {}
+        for i in self.sources:
+            twin = self.twin_before[i]
+            self.class_root[i] = i if twin is None else self.class_root[twin]
         self._content: dict[int, Any] = {}
+        self._others_could_take: dict[tuple[int, Any], bool] = {}
         self.assigned: dict[int, int] = {}
         self.known: dict[tuple[int, int, tuple[int, ...]], bool] = {}
         self.taken = [False] * len(calls)
@@ -313,11 +322,23 @@ class _LinkSearch:
                 self._unpair(i, j)
         return found
 
-    def _is_alone(self, i: int) -> bool:
-        """Whether source i may try just one of several identical produced calls (`_alone`)."""
-        if self._alone is None:
-            self._alone = _alone(self.calls, self.sources, self.twin_before, self.could_fit)
-        return i in self._alone
+    def _tried_already(self, step: _Step, j: int) -> bool:
+        """Whether an identical call (same tool, arguments and result) came earlier in line
+        for this source and led nowhere, so that j would lead nowhere too.
+
+        That holds when no source outside the step's twin class could take such a call:
+        whatever else took the earlier one (a consumer, an independent call, a twin) could
+        take j instead, and a source is never worse off for an earlier call."""
+        key = self._content_key(j)
+        if key not in step.tried_keys or self.could_fit is None:
+            return False
+        root = self.class_root[step.source]
+        others = self._others_could_take.get((root, key))
+        if others is None:
+            could_fit = self.could_fit
+            others = any(self.class_root[s] != root and could_fit(s, j) for s in self.sources)
+            self._others_could_take[root, key] = others
+        return not others
 
     def _content_key(self, j: int) -> Any:
         key = self._content.get(j)
@@ -334,36 +355,71 @@ class _LinkSearch:
         free = (k for k in candidates if k > j and not self.taken[k])
         return sum(1 for _ in zip(range(need), free, strict=False)) == need
 
-    def run(self, finish: Finish, k: int = 0) -> Pairs | None:
-        """Pair the sources from the k-th on, then let `finish` pair the rest."""
-        if k == len(self.sources):
+    def run(self, finish: Finish) -> Pairs | None:
+        """Pair the sources one by one, stepping back where one has no candidate left, and
+        let `finish` pair the rest each time every source is paired. The steps are kept on
+        a list rather than the call stack, so a chain of thousands of sources runs too."""
+        if not self.sources:
             return finish(dict(self.assigned), self.check)
+        steps = [self._step(0)]
+        while steps:
+            step = steps[-1]
+            if step.current is not None:  # back from a dead end: unpair and move on
+                self._unpair(step.source, step.current)
+                step.tried_keys.add(self._content_key(step.current))
+                step.current = None
+            if not self._advance(step):
+                steps.pop()
+            elif len(steps) < len(self.sources):
+                steps.append(self._step(len(steps)))
+            else:
+                found = finish(dict(self.assigned), self.check)
+                if found is not None:
+                    return found
+        return None
+
+    def _step(self, k: int) -> _Step:
+        """The search's place at the k-th source, whose dependencies are paired already."""
         i = self.sources[k]
         low = max((self.assigned[d] for d in self.deps[i]), default=-1) if self.ordered else -1
         twin = self.twin_before[i]
         if twin is not None:
             low = max(low, self.assigned[twin])
-        tried: list[int] = []  # the candidates that fit but led nowhere
-        for j in self.domain.get(i, range(len(self.calls))):
-            if j <= low or self.taken[j]:
+        return _Step(i, low, iter(self.domain.get(i, range(len(self.calls)))))
+
+    def _advance(self, step: _Step) -> bool:
+        """Pair the step's source with its next candidate; False when none is left."""
+        i = step.source
+        for j in step.candidates:
+            if j <= step.low or self.taken[j]:
                 continue
-            if tried and self._is_alone(i):
-                key = self._content_key(j)
-                if any(self._content_key(t) == key for t in tried):
-                    continue  # an identical call earlier in line was tried already
+            if step.tried_keys and self._tried_already(step, j):
+                continue
             if not self.check(i, j):
                 continue
             self._pair(i, j)
             if not self._room_for_twins(i, j):
                 self._unpair(i, j)
-                break  # later calls leave the twins even less room
+                return False  # later calls leave the twins even less room
             if all(self._viable(c) for c in self.completed_by[i]):
-                found = self.run(finish, k + 1)
-                if found is not None:
-                    return found
+                step.current = j
+                return True
             self._unpair(i, j)
-            tried.append(j)
-        return None
+            step.tried_keys.add(self._content_key(j))
+        return False
+
+
+class _Step:
+    """One source's place in the search: the candidates left, those tried, the current one."""
+
+    __slots__ = ("candidates", "current", "low", "source", "tried_keys")
+
+    def __init__(self, source: int, low: int, candidates: Iterator[int]) -> None:
+        self.source = source
+        self.low = low  # candidates must come after this position
+        self.candidates = candidates
+        self.tried_keys: set[Any] = set()  # what the candidates that led nowhere hold
+        self.current: int | None = None
 
 
 def _twins(
@@ -440,33 +496,6 @@ def _form(call: Call, swap: Mapping[str, str]) -> str:
         return orjson.dumps(shape, option=orjson.OPT_SORT_KEYS).decode()
     except (orjson.JSONEncodeError, RecursionError):
         return repr(shape)
-
-
-def _alone(
-    calls: Sequence[Call],
-    sources: Sequence[int],
-    twin_before: Mapping[int, int | None],
-    could_fit: Callable[[int, int], bool] | None,
-) -> set[int]:
-    """Sources that no source outside their own twin class could be paired with instead.
-
-    For such a source, of several identical produced calls (same tool, arguments and result)
-    the earliest free one is as good as any: whatever else could take it is a consumer or an
-    independent call, which can take a later identical one just as well.
-    """
-    if could_fit is None or len(sources) < 2:
-        return set(sources) if could_fit is not None else set()
-    root: dict[int, int] = {}
-    for i in sources:
-        twin = twin_before[i]
-        root[i] = i if twin is None else root[twin]
-    classes_of_call: list[set[int]] = [set() for _ in calls]
-    for i in sources:
-        for j in range(len(calls)):
-            if could_fit(i, j):
-                classes_of_call[j].add(root[i])
-    shared = {c for found in classes_of_call if len(found) > 1 for c in found}
-    return {i for i in sources if root[i] not in shared}
 
 
 def _content_key(call: Call, j: int) -> Any:
