@@ -1,0 +1,113 @@
+"""What SQL on a replay connection may do: work on its private in-memory copy, and no more.
+
+A cases file's `setup` SQL is data, and a tool may run SQL built from an agent's arguments;
+neither may reach a file or outlive its replay. Every replay connection gets an SQLite
+authorizer that denies, at prepare time:
+
+- ATTACH and DETACH: an attached database is a file (or, through a URI, an in-memory
+  database shared with other connections). SQLite runs VACUUM and VACUUM INTO by attaching
+  their target, so both are denied by the same rule (a test pins this).
+- the SQL functions `load_extension` (extension loading is off unless code turns it on) and
+  `fts3_tokenizer` (its two-argument form takes a raw pointer).
+- setting the PRAGMAs that choose where SQLite writes files (`temp_store_directory`,
+  `data_store_directory`, `temp_store`: the connection keeps temporary tables and sorts in
+  memory), that let SQL corrupt the database or skip the journal that rolls back a failed
+  call (`writable_schema`, `journal_mode`, `schema_version`), or that change limits for the
+  whole process (`hard_heap_limit`, `soft_heap_limit`). Reading them is allowed.
+
+A denied statement fails with SQLite's "not authorized"; the connection keeps what was
+denied in `ReplayConnection.denied`, so that replay can say what was refused, and why.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_ATTACH, _DETACH = sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH
+_FUNCTION, _PRAGMA = sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_PRAGMA
+_CHECKED = frozenset({_ATTACH, _DETACH, _FUNCTION, _PRAGMA})
+DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
+DENIED_PRAGMAS = frozenset(
+    {
+        "temp_store_directory",
+        "data_store_directory",
+        "temp_store",
+        "writable_schema",
+        "journal_mode",
+        "schema_version",
+        "hard_heap_limit",
+        "soft_heap_limit",
+    }
+)
+"""PRAGMAs a replay may read but not set (see the module docstring)."""
+WHY = "a replay works on a private in-memory copy and never opens a file"
+
+
+class ReplayConnection(sqlite3.Connection):
+    """A replay's connection: an `sqlite3.Connection` (tools see no difference) that
+    remembers the first statement its guard denied since `denied` was last cleared."""
+
+    denied: str | None = None
+    trusted: bool = False
+    """Set only while toolscore itself attaches a goal database to compare with."""
+
+
+def guard(db: ReplayConnection) -> None:
+    """Keep temporary storage in memory and install the authorizer on `db`."""
+    db.execute("PRAGMA temp_store = MEMORY")
+
+    def authorize(action: int, arg1: str | None, arg2: str | None, *_: str | None) -> int:
+        if action not in _CHECKED:
+            return sqlite3.SQLITE_OK
+        refused = _refused(action, arg1, arg2)
+        if refused is None or (db.trusted and action in (_ATTACH, _DETACH)):
+            return sqlite3.SQLITE_OK
+        if db.denied is None:
+            db.denied = refused
+        return sqlite3.SQLITE_DENY
+
+    db.set_authorizer(authorize)
+
+
+def _refused(action: int, arg1: str | None, arg2: str | None) -> str | None:
+    """What a checked action attempts, worded for an error message; None when allowed."""
+    if action == _ATTACH:
+        target = "a temporary database" if not arg1 else repr(arg1)
+        return f"ATTACH or VACUUM of {target}"
+    if action == _DETACH:
+        return f"DETACH {arg1!r}"
+    if action == _FUNCTION:
+        name = (arg2 or "").lower()
+        return f"the function {name}()" if name in DENIED_FUNCTIONS else None
+    name = (arg1 or "").lower()
+    if name in DENIED_PRAGMAS and arg2 is not None:
+        return f"PRAGMA {name} = {arg2}"
+    return None
+
+
+@contextmanager
+def trusted(db: sqlite3.Connection) -> Iterator[None]:
+    """Let toolscore's own statements attach and detach a database on `db` (any connection;
+    a no-op on one that has no guard). No tool code runs while this is in force."""
+    if not isinstance(db, ReplayConnection):
+        yield
+        return
+    db.trusted = True
+    try:
+        yield
+    finally:
+        db.trusted = False
+
+
+class Denied(Exception):
+    """Replayed SQL attempted what the guard denies (raised once the call or statement ends,
+    even when the tool caught SQLite's error)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+    def __str__(self) -> str:
+        return f"denied: {self.what} ({WHY})"

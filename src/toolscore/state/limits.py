@@ -1,0 +1,162 @@
+"""Time limits on replayed tool code and SQL: a call that runs past its limit is stopped.
+
+A tool is the user's code and an agent's arguments drive it; it may loop forever, and so
+may a case's `setup` SQL. Each call (and each setup statement) runs under `time_limit`:
+
+- Python code is stopped by a signal. On the main thread, a one-shot interval timer
+  (`signal.setitimer`) sends SIGALRM when the limit passes, and the handler raises
+  `CallTimeout` in the tool's code. It is a BaseException, so a tool's `except Exception`
+  does not swallow it; the timer repeats every `TICK` seconds until the call ends, in case a
+  tool catches it anyway. Blocking system calls (`time.sleep`, a socket read) are
+  interrupted too.
+- SQL runs inside SQLite's C code, where no signal handler runs: every replay connection has
+  a progress handler (`watch`) that aborts the statement once the call's deadline has passed.
+- Whatever stopped it, a call that ends after its deadline counts as timed out.
+
+Why signals rather than running each replay in a child process that is killed on timeout:
+replay stays in the scoring process (a case, its calls and its states cross no pipe; the
+tools module keeps its state), `score --workers N` needs nothing more (each worker scores on
+its own main thread), and the cost is two `setitimer` calls per call and one handler swap
+per replay (bench/RESULTS.md). The price is what a process boundary would also catch: off
+the main thread (or without `setitimer`) only SQL is stopped, and a tool that catches
+BaseException in a loop, blocks in C code that never returns to Python, or calls `os._exit`
+cannot be stopped from inside the process.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from types import FrameType, TracebackType
+from typing import Any
+
+from toolscore.state import guard
+
+TICK = 0.05
+"""Seconds between repeated alarms once a call is past its limit."""
+PROGRESS_STEPS = 10_000
+"""SQLite virtual-machine instructions between two deadline checks of a running statement."""
+_OWN_CODE = frozenset({__file__, guard.__file__})
+"""Where the alarm handler does not raise: toolscore's bookkeeping around a call, and the
+SQLite callbacks (an exception raised there would be lost); the call is marked instead."""
+
+
+class CallTimeout(BaseException):
+    """A call ran past its time limit (a BaseException: tool code should not catch it)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
+
+    def __str__(self) -> str:
+        return f"did not return within {self.seconds:g} s (the time limit per call)"
+
+
+class ReplayInterrupted(KeyboardInterrupt):
+    """A KeyboardInterrupt (Ctrl-C, or raised by tool code) during a replay, with where."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.where = where
+
+    def __str__(self) -> str:
+        return f"interrupted during {self.where}"
+
+
+def exit_call(error: SystemExit) -> str:
+    """How tool code asked the process to end, as it would be written: `sys.exit(3)`."""
+    return "sys.exit()" if error.code is None else f"sys.exit({error.code!r})"
+
+
+class _Deadline:
+    """The call being timed on a thread."""
+
+    __slots__ = ("at", "expired", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+        self.expired = False
+
+
+class _Clock(threading.local):
+    call: _Deadline | None = None
+    alarms: bool = False
+    """Whether this thread's calls are stopped by SIGALRM (the main thread, inside
+    `alarms_installed`)."""
+
+
+_clock = _Clock()
+
+
+def watch() -> int:
+    """The progress handler of replay connections: nonzero aborts the running statement."""
+    call = _clock.call
+    if call is None:
+        return 0
+    if call.expired or time.monotonic() > call.at:
+        call.expired = True
+        return 1
+    return 0
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    call = _clock.call
+    if call is None:
+        return
+    call.expired = True
+    if frame is None or frame.f_code.co_filename not in _OWN_CODE:
+        raise CallTimeout(call.seconds)
+
+
+class alarms_installed:  # noqa: N801 -- used as a `with` statement, like a function
+    """While in force on the main thread, calls are stopped by SIGALRM (see the module
+    docstring); elsewhere, or when the process's timer is already in use, it does nothing.
+    Nested uses install the handler once; the previous handler is restored at the end."""
+
+    def __enter__(self) -> None:
+        self.previous: Any = None
+        self.installed = False
+        if (
+            _clock.alarms
+            or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] != 0
+        ):
+            return
+        self.previous = signal.signal(signal.SIGALRM, _on_alarm)
+        self.installed = _clock.alarms = True
+
+    def __exit__(self, *_: object) -> None:
+        if self.installed:
+            _clock.alarms = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+
+
+class time_limit:  # noqa: N801 -- used as a `with` statement, like a function
+    """Run the body as one call limited to `seconds`; raise `CallTimeout` at the end when it
+    was stopped, or ended past its deadline (whatever it raised is then replaced)."""
+
+    __slots__ = ("call", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __enter__(self) -> None:
+        self.call = _clock.call = _Deadline(self.seconds)
+        if _clock.alarms:
+            signal.setitimer(signal.ITIMER_REAL, self.seconds, TICK)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if _clock.alarms:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        _clock.call = None
+        if self.call.expired or time.monotonic() > self.call.at:
+            raise CallTimeout(self.seconds) from None
