@@ -16,12 +16,14 @@ import click
 from rich.console import Console
 
 from toolscore.errors import InputError
+from toolscore.state.limits import ReplayInterrupted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def input_errors(command: F) -> F:
-    """Turn the library's input errors into one line on stderr and exit status 2."""
+    """Turn the library's input errors into one line on stderr and exit status 2 (and an
+    interrupted replay into one line saying where, and exit status 130)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -30,6 +32,9 @@ def input_errors(command: F) -> F:
         except InputError as error:
             click.echo(f"toolscore: error: {error}", err=True)
             sys.exit(2)
+        except ReplayInterrupted as stop:
+            click.echo(f"toolscore: {stop}", err=True)
+            sys.exit(130)
 
     return wrapper  # type: ignore[return-value]
 

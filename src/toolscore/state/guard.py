@@ -111,3 +111,21 @@ class Denied(Exception):
 
     def __str__(self) -> str:
         return f"denied: {self.what} ({WHY})"
+
+
+class refusing:  # noqa: N801 -- used as a `with` statement, like a function
+    """Run the body (a call, a setup statement) on `db` and raise `Denied` at its end when
+    the guard denied anything meanwhile, in place of whatever error the body raised."""
+
+    __slots__ = ("db",)
+
+    def __init__(self, db: ReplayConnection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.denied = None
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        denied = self.db.denied
+        if denied is not None and (kind is None or issubclass(kind, Exception)):
+            raise Denied(denied) from None

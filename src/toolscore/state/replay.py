@@ -26,7 +26,7 @@ from toolscore.dataflow import dependencies, has_unresolved, substitute, topolog
 from toolscore.errors import CaseError, InputError
 from toolscore.model import OMITTED, AnyOf, Call, Case
 from toolscore.state.environment import Environment, Tool, ToolContext
-from toolscore.state.guard import Denied, ReplayConnection
+from toolscore.state.guard import Denied, ReplayConnection, refusing
 from toolscore.state.limits import (
     CallTimeout,
     ReplayInterrupted,
@@ -219,15 +219,12 @@ def invoke(
     rolled back when it raises, runs past the limit or attempts what the guard denies."""
     if any(type(value) in (dict, list) for value in args.values()):
         args = orjson.loads(orjson.dumps(args))  # a tool may change what it is given
-    db.denied = None
     try:
-        with time_limit(env.timeout):
+        with time_limit(env.timeout), refusing(db):
             if tool.takes_ctx:
                 result = tool.function(db, **args, ctx=ctx)
             else:
                 result = tool.function(db, **args)
-        if db.denied is not None:
-            raise Denied(db.denied)
         if db.in_transaction:
             db.commit()
     except BaseException:
@@ -327,15 +324,12 @@ def _setup_sql(
     env: Environment, db: ReplayConnection, ctx: ToolContext, sql: str, where: str, fail: Fail
 ) -> None:
     """Run one SQL item of a setup under the time limit and the guard."""
-    db.denied = None
     try:
-        with time_limit(env.timeout):
+        with time_limit(env.timeout), refusing(db):
             db.executescript(sql)
     except KeyboardInterrupt:
         raise ReplayInterrupted(f"case {ctx.case_id!r}, {where}") from None
-    except CallTimeout as stop:
+    except (CallTimeout, Denied) as stop:
         raise ReplayStopped(where, tool_error(stop)) from None
     except sqlite3.Error as error:
-        if db.denied is not None:
-            raise ReplayStopped(where, str(Denied(db.denied))) from None
         raise fail(where, f"SQL failed: {describe_error(error)}") from None
