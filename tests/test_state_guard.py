@@ -191,7 +191,10 @@ def test_every_risky_pragma_is_denied_when_set_and_allowed_when_read(
 ) -> None:
     value = "'x'" if pragma.endswith("directory") else "0"
     verdict = _verdict(
-        folder, None, ("read_pragma", {"name": pragma}), ("run_sql", {"sql": f"PRAGMA {pragma} = {value}"})
+        folder,
+        None,
+        ("read_pragma", {"name": pragma}),
+        ("run_sql", {"sql": f"PRAGMA {pragma} = {value}"}),
     )
     read, written = verdict.calls
     assert read.error is None
@@ -203,9 +206,7 @@ def test_a_tool_running_agent_sql_cannot_attach_and_its_call_is_an_error(folder:
     store = folder / "store.db"
     before = _sha256(store)
     attack = f"ATTACH '{store}' AS v; INSERT INTO v.t VALUES (666)"
-    verdict = _verdict(
-        folder, None, ("run_sql", {"sql": attack}), ("add", {"x": 2})
-    )
+    verdict = _verdict(folder, None, ("run_sql", {"sql": attack}), ("add", {"x": 2}))
     denied, added = verdict.calls
     assert denied.error == (
         f"denied: ATTACH or VACUUM of {str(store)!r} "

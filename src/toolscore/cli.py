@@ -35,7 +35,7 @@ from toolscore.report.terminal import render_summary, state_lines
 from toolscore.scoring import Summary
 from toolscore.specs import MAX_TIMEOUT, SpecSet, load_specs, read_mapping
 from toolscore.state import Environment, check_state, diff_states, load_environment, replay_case
-from toolscore.state.replay import ReplayStopped
+from toolscore.state.replay import ReplayStoppedError
 from toolscore.store import RunMeta, RunWriter, describe_previous, open_store
 
 PROGRESS_AFTER_SECONDS = 2.0
@@ -341,7 +341,7 @@ def replay_command(
     out = sys.stdout
     try:
         final, outcomes = replay_case(env, case, trajectory.calls, cases_path or "<cases>")
-    except ReplayStopped as stop:
+    except ReplayStoppedError as stop:
         out.write(f"replay stopped at {stop}\n")
         return
     for outcome in outcomes:

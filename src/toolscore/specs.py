@@ -196,7 +196,9 @@ def parse_specs(
 def timeout_problem(value: Any) -> str | None:
     """What is wrong with an `environment.timeout` value (seconds per call), or None."""
     if type(value) not in (int, float) or not 0 < value <= MAX_TIMEOUT:
-        return f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:,.0f}, got {show(value)}"
+        return (
+            f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:,.0f}, got {show(value)}"
+        )
     return None
 
 

@@ -101,7 +101,7 @@ def trusted(db: sqlite3.Connection) -> Iterator[None]:
         db.trusted = False
 
 
-class Denied(Exception):
+class DeniedError(Exception):
     """Replayed SQL attempted what the guard denies (raised once the call or statement ends,
     even when the tool caught SQLite's error)."""
 
@@ -114,7 +114,7 @@ class Denied(Exception):
 
 
 class refusing:  # noqa: N801 -- used as a `with` statement, like a function
-    """Run the body (a call, a setup statement) on `db` and raise `Denied` at its end when
+    """Run the body (a call, a setup statement) on `db` and raise `DeniedError` at its end when
     the guard denied anything meanwhile, in place of whatever error the body raised."""
 
     __slots__ = ("db",)
@@ -128,4 +128,4 @@ class refusing:  # noqa: N801 -- used as a `with` statement, like a function
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
         denied = self.db.denied
         if denied is not None and (kind is None or issubclass(kind, Exception)):
-            raise Denied(denied) from None
+            raise DeniedError(denied) from None

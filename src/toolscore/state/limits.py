@@ -33,8 +33,10 @@ from typing import Any
 
 from toolscore.state import guard
 
-TICK = 0.05
-"""Seconds between repeated alarms once a call is past its limit."""
+TICK = 0.002
+"""Seconds between repeated alarms once a call is past its limit. Short, so that one soon
+lands in the tool's own code even when the tool spends most of its time in SQLite (an alarm
+that lands in a SQLite callback only marks the call)."""
 PROGRESS_STEPS = 10_000
 """SQLite virtual-machine instructions between two deadline checks of a running statement."""
 _OWN_CODE = frozenset({__file__, guard.__file__})

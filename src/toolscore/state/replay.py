@@ -9,7 +9,7 @@ recorded as an error result and replay goes on. So is a call that runs past the 
 (`limits`), ends the process with `sys.exit`, or runs SQL that the guard denies (`guard`).
 The user's own inputs (setup, plans, a tool returning something that is not JSON) are errors
 naming the case and the call; but where the case's setup or plan runs past the time limit
-or is denied, replay stops with `ReplayStopped`, which the verdict records on the case, so
+or is denied, replay stops with `ReplayStoppedError`, which the verdict records on the case, so
 that one such case does not stop the run.
 """
 
@@ -26,7 +26,7 @@ from toolscore.dataflow import dependencies, has_unresolved, substitute, topolog
 from toolscore.errors import CaseError, InputError
 from toolscore.model import OMITTED, AnyOf, Call, Case
 from toolscore.state.environment import Environment, Tool, ToolContext
-from toolscore.state.guard import Denied, ReplayConnection, refusing
+from toolscore.state.guard import DeniedError, ReplayConnection, refusing
 from toolscore.state.limits import (
     CallTimeout,
     ReplayInterrupted,
@@ -58,7 +58,7 @@ class CallOutcome(NamedTuple):
         return {"call": self.call, "name": self.name, "result": self.result}
 
 
-class ReplayStopped(Exception):
+class ReplayStoppedError(Exception):
     """A case's own setup or plan could not be replayed: a call or statement ran past the
     time limit, or attempted what the guard denies. The case fails with this as its error."""
 
@@ -155,8 +155,8 @@ def replay_plan(
                 result = invoke(env, tool, db, args, ctx)
             except KeyboardInterrupt:
                 raise ReplayInterrupted(f"case {case.id!r}, {where} ({call.name})") from None
-            except (CallTimeout, Denied) as stop:
-                raise ReplayStopped(f"{where} ({call.name})", tool_error(stop)) from None
+            except (CallTimeout, DeniedError) as stop:
+                raise ReplayStoppedError(f"{where} ({call.name})", tool_error(stop)) from None
             except (Exception, SystemExit) as exc:
                 raise fail(
                     where,
@@ -254,7 +254,7 @@ def tool_error(error: BaseException) -> str:
     """What stopped a tool call, as one line (an exception's type and message)."""
     if isinstance(error, CallTimeout):
         return f"timed out: {error}"
-    if isinstance(error, Denied):
+    if isinstance(error, DeniedError):
         return str(error)
     if isinstance(error, SystemExit):
         return f"SystemExit: the tool called {exit_call(error)}"
@@ -313,8 +313,8 @@ def _setup(env: Environment, db: ReplayConnection, ctx: ToolContext, node: Any, 
             invoke(env, tool, db, item.get("args", {}), ctx)
         except KeyboardInterrupt:
             raise ReplayInterrupted(f"case {ctx.case_id!r}, {where}") from None
-        except (CallTimeout, Denied) as stop:
-            raise ReplayStopped(where, tool_error(stop)) from None
+        except (CallTimeout, DeniedError) as stop:
+            raise ReplayStoppedError(where, tool_error(stop)) from None
         except (Exception, SystemExit) as exc:
             raise fail(where, f"{item['name']} raised {tool_error(exc)}") from None
         _check_open(env, db, ctx, where)
@@ -329,7 +329,7 @@ def _setup_sql(
             db.executescript(sql)
     except KeyboardInterrupt:
         raise ReplayInterrupted(f"case {ctx.case_id!r}, {where}") from None
-    except (CallTimeout, Denied) as stop:
-        raise ReplayStopped(where, tool_error(stop)) from None
+    except (CallTimeout, DeniedError) as stop:
+        raise ReplayStoppedError(where, tool_error(stop)) from None
     except sqlite3.Error as error:
         raise fail(where, f"SQL failed: {describe_error(error)}") from None

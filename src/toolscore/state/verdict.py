@@ -24,13 +24,12 @@ from toolscore.model import Call, Case
 from toolscore.state.diff import StateDiff, diff_states
 from toolscore.state.environment import Environment
 from toolscore.state.goal import GOAL_FORMS, annotated_goal
-from toolscore.state.guard import ReplayConnection
 from toolscore.state.limits import alarms_installed
 from toolscore.state.outputs import missing_outputs
 from toolscore.state.replay import (
     CallOutcome,
     Fail,
-    ReplayStopped,
+    ReplayStoppedError,
     case_error,
     follows_plan,
     replay_plan,
@@ -141,10 +140,8 @@ def check_state(
                 )
             passed, diff, hashes, outcomes = _against_annotation(env, case, calls, node, fail)
             return StateVerdict(passed, diff, outputs_passed, missing, outcomes, goal, None, hashes)
-    except ReplayStopped as stop:
-        return StateVerdict(
-            False, None, outputs_passed, missing, stop.calls, goal, error=str(stop)
-        )
+    except ReplayStoppedError as stop:
+        return StateVerdict(False, None, outputs_passed, missing, stop.calls, goal, error=str(stop))
 
 
 def _against_annotation(
@@ -192,7 +189,7 @@ def _against_plans(
             first = first or judged
         assert first is not None
         return first[0], first[1], 0, first[2], outcomes
-    except ReplayStopped as stop:
+    except ReplayStoppedError as stop:
         stop.calls = outcomes  # the agent's calls were replayed; a plan could not be
         raise
     finally:
