@@ -256,3 +256,22 @@ def test_ordinary_sql_and_pragmas_still_work(folder: Path) -> None:
         [["memory"]],
         [[0, "x", "INTEGER", 0, None, 0]],
     ]
+
+
+def test_the_replay_command_says_where_a_denied_setup_stopped(folder: Path) -> None:
+    store = folder / "store.db"
+    before = _sha256(store)
+    setup = [f"ATTACH '{store}' AS v", "INSERT INTO v.t VALUES (666)"]
+    cases = _write_jsonl(folder / "cases.jsonl", [{"id": "c", "plans": [], "setup": setup}])
+    outputs = _write_jsonl(folder / "outputs.jsonl", [{"id": "c", "calls": []}])
+    result = CliRunner().invoke(
+        cli,
+        ["replay", "--specs", str(folder / "tools.json"), "--cases", cases, "--outputs", outputs,
+         "--case", "c", "--tool-timeout", "5"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.output == (
+        f"replay stopped at setup[0]: denied: ATTACH or VACUUM of {str(store)!r} "
+        "(a replay works on a private in-memory copy and never opens a file)\n"
+    )
+    assert _sha256(store) == before

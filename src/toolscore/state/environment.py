@@ -97,9 +97,7 @@ class Environment:
         (`guard`: it reaches no file) and watched (`limits`: its statements can be stopped)."""
         db = sqlite3.connect(":memory:", factory=ReplayConnection)
         db.deserialize(self.image)
-        if self.foreign_keys:
-            db.execute("PRAGMA foreign_keys = ON")
-        guard(db)
+        guard(db, *(["PRAGMA foreign_keys = ON"] if self.foreign_keys else []))
         db.set_progress_handler(watch, PROGRESS_STEPS)
         return db
 

@@ -22,12 +22,13 @@ denied in `ReplayConnection.denied`, so that replay can say what was refused, an
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 _ATTACH, _DETACH = sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH
 _FUNCTION, _PRAGMA = sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_PRAGMA
 _CHECKED = frozenset({_ATTACH, _DETACH, _FUNCTION, _PRAGMA})
+_OK, _DENY = sqlite3.SQLITE_OK, sqlite3.SQLITE_DENY
 DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
 DENIED_PRAGMAS = frozenset(
     {
@@ -50,24 +51,27 @@ class ReplayConnection(sqlite3.Connection):
     remembers the first statement its guard denied since `denied` was last cleared."""
 
     denied: str | None = None
-    trusted: bool = False
-    """Set only while toolscore itself attaches a goal database to compare with."""
+    authorizer: Callable[..., int] | None = None
 
 
-def guard(db: ReplayConnection) -> None:
-    """Keep temporary storage in memory and install the authorizer on `db`."""
-    db.execute("PRAGMA temp_store = MEMORY")
+def guard(db: ReplayConnection, *settings: str) -> None:
+    """Keep temporary storage in memory and install the authorizer on `db`; `settings` are
+    more PRAGMAs to apply first (one script runs them all: a statement costs more alone)."""
+    db.executescript("; ".join(("PRAGMA temp_store = MEMORY", *settings)))
 
-    def authorize(action: int, arg1: str | None, arg2: str | None, *_: str | None) -> int:
+    def authorize(
+        action: int, arg1: str | None, arg2: str | None, schema: str | None, source: str | None
+    ) -> int:
         if action not in _CHECKED:
-            return sqlite3.SQLITE_OK
+            return _OK
         refused = _refused(action, arg1, arg2)
-        if refused is None or (db.trusted and action in (_ATTACH, _DETACH)):
-            return sqlite3.SQLITE_OK
+        if refused is None:
+            return _OK
         if db.denied is None:
             db.denied = refused
-        return sqlite3.SQLITE_DENY
+        return _DENY
 
+    db.authorizer = authorize
     db.set_authorizer(authorize)
 
 
@@ -89,16 +93,17 @@ def _refused(action: int, arg1: str | None, arg2: str | None) -> str | None:
 
 @contextmanager
 def trusted(db: sqlite3.Connection) -> Iterator[None]:
-    """Let toolscore's own statements attach and detach a database on `db` (any connection;
-    a no-op on one that has no guard). No tool code runs while this is in force."""
-    if not isinstance(db, ReplayConnection):
+    """Run toolscore's own statements on `db` without the authorizer: reading states, and
+    attaching a goal database to compare with (a no-op on a connection with no guard). No
+    tool code runs meanwhile, and SQLite is spared a callback per column read."""
+    if not isinstance(db, ReplayConnection) or db.authorizer is None:
         yield
         return
-    db.trusted = True
+    db.set_authorizer(None)
     try:
         yield
     finally:
-        db.trusted = False
+        db.set_authorizer(db.authorizer)
 
 
 class DeniedError(Exception):

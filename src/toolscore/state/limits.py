@@ -71,19 +71,9 @@ def exit_call(error: SystemExit) -> str:
     return "sys.exit()" if error.code is None else f"sys.exit({error.code!r})"
 
 
-class _Deadline:
-    """The call being timed on a thread."""
-
-    __slots__ = ("at", "expired", "seconds")
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.at = time.monotonic() + seconds
-        self.expired = False
-
-
 class _Clock(threading.local):
-    call: _Deadline | None = None
+    call: time_limit | None = None
+    """The call being timed on this thread."""
     alarms: bool = False
     """Whether this thread's calls are stopped by SIGALRM (the main thread, inside
     `alarms_installed`)."""
@@ -141,13 +131,17 @@ class time_limit:  # noqa: N801 -- used as a `with` statement, like a function
     """Run the body as one call limited to `seconds`; raise `CallTimeout` at the end when it
     was stopped, or ended past its deadline (whatever it raised is then replaced)."""
 
-    __slots__ = ("call", "seconds")
+    __slots__ = ("at", "expired", "seconds")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
+        self.at = 0.0
+        self.expired = False
+        """Set once the call is past its deadline (by the alarm or the progress handler)."""
 
     def __enter__(self) -> None:
-        self.call = _clock.call = _Deadline(self.seconds)
+        self.at = time.monotonic() + self.seconds
+        _clock.call = self
         if _clock.alarms:
             signal.setitimer(signal.ITIMER_REAL, self.seconds, TICK)
 
@@ -160,5 +154,5 @@ class time_limit:  # noqa: N801 -- used as a `with` statement, like a function
         if _clock.alarms:
             signal.setitimer(signal.ITIMER_REAL, 0)
         _clock.call = None
-        if self.call.expired or time.monotonic() > self.call.at:
+        if self.expired or time.monotonic() > self.at:
             raise CallTimeout(self.seconds) from None

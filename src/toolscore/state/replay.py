@@ -26,7 +26,7 @@ from toolscore.dataflow import dependencies, has_unresolved, substitute, topolog
 from toolscore.errors import CaseError, InputError
 from toolscore.model import OMITTED, AnyOf, Call, Case
 from toolscore.state.environment import Environment, Tool, ToolContext
-from toolscore.state.guard import DeniedError, ReplayConnection, refusing
+from toolscore.state.guard import DeniedError, ReplayConnection, refusing, trusted
 from toolscore.state.limits import (
     CallTimeout,
     ReplayInterrupted,
@@ -96,9 +96,10 @@ def start(env: Environment, case: Case, fail: Fail) -> tuple[ReplayConnection, T
 
 def snapshot(env: Environment, db: sqlite3.Connection) -> Snapshot:
     """The compared state of a replay's database (its schema read again if it changed)."""
-    same = schema_version(db) == env.schema_version
-    shapes = env.shapes if same else read_shapes(db, env.ignore)
-    return take_snapshot(db, shapes.values())
+    with trusted(db):
+        same = schema_version(db) == env.schema_version
+        shapes = env.shapes if same else read_shapes(db, env.ignore)
+        return take_snapshot(db, shapes.values())
 
 
 def run_calls(
