@@ -36,6 +36,7 @@ STORE = "CREATE TABLE t (x INTEGER);\nINSERT INTO t VALUES (1);\n"
 FOREVER = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
 
 TOOLS = f"""\
+import signal
 import sqlite3
 import sys
 import time
@@ -75,6 +76,11 @@ def leave(db, code):
 
 def interrupt(db):
     raise KeyboardInterrupt
+
+
+def ring(db):
+    signal.raise_signal(signal.SIGALRM)
+    return "rang"
 """
 
 SPEC: dict[str, Any] = {
@@ -87,6 +93,7 @@ SPEC: dict[str, Any] = {
         "nap": {"args": {}},
         "leave": {"args": {"code": "ignored"}},
         "interrupt": {"args": {}},
+        "ring": {"args": {}},
     },
     "environment": {"database": "store.sql", "tools": "tools.py", "timeout": LIMIT},
 }
@@ -148,6 +155,12 @@ def test_the_alarm_handler_and_timer_are_restored_after_a_replay(folder: Path) -
     _verdict(_env(folder), ("spin", {"x": 5}))
     assert signal.getsignal(signal.SIGALRM) is before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_sigalrm_that_is_not_the_time_limit_s_does_not_stop_the_call(folder: Path) -> None:
+    verdict = _verdict(_env(folder, timeout=30), ("ring", {}))
+    assert verdict.calls[0].result == "rang"
+    assert verdict.calls[0].error is None
 
 
 def test_a_timer_already_in_use_is_left_alone_and_sql_is_still_stopped(folder: Path) -> None:

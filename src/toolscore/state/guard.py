@@ -16,13 +16,13 @@ authorizer that denies, at prepare time:
   whole process (`hard_heap_limit`, `soft_heap_limit`). Reading them is allowed.
 
 A denied statement fails with SQLite's "not authorized"; the connection keeps what was
-denied in `ReplayConnection.denied`, so that replay can say what was refused, and why.
+denied (`Guard.denied`), so that replay can say what was refused, and why.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 _ATTACH, _DETACH = sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH
@@ -46,33 +46,48 @@ DENIED_PRAGMAS = frozenset(
 WHY = "a replay works on a private in-memory copy and never opens a file"
 
 
-class ReplayConnection(sqlite3.Connection):
-    """A replay's connection: an `sqlite3.Connection` (tools see no difference) that
-    remembers the first statement its guard denied since `denied` was last cleared."""
+class Guard:
+    """A connection's authorizer, which keeps the first thing it denied since `denied` was
+    last cleared. It holds no reference to its connection: a closed connection is freed at
+    once, not at the next garbage collection."""
 
-    denied: str | None = None
-    authorizer: Callable[..., int] | None = None
+    __slots__ = ("denied",)
+
+    def __init__(self) -> None:
+        self.denied: str | None = None
+
+    def authorize(
+        self,
+        action: int,
+        arg1: str | None,
+        arg2: str | None,
+        schema: str | None,
+        source: str | None,
+    ) -> int:
+        """SQLite's authorizer callback: OK, or DENY (noting what was denied)."""
+        if action not in _CHECKED:
+            return _OK
+        refused = _refused(action, arg1, arg2)
+        if refused is None:
+            return _OK
+        if self.denied is None:
+            self.denied = refused
+        return _DENY
+
+
+class ReplayConnection(sqlite3.Connection):
+    """A replay's connection: an `sqlite3.Connection` (tools see no difference) with the
+    guard that `guard` installed on it."""
+
+    guard: Guard | None = None
 
 
 def guard(db: ReplayConnection, *settings: str) -> None:
     """Keep temporary storage in memory and install the authorizer on `db`; `settings` are
     more PRAGMAs to apply first (one script runs them all: a statement costs more alone)."""
     db.executescript("; ".join(("PRAGMA temp_store = MEMORY", *settings)))
-
-    def authorize(
-        action: int, arg1: str | None, arg2: str | None, schema: str | None, source: str | None
-    ) -> int:
-        if action not in _CHECKED:
-            return _OK
-        refused = _refused(action, arg1, arg2)
-        if refused is None:
-            return _OK
-        if db.denied is None:
-            db.denied = refused
-        return _DENY
-
-    db.authorizer = authorize
-    db.set_authorizer(authorize)
+    db.guard = Guard()
+    db.set_authorizer(db.guard.authorize)
 
 
 def _refused(action: int, arg1: str | None, arg2: str | None) -> str | None:
@@ -96,14 +111,14 @@ def trusted(db: sqlite3.Connection) -> Iterator[None]:
     """Run toolscore's own statements on `db` without the authorizer: reading states, and
     attaching a goal database to compare with (a no-op on a connection with no guard). No
     tool code runs meanwhile, and SQLite is spared a callback per column read."""
-    if not isinstance(db, ReplayConnection) or db.authorizer is None:
+    if not isinstance(db, ReplayConnection) or db.guard is None:
         yield
         return
     db.set_authorizer(None)
     try:
         yield
     finally:
-        db.set_authorizer(db.authorizer)
+        db.set_authorizer(db.guard.authorize)
 
 
 class DeniedError(Exception):
@@ -122,15 +137,16 @@ class refusing:  # noqa: N801 -- used as a `with` statement, like a function
     """Run the body (a call, a setup statement) on `db` and raise `DeniedError` at its end when
     the guard denied anything meanwhile, in place of whatever error the body raised."""
 
-    __slots__ = ("db",)
+    __slots__ = ("guard",)
 
     def __init__(self, db: ReplayConnection) -> None:
-        self.db = db
+        assert db.guard is not None
+        self.guard = db.guard
 
     def __enter__(self) -> None:
-        self.db.denied = None
+        self.guard.denied = None
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        denied = self.db.denied
+        denied = self.guard.denied
         if denied is not None and (kind is None or issubclass(kind, Exception)):
             raise DeniedError(denied) from None

@@ -6,9 +6,10 @@ may a case's `setup` SQL. Each call (and each setup statement) runs under `time_
 - Python code is stopped by a signal. On the main thread, a one-shot interval timer
   (`signal.setitimer`) sends SIGALRM when the limit passes, and the handler raises
   `CallTimeout` in the tool's code. It is a BaseException, so a tool's `except Exception`
-  does not swallow it; the timer repeats every `TICK` seconds until the call ends, in case a
-  tool catches it anyway. Blocking system calls (`time.sleep`, a socket read) are
-  interrupted too.
+  does not swallow it; the handler sets the timer again for `TICK` seconds, in case a tool
+  catches it anyway. Blocking system calls (`time.sleep`, a socket read) are interrupted
+  too. Each call sets the timer, replacing the previous call's; it is cleared when the
+  replay ends (`alarms_installed`), and a late alarm between calls is ignored.
 - SQL runs inside SQLite's C code, where no signal handler runs: every replay connection has
   a progress handler (`watch`) that aborts the statement once the call's deadline has passed.
 - Whatever stopped it, a call that ends after its deadline counts as timed out.
@@ -16,11 +17,13 @@ may a case's `setup` SQL. Each call (and each setup statement) runs under `time_
 Why signals rather than running each replay in a child process that is killed on timeout:
 replay stays in the scoring process (a case, its calls and its states cross no pipe; the
 tools module keeps its state), `score --workers N` needs nothing more (each worker scores on
-its own main thread), and the cost is two `setitimer` calls per call and one handler swap
-per replay (bench/RESULTS.md). The price is what a process boundary would also catch: off
-the main thread (or without `setitimer`) only SQL is stopped, and a tool that catches
-BaseException in a loop, blocks in C code that never returns to Python, or calls `os._exit`
-cannot be stopped from inside the process.
+its own main thread), and the cost is one `setitimer` call per call and one handler swap per
+replay, or per chunk of cases when scoring (bench/RESULTS.md). The price is what a process
+boundary would also catch: off the main thread (or without `setitimer`) only SQL is stopped,
+and a tool that catches BaseException in a loop, blocks in C code that never returns to
+Python, or calls `os._exit` cannot be stopped from inside the process. While a replay runs
+on the main thread, SIGALRM is toolscore's; a process whose timer is already running keeps
+it, and only SQL is stopped then.
 """
 
 from __future__ import annotations
@@ -95,9 +98,10 @@ def watch() -> int:
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     call = _clock.call
-    if call is None:
-        return
+    if call is None or time.monotonic() < call.at - 0.001:
+        return  # between calls (an earlier call's timer), or a SIGALRM we did not send
     call.expired = True
+    signal.setitimer(signal.ITIMER_REAL, TICK)  # again soon, should the tool catch this one
     if frame is None or frame.f_code.co_filename not in _OWN_CODE:
         raise CallTimeout(call.seconds)
 
@@ -142,8 +146,8 @@ class time_limit:  # noqa: N801 -- used as a `with` statement, like a function
     def __enter__(self) -> None:
         self.at = time.monotonic() + self.seconds
         _clock.call = self
-        if _clock.alarms:
-            signal.setitimer(signal.ITIMER_REAL, self.seconds, TICK)
+        if _clock.alarms:  # replaces the previous call's timer: no need to disarm each one
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
 
     def __exit__(
         self,
@@ -151,8 +155,6 @@ class time_limit:  # noqa: N801 -- used as a `with` statement, like a function
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if _clock.alarms:
-            signal.setitimer(signal.ITIMER_REAL, 0)
         _clock.call = None
         if self.expired or time.monotonic() > self.at:
             raise CallTimeout(self.seconds) from None
