@@ -1,6 +1,7 @@
 """Measure state-based scoring: replay cases against a SQLite database, print cases per second.
 
 Usage: python bench/state.py [--n N] [--repeat R] [--record]
+       python bench/state.py --n N --replay-only K   (under valgrind: instructions per case)
 
 Each case replays 3 calls of the support example's tools (examples/support/env/tools.py)
 against a generated 1,000-row database and compares the final state with the state its plan
@@ -156,13 +157,33 @@ def copy_cost(env: Environment, repeat: int) -> Figure:
     return Figure("f. isolated copy of the database", f"{fresh:.0f} µs", "-", None, note)
 
 
+def replay_only(n: int, k: int) -> None:
+    """Generate `n` cases and replay the first `k` once (see `--replay-only`)."""
+    pairs = cases(n)
+    with tempfile.TemporaryDirectory() as folder:
+        env = environment(make_database(Path(folder)), "diff")
+        for case, trajectory in pairs[:k]:
+            check_state(env, case, trajectory.calls, trajectory.response)
+
+
 def main() -> None:
     """Run the measurements, print the table, and append it to RESULTS.md with --record."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000, help="cases to replay")
     parser.add_argument("--repeat", type=int, default=3, help="timed repetitions (best is kept)")
     parser.add_argument("--record", action="store_true", help="append the results to RESULTS.md")
+    parser.add_argument(
+        "--replay-only",
+        type=int,
+        metavar="K",
+        help="replay the first K of the N cases once and print nothing: run it under "
+        "`valgrind --tool=callgrind` for K and K' and divide the difference in instructions "
+        "by K' - K, a per-case cost that a busy machine does not blur",
+    )
     args = parser.parse_args()
+    if args.replay_only is not None:
+        replay_only(args.n, args.replay_only)
+        return
     started, clock = datetime.now(UTC), time.perf_counter()
     header = ["| figure | measured | target | result | notes |", "|---|---|---|---|---|"]
     print("\n".join(header), flush=True)

@@ -35,13 +35,21 @@ from toolscore.report.json_report import ReportWriter, report_header
 from toolscore.report.printable import printable
 from toolscore.report.terminal import render_summary, state_lines
 from toolscore.scoring import Summary
-from toolscore.specs import SpecSet, load_specs, read_mapping
+from toolscore.specs import MAX_TIMEOUT, SpecSet, load_specs, read_mapping
 from toolscore.state import Environment, check_state, diff_states, load_environment, replay_case
+from toolscore.state.replay import ReplayStoppedError
 from toolscore.store import RunMeta, RunWriter, describe_previous, open_store
 
 PROGRESS_AFTER_SECONDS = 2.0
 SPEC_ENVIRONMENT = "spec"
 """What `--env` given without a file means: the spec file's own environment block."""
+TOOL_TIMEOUT = click.option(
+    "--tool-timeout",
+    type=click.FloatRange(0, MAX_TIMEOUT, min_open=True),
+    metavar="SECONDS",
+    help="How long each replayed tool call may run (overrides the environment's `timeout`; "
+    "default 10).",
+)
 PARALLEL_MIN_BYTES = 4 << 20
 """Below this size of cases file, `--workers 0` scores in process: starting the workers would
 take longer than the work they save (a few thousand cases)."""
@@ -118,6 +126,7 @@ class _ProgressBar:
     help="Also replay each case's calls against a store and judge its final state: the "
     "spec's environment block, or FILE's (imports the tools module).",
 )
+@TOOL_TIMEOUT
 @click.option(
     "--workers",
     default=0,
@@ -147,6 +156,7 @@ def score_command(
     json_target: str | None,
     fail_under: float | None,
     env_path: str | None,
+    tool_timeout: float | None,
     workers: int,
     db_path: str | None,
     save: bool,
@@ -156,7 +166,7 @@ def score_command(
     """Score an outputs file against a cases file under a spec file."""
     specs = load_specs(specs_path)
     check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
-    env = None if env_path is None else environment(specs, specs_path, env_path)
+    env = optional_environment(specs, specs_path, env_path, tool_timeout)
     counter = ByteCounter()
     report = ReportWriter(json_target, sys.stdout.buffer) if json_target else None
     failed: list[CaseResult] = []
@@ -275,9 +285,24 @@ def lint_command(specs_path: str, cases_path: str | None, strict: bool) -> None:
         sys.exit(1)
 
 
-def environment(specs: SpecSet, specs_path: str, env_path: str) -> Environment:
+def optional_environment(
+    specs: SpecSet, specs_path: str, env_path: str | None, tool_timeout: float | None
+) -> Environment | None:
+    """The environment `--env` asks for, or None without `--env` (then `--tool-timeout`,
+    which only limits replayed calls, is a usage error)."""
+    if env_path is None:
+        if tool_timeout is not None:
+            raise click.UsageError("--tool-timeout applies to replay: add --env")
+        return None
+    return environment(specs, specs_path, env_path, tool_timeout)
+
+
+def environment(
+    specs: SpecSet, specs_path: str, env_path: str, tool_timeout: float | None = None
+) -> Environment:
     """The store to replay calls against: the spec's `environment` block, or a file's (a
-    spec file with such a block, or a file holding the block itself)."""
+    spec file with such a block, or a file holding the block itself); `tool_timeout`, when
+    given, replaces the block's `timeout`."""
     if env_path == SPEC_ENVIRONMENT:
         if specs.environment is None:
             raise InputError(specs_path, "no environment block: add one, or name a file with --env")
@@ -288,6 +313,8 @@ def environment(specs: SpecSet, specs_path: str, env_path: str) -> Environment:
         if not isinstance(block, dict):
             raise InputError(env_path, "must be a mapping", field="environment")
         config, base, source = block, Path(env_path).parent, env_path
+    if tool_timeout is not None:
+        config = {**config, "timeout": tool_timeout}
     env = load_environment(config, base, source)
     lacking = env.lacking(specs.tools)
     if lacking:
@@ -319,15 +346,21 @@ def environment(specs: SpecSet, specs_path: str, env_path: str) -> Environment:
 )
 @click.option("--case", "case_id", required=True, help="The id of the case to replay.")
 @click.option("--cases", "cases_path", help="Cases file: its setup and goal state for the case.")
+@TOOL_TIMEOUT
 @input_errors
 def replay_command(
-    specs_path: str, env_path: str, outputs_path: str, case_id: str, cases_path: str | None
+    specs_path: str,
+    env_path: str,
+    outputs_path: str,
+    case_id: str,
+    cases_path: str | None,
+    tool_timeout: float | None,
 ) -> None:
     """Replay one case's calls against the store and print each call's outcome and the final
     state's difference from the goal (with --cases) or from the initial state."""
     specs = load_specs(specs_path)
     check_inputs(("--outputs", outputs_path), ("--cases", cases_path))
-    env = environment(specs, specs_path, env_path)
+    env = environment(specs, specs_path, env_path, tool_timeout)
     trajectory = next((t for t in read_outputs(outputs_path) if t.case_id == case_id), None)
     if trajectory is None:
         raise InputError(outputs_path, f"no output for case {case_id!r}", field="id")
@@ -337,8 +370,12 @@ def replay_command(
         if found is None:
             raise InputError(cases_path, f"no case {case_id!r}", field="id")
         case = found
-    final, outcomes = replay_case(env, case, trajectory.calls, cases_path or "<cases>")
     out = sys.stdout
+    try:
+        final, outcomes = replay_case(env, case, trajectory.calls, cases_path or "<cases>")
+    except ReplayStoppedError as stop:
+        out.write(f"replay stopped at {stop}\n")
+        return
     for outcome in outcomes:
         shown = (
             f"error: {outcome.error}" if outcome.error else orjson.dumps(outcome.result).decode()

@@ -27,6 +27,7 @@ from toolscore.report.json_report import case_to_json, plain
 from toolscore.scoring import SummaryBuilder, outcome_passed, score_case, with_state
 from toolscore.specs import SpecSet
 from toolscore.state import Environment
+from toolscore.state.limits import alarms_installed
 from toolscore.store.codec import ResultRow
 from toolscore.store.writer import result_row
 
@@ -73,6 +74,13 @@ def _start_worker(specs: SpecSet, sources: tuple[str, str], env: Environment | N
 
 
 def _score_chunk(
+    chunk: Chunk, want_report: bool, want_rows: bool, keep_failures: int
+) -> ChunkOutcome:
+    with alarms_installed():  # once a chunk, not once a case (see state.limits)
+        return _score_cases(chunk, want_report, want_rows, keep_failures)
+
+
+def _score_cases(
     chunk: Chunk, want_report: bool, want_rows: bool, keep_failures: int
 ) -> ChunkOutcome:
     specs = _state.specs

@@ -25,6 +25,10 @@ RELAXATIONS = ("extra_calls", "unknown_args")
 _TOP_KEYS = ("version", "tools", "relax", "environment")
 _TOOL_KEYS = ("version", "args", "description")
 _RELAX_KEYS = ("allow", "tools", "reason")
+DEFAULT_TIMEOUT = 10.0
+"""Seconds a replayed tool call (or a setup statement) may run when `environment.timeout`
+does not say."""
+MAX_TIMEOUT = 86_400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +162,10 @@ def parse_specs(
         environment = data.get("environment")
         if environment is not None and not isinstance(environment, Mapping):
             problems.add("environment", "must be a mapping with database and tools")
+        elif environment is not None and "timeout" in environment:
+            problem = timeout_problem(environment["timeout"])
+            if problem is not None:
+                problems.add("environment.timeout", problem)
     else:
         problems.add("(top)", "a spec is a mapping with 'tools', or a list of tool definitions")
         return None, problems.errors
@@ -167,6 +175,15 @@ def parse_specs(
         return None, problems.errors
     label = None if version is None else str(version)
     return SpecSet(tools, relaxations, label, source, sha256, environment), []
+
+
+def timeout_problem(value: Any) -> str | None:
+    """What is wrong with an `environment.timeout` value (seconds per call), or None."""
+    if type(value) not in (int, float) or not 0 < value <= MAX_TIMEOUT:
+        return (
+            f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:,.0f}, got {show(value)}"
+        )
+    return None
 
 
 def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpec]]:

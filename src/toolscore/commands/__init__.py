@@ -17,12 +17,14 @@ from rich.console import Console
 
 from toolscore.errors import InputError
 from toolscore.report.printable import printable
+from toolscore.state.limits import ReplayInterrupted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def input_errors(command: F) -> F:
-    """Turn the library's input errors into one line on stderr and exit status 2."""
+    """Turn the library's input errors into one line on stderr and exit status 2 (and an
+    interrupted replay into one line saying where, and exit status 130)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -31,6 +33,9 @@ def input_errors(command: F) -> F:
         except InputError as error:
             click.echo(f"toolscore: error: {printable(error)}", err=True)
             sys.exit(2)
+        except ReplayInterrupted as stop:
+            click.echo(f"toolscore: {printable(stop)}", err=True)
+            sys.exit(130)
 
     return wrapper  # type: ignore[return-value]
 

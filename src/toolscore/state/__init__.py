@@ -3,6 +3,7 @@ the final state with a goal state (outcomes decide, calls diagnose).
 
 - `environment`: load the `environment` block of a spec (database, tools module, ignore).
 - `replay`: replay calls on a private in-memory copy of the database, one per replay.
+- `guard`, `limits`: what replayed SQL may do (reach no file), and how long a call may run.
 - `snapshot`, `diff`: read a state, compare two states table by table, hash a state.
 - `goal`: read a case's annotated `goal_state`.
 - `outputs`: the `required_outputs` check on the agent's final response.

@@ -26,6 +26,9 @@ from urllib.parse import quote as quote_uri
 
 from toolscore.errors import InputError
 from toolscore.rules import show, suggest
+from toolscore.specs import DEFAULT_TIMEOUT, timeout_problem
+from toolscore.state.guard import ReplayConnection, guard
+from toolscore.state.limits import PROGRESS_STEPS, ReplayInterrupted, exit_call, watch
 from toolscore.state.snapshot import (
     Ignore,
     Snapshot,
@@ -38,7 +41,7 @@ from toolscore.state.snapshot import (
 COMPARE_MODES = ("diff", "exact")
 DEFAULT_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 """The clock tools see when the environment does not set `now`."""
-_KEYS = ("database", "tools", "ignore", "compare", "now", "foreign_keys")
+_KEYS = ("database", "tools", "ignore", "compare", "now", "foreign_keys", "timeout")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -82,17 +85,20 @@ class Environment:
     compare: Literal["diff", "exact"]
     now: datetime
     foreign_keys: bool
+    timeout: float
+    """Seconds each tool call (and each setup statement) may run (`limits`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Worker processes load the environment again (the tools module is imported there).
         return (load_environment, (dict(self.config), self.base_dir, self.source))
 
-    def connect(self) -> sqlite3.Connection:
-        """A new connection to a private in-memory copy of the initial database."""
-        db = sqlite3.connect(":memory:")
+    def connect(self) -> ReplayConnection:
+        """A new connection to a private in-memory copy of the initial database, guarded
+        (`guard`: it reaches no file) and watched (`limits`: its statements can be stopped)."""
+        db = sqlite3.connect(":memory:", factory=ReplayConnection)
         db.deserialize(self.image)
-        if self.foreign_keys:
-            db.execute("PRAGMA foreign_keys = ON")
+        guard(db, *(["PRAGMA foreign_keys = ON"] if self.foreign_keys else []))
+        db.set_progress_handler(watch, PROGRESS_STEPS)
         return db
 
     def context(self, case_id: str) -> ToolContext:
@@ -116,6 +122,7 @@ class Environment:
                 **{table: sorted(cols) for table, cols in sorted(self.ignore.columns.items())},
             },
             "now": self.now.isoformat(),
+            "timeout": self.timeout,
         }
 
 
@@ -146,6 +153,10 @@ def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> 
     if not isinstance(foreign_keys, bool):
         raise fail("foreign_keys", f"must be true or false, got {show(foreign_keys)}")
     now = _now(config.get("now", DEFAULT_NOW), fail)
+    timeout = config.get("timeout", DEFAULT_TIMEOUT)
+    problem = timeout_problem(timeout)
+    if problem is not None:
+        raise fail("timeout", problem)
 
     database = base_dir / config["database"]
     template = _template(database, source)
@@ -174,6 +185,7 @@ def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> 
         compare=compare,
         now=now,
         foreign_keys=foreign_keys,
+        timeout=float(timeout),
     )
 
 
@@ -329,6 +341,12 @@ def _import_tools(
         raise fail(
             "tools", f"cannot import {reference!r}: SyntaxError: {error.msg}{where}"
         ) from None
+    except SystemExit as error:
+        raise fail(
+            "tools", f"cannot import {reference!r}: it called {exit_call(error)} on import"
+        ) from None
+    except KeyboardInterrupt:
+        raise ReplayInterrupted(f"the import of the tools module {reference!r}") from None
     except Exception as error:
         message = str(error).splitlines()[0] if str(error) else ""
         raise fail(

@@ -5,8 +5,12 @@ shared between cases, or between the agent's replay and a plan's), applies the c
 `setup`, then calls the tools in order. Each call is a unit of work, as in a request handler:
 committed when the tool returns, rolled back when it raises. What the agent did is never an
 error here: a call with unparseable arguments, to a tool the module lacks, or that raises, is
-recorded as an error result and replay goes on. The user's own inputs (setup, plans, a tool
-returning something that is not JSON) are errors naming the case and the call.
+recorded as an error result and replay goes on. So is a call that runs past the time limit
+(`limits`), ends the process with `sys.exit`, or runs SQL that the guard denies (`guard`).
+The user's own inputs (setup, plans, a tool returning something that is not JSON) are errors
+naming the case and the call; but where the case's setup or plan runs past the time limit
+or is denied, replay stops with `ReplayStoppedError`, which the verdict records on the case, so
+that one such case does not stop the run.
 """
 
 from __future__ import annotations
@@ -22,6 +26,14 @@ from toolscore.dataflow import dependencies, has_unresolved, substitute, topolog
 from toolscore.errors import CaseError, InputError
 from toolscore.model import OMITTED, AnyOf, Call, Case
 from toolscore.state.environment import Environment, Tool, ToolContext
+from toolscore.state.guard import DeniedError, ReplayConnection, refusing, trusted
+from toolscore.state.limits import (
+    CallTimeout,
+    ReplayInterrupted,
+    alarms_installed,
+    exit_call,
+    time_limit,
+)
 from toolscore.state.snapshot import Snapshot, read_shapes, schema_version, take_snapshot
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -46,6 +58,21 @@ class CallOutcome(NamedTuple):
         return {"call": self.call, "name": self.name, "result": self.result}
 
 
+class ReplayStoppedError(Exception):
+    """A case's own setup or plan could not be replayed: a call or statement ran past the
+    time limit, or attempted what the guard denies. The case fails with this as its error."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(where, message)
+        self.where = where
+        self.message = message
+        self.calls: tuple[CallOutcome, ...] = ()
+        """The agent's call outcomes, when they were replayed before replay stopped."""
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
 def case_error(case: Case, source: str) -> Fail:
     """The error builder for fields of `case` (a line of the cases file `source`)."""
 
@@ -55,7 +82,7 @@ def case_error(case: Case, source: str) -> Fail:
     return fail
 
 
-def start(env: Environment, case: Case, fail: Fail) -> tuple[sqlite3.Connection, ToolContext]:
+def start(env: Environment, case: Case, fail: Fail) -> tuple[ReplayConnection, ToolContext]:
     """A fresh copy of the initial database with the case's `setup` applied, and its context."""
     db = env.connect()
     ctx = env.context(case.id)
@@ -69,13 +96,14 @@ def start(env: Environment, case: Case, fail: Fail) -> tuple[sqlite3.Connection,
 
 def snapshot(env: Environment, db: sqlite3.Connection) -> Snapshot:
     """The compared state of a replay's database (its schema read again if it changed)."""
-    same = schema_version(db) == env.schema_version
-    shapes = env.shapes if same else read_shapes(db, env.ignore)
-    return take_snapshot(db, shapes.values())
+    with trusted(db):
+        same = schema_version(db) == env.schema_version
+        shapes = env.shapes if same else read_shapes(db, env.ignore)
+        return take_snapshot(db, shapes.values())
 
 
 def run_calls(
-    env: Environment, db: sqlite3.Connection, ctx: ToolContext, calls: Sequence[Call]
+    env: Environment, db: ReplayConnection, ctx: ToolContext, calls: Sequence[Call]
 ) -> tuple[CallOutcome, ...]:
     """Replay the agent's calls in order, recording each result or error."""
     outcomes: list[CallOutcome] = []
@@ -88,12 +116,14 @@ def run_calls(
             error = f"no tool {call.name!r} in {env.tools_module}"
             outcomes.append(CallOutcome(index, call.name, error=error))
         else:
+            where = f"call {index} ({call.name})"
             try:
-                result = invoke(tool, db, call.args, ctx)
-            except Exception as exc:
-                outcomes.append(CallOutcome(index, call.name, error=describe_error(exc)))
+                result = invoke(env, tool, db, call.args, ctx)
+            except KeyboardInterrupt:
+                raise ReplayInterrupted(f"case {ctx.case_id!r}, {where}") from None
+            except (Exception, SystemExit, CallTimeout) as exc:
+                outcomes.append(CallOutcome(index, call.name, error=tool_error(exc)))
             else:
-                where = f"call {index} ({call.name})"
                 outcomes.append(CallOutcome(index, call.name, plain(env, result, ctx, where)))
         _check_open(env, db, ctx, f"call {index} ({call.name})")
     return tuple(outcomes)
@@ -101,7 +131,7 @@ def run_calls(
 
 def replay_plan(
     env: Environment, case: Case, index: int, fail: Fail
-) -> tuple[sqlite3.Connection, ToolContext]:
+) -> tuple[ReplayConnection, ToolContext]:
     """Replay plan `index` of the case from the same start: its database holds the goal.
 
     Calls run in dependency order; `$ref` values are resolved from the results of the plan's
@@ -123,12 +153,16 @@ def replay_plan(
             if tool is None:
                 raise fail(where, f"no tool {call.name!r} in {env.tools_module}")
             try:
-                result = invoke(tool, db, args, ctx)
-            except Exception as exc:
+                result = invoke(env, tool, db, args, ctx)
+            except KeyboardInterrupt:
+                raise ReplayInterrupted(f"case {case.id!r}, {where} ({call.name})") from None
+            except (CallTimeout, DeniedError) as stop:
+                raise ReplayStoppedError(f"{where} ({call.name})", tool_error(stop)) from None
+            except (Exception, SystemExit) as exc:
                 raise fail(
                     where,
                     f"replaying the plan to build the goal state, {call.name} raised "
-                    f"{describe_error(exc)}",
+                    f"{tool_error(exc)}",
                 ) from None
             _check_open(env, db, ctx, f"{where} ({call.name})")
             if call.label is not None:
@@ -170,23 +204,31 @@ def replay_case(
     env: Environment, case: Case, calls: Sequence[Call], source: str = "<cases>"
 ) -> tuple[Snapshot, tuple[CallOutcome, ...]]:
     """The final state after the case's setup and the given calls, and each call's outcome."""
-    db, ctx = start(env, case, case_error(case, source))
-    try:
-        outcomes = run_calls(env, db, ctx, calls)
-        return snapshot(env, db), outcomes
-    finally:
-        db.close()
+    with alarms_installed():
+        db, ctx = start(env, case, case_error(case, source))
+        try:
+            outcomes = run_calls(env, db, ctx, calls)
+            return snapshot(env, db), outcomes
+        finally:
+            db.close()
 
 
-def invoke(tool: Tool, db: sqlite3.Connection, args: Mapping[str, Any], ctx: ToolContext) -> Any:
-    """Call one tool as a unit of work: committed when it returns, rolled back when it raises."""
+def invoke(
+    env: Environment, tool: Tool, db: ReplayConnection, args: Mapping[str, Any], ctx: ToolContext
+) -> Any:
+    """Call one tool as a unit of work under the time limit: committed when it returns;
+    rolled back when it raises, runs past the limit or attempts what the guard denies."""
     if any(type(value) in (dict, list) for value in args.values()):
         args = orjson.loads(orjson.dumps(args))  # a tool may change what it is given
     try:
-        result = tool.function(db, **args, ctx=ctx) if tool.takes_ctx else tool.function(db, **args)
+        with time_limit(env.timeout), refusing(db):
+            if tool.takes_ctx:
+                result = tool.function(db, **args, ctx=ctx)
+            else:
+                result = tool.function(db, **args)
         if db.in_transaction:
             db.commit()
-    except Exception:
+    except BaseException:
         with contextlib.suppress(sqlite3.Error):
             if db.in_transaction:
                 db.rollback()
@@ -209,6 +251,17 @@ def plain(env: Environment, result: Any, ctx: ToolContext, where: str) -> Any:
         ) from None
 
 
+def tool_error(error: BaseException) -> str:
+    """What stopped a tool call, as one line (an exception's type and message)."""
+    if isinstance(error, CallTimeout):
+        return f"timed out: {error}"
+    if isinstance(error, DeniedError):
+        return str(error)
+    if isinstance(error, SystemExit):
+        return f"SystemExit: the tool called {exit_call(error)}"
+    return describe_error(error)
+
+
 def describe_error(error: BaseException) -> str:
     """An exception as one line: its type and its message."""
     message = " ".join(str(error).split())
@@ -227,7 +280,7 @@ def first_options(value: Any) -> Any:
     return value
 
 
-def _check_open(env: Environment, db: sqlite3.Connection, ctx: ToolContext, where: str) -> None:
+def _check_open(env: Environment, db: ReplayConnection, ctx: ToolContext, where: str) -> None:
     try:
         db.total_changes  # noqa: B018 -- raises once the connection is closed
     except sqlite3.ProgrammingError:
@@ -238,9 +291,7 @@ def _check_open(env: Environment, db: sqlite3.Connection, ctx: ToolContext, wher
         ) from None
 
 
-def _setup(
-    env: Environment, db: sqlite3.Connection, ctx: ToolContext, node: Any, fail: Fail
-) -> None:
+def _setup(env: Environment, db: ReplayConnection, ctx: ToolContext, node: Any, fail: Fail) -> None:
     """Apply a case's `setup`: SQL, or calls `{name, args}`, or a list of either."""
     if node is None:
         return
@@ -250,10 +301,7 @@ def _setup(
     for i, item in enumerate(items):
         where = "setup" if isinstance(node, str) else f"setup[{i}]"
         if isinstance(item, str):
-            try:
-                db.executescript(item)
-            except sqlite3.Error as error:
-                raise fail(where, f"SQL failed: {describe_error(error)}") from None
+            _setup_sql(env, db, ctx, item, where, fail)
             continue
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise fail(where, "must be SQL or a call {name, args}")
@@ -263,7 +311,26 @@ def _setup(
         if tool is None:
             raise fail(where, f"no tool {item['name']!r} in {env.tools_module}")
         try:
-            invoke(tool, db, item.get("args", {}), ctx)
-        except Exception as exc:
-            raise fail(where, f"{item['name']} raised {describe_error(exc)}") from None
+            invoke(env, tool, db, item.get("args", {}), ctx)
+        except KeyboardInterrupt:
+            raise ReplayInterrupted(f"case {ctx.case_id!r}, {where}") from None
+        except (CallTimeout, DeniedError) as stop:
+            raise ReplayStoppedError(where, tool_error(stop)) from None
+        except (Exception, SystemExit) as exc:
+            raise fail(where, f"{item['name']} raised {tool_error(exc)}") from None
         _check_open(env, db, ctx, where)
+
+
+def _setup_sql(
+    env: Environment, db: ReplayConnection, ctx: ToolContext, sql: str, where: str, fail: Fail
+) -> None:
+    """Run one SQL item of a setup under the time limit and the guard."""
+    try:
+        with time_limit(env.timeout), refusing(db):
+            db.executescript(sql)
+    except KeyboardInterrupt:
+        raise ReplayInterrupted(f"case {ctx.case_id!r}, {where}") from None
+    except (CallTimeout, DeniedError) as stop:
+        raise ReplayStoppedError(where, tool_error(stop)) from None
+    except sqlite3.Error as error:
+        raise fail(where, f"SQL failed: {describe_error(error)}") from None

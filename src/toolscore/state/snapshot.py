@@ -16,6 +16,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from toolscore.state.guard import trusted
+
 GOAL = "toolscore_goal"
 """The schema name under which a goal database is attached to compare it in SQL."""
 
@@ -162,18 +164,19 @@ def residues(
     same rowid, changes nothing in a diff matched by key, so diffing these residues gives the
     diff of the whole states, while SQLite, not Python, reads the rows that agree.
     """
-    db.execute(f"ATTACH ':memory:' AS {GOAL}")
-    try:
-        db.deserialize(goal, name=GOAL)
-        final: dict[str, TableState] = {}
-        wanted: dict[str, TableState] = {}
-        for shape in shapes:
-            final_rows, goal_rows = _table_residues(db, shape.residue, len(shape.columns))
-            final[shape.name] = TableState(shape, final_rows)
-            wanted[shape.name] = TableState(shape, goal_rows)
-        return Snapshot(wanted), Snapshot(final)
-    finally:
-        db.execute(f"DETACH {GOAL}")
+    with trusted(db):
+        db.execute(f"ATTACH ':memory:' AS {GOAL}")
+        try:
+            db.deserialize(goal, name=GOAL)
+            final: dict[str, TableState] = {}
+            wanted: dict[str, TableState] = {}
+            for shape in shapes:
+                final_rows, goal_rows = _table_residues(db, shape.residue, len(shape.columns))
+                final[shape.name] = TableState(shape, final_rows)
+                wanted[shape.name] = TableState(shape, goal_rows)
+            return Snapshot(wanted), Snapshot(final)
+        finally:
+            db.execute(f"DETACH {GOAL}")
 
 
 def _table_residues(

@@ -9,6 +9,9 @@ made exactly a plan's calls, each succeeding, left the plan's state, and the pla
 replayed; two database images equal but for their change counters hold the same state; and
 otherwise SQLite reads out only the rows that differ between the two databases (`residues`).
 The `exact` comparison hashes whole states, so it always reads every row.
+
+A case whose own setup or plan cannot be replayed (past the time limit, or denied by the
+guard) fails on state with that as its `error`; the run goes on.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ from toolscore.model import Call, Case
 from toolscore.state.diff import StateDiff, diff_states
 from toolscore.state.environment import Environment
 from toolscore.state.goal import GOAL_FORMS, annotated_goal
+from toolscore.state.limits import alarms_installed
 from toolscore.state.outputs import missing_outputs
 from toolscore.state.replay import (
     CallOutcome,
     Fail,
+    ReplayStoppedError,
     case_error,
     follows_plan,
     replay_plan,
@@ -43,7 +48,8 @@ class StateVerdict(NamedTuple):
     `passed` is None when the case has no `goal_state` (the state is not checked), and
     `outputs_passed` None when it has no `required_outputs`. `plan` is the plan whose goal
     state was met (or the first plan, when none was) for `goal == "plan"`. `hashes` holds the
-    goal's and the final state's sha256 when the environment compares `exact`.
+    goal's and the final state's sha256 when the environment compares `exact`. `error` says
+    where and why the case's own setup or plan could not be replayed (`passed` is then False).
     """
 
     passed: bool | None
@@ -54,6 +60,7 @@ class StateVerdict(NamedTuple):
     goal: Goal | None = None
     plan: int | None = None
     hashes: tuple[str, str] | None = None
+    error: str | None = None
 
     @property
     def outcome_passed(self) -> bool | None:
@@ -75,6 +82,8 @@ class StateVerdict(NamedTuple):
             found["diff"] = self.diff.to_json()
         if self.hashes is not None:
             found["hashes"] = {"goal": self.hashes[0], "final": self.hashes[1]}
+        if self.error is not None:
+            found["error"] = self.error
         if self.calls:
             found["calls"] = [call.to_json() for call in self.calls]
         return found
@@ -121,11 +130,18 @@ def check_state(
     node = case.extra.get("goal_state")
     if node is None:
         return StateVerdict(None, None, outputs_passed, missing)
-    if node == "plan":
-        passed, diff, plan, hashes, outcomes = _against_plans(env, case, calls, fail)
-        return StateVerdict(passed, diff, outputs_passed, missing, outcomes, "plan", plan, hashes)
-    passed, diff, hashes, outcomes = _against_annotation(env, case, calls, node, fail)
-    return StateVerdict(passed, diff, outputs_passed, missing, outcomes, "annotated", None, hashes)
+    goal: Goal = "plan" if node == "plan" else "annotated"
+    try:
+        with alarms_installed():
+            if goal == "plan":
+                passed, diff, plan, hashes, outcomes = _against_plans(env, case, calls, fail)
+                return StateVerdict(
+                    passed, diff, outputs_passed, missing, outcomes, goal, plan, hashes
+                )
+            passed, diff, hashes, outcomes = _against_annotation(env, case, calls, node, fail)
+            return StateVerdict(passed, diff, outputs_passed, missing, outcomes, goal, None, hashes)
+    except ReplayStoppedError as stop:
+        return StateVerdict(False, None, outputs_passed, missing, stop.calls, goal, error=str(stop))
 
 
 def _against_annotation(
@@ -151,6 +167,7 @@ def _against_plans(
 ) -> tuple[bool, StateDiff, int, tuple[str, str] | None, tuple[CallOutcome, ...]]:
     """Judge against the state each acceptable plan leaves; the first plan met wins."""
     db, ctx = start(env, case, fail)
+    outcomes: tuple[CallOutcome, ...] = ()
     try:
         outcomes = run_calls(env, db, ctx, calls)
         image = db.serialize()
@@ -172,6 +189,9 @@ def _against_plans(
             first = first or judged
         assert first is not None
         return first[0], first[1], 0, first[2], outcomes
+    except ReplayStoppedError as stop:
+        stop.calls = outcomes  # the agent's calls were replayed; a plan could not be
+        raise
     finally:
         db.close()
 

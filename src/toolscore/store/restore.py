@@ -51,6 +51,7 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
             missing_outputs=tuple(state["missing_outputs"]),
             goal=state["goal"],
             plan=state.get("plan"),
+            error=state.get("error"),
         )
     return CaseResult(
         id=case["id"],
