@@ -1,10 +1,13 @@
 """Golden cases: data files under tests/cases/, one per topic, each case scored end to end.
 
 A file holds a spec (`spec`, native, or `spec_openai`, an OpenAI tool list) and cases with
-`plans` (as in cases.jsonl), `produced` (as the `calls` of outputs.jsonl, or `"missing": true`
-for a case with no output line), the expected verdict `passed`, the multiset of mismatch
-`codes`, and optionally `baselines` and `name_ok`. A case with `load_error` instead expects the
-case itself to be refused as input (a CaseError containing that text).
+`plans` (as in cases.jsonl), `produced` (as the `calls` of outputs.jsonl; or `messages`, a
+transcript; or `"missing": true` for a case with no output line), the expected verdict
+`passed`, the multiset of mismatch `codes`, and optionally `baselines`, `name_ok` and `case`
+(more keys of the case line, such as `score_turns`). A case with `load_error` instead expects
+the case itself to be refused as input (a CaseError containing that text). Each case is read
+as `read_cases` reads a line: the walk for `$any`/`$ref` markers runs only when the line
+holds `"$`.
 """
 
 from __future__ import annotations
@@ -83,10 +86,15 @@ GOLDENS = _goldens()
 def _score(path: Path, golden: Golden) -> CaseResult:
     specs = _specs(path)
     data = golden.data
-    case = parse_case({"id": CASE_ID, "plans": data["plans"]}, specs, path.name)
+    line = {"id": CASE_ID, "plans": data["plans"], **data.get("case", {})}
+    has_markers = '"$' in json.dumps(line)
+    case = parse_case(line, specs, path.name, has_markers=has_markers)
+    given = [key for key in ("produced", "messages", "missing") if key in data]
+    assert len(given) == 1, f"{golden.id}: one of produced, messages, missing"
     if data.get("missing", False):
-        assert "produced" not in data, f"{golden.id}: 'missing' and 'produced' exclude each other"
         trajectory = Trajectory(CASE_ID, (), missing=True)
+    elif "messages" in data:
+        trajectory = parse_output({"id": CASE_ID, "messages": data["messages"]}, path.name)
     else:
         trajectory = parse_output({"id": CASE_ID, "calls": data["produced"]}, path.name)
     return score_case(specs, case, trajectory)

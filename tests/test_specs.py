@@ -242,3 +242,69 @@ def test_openai_x_compare_errors_and_bad_schemas() -> None:
     assert any("not a valid JSON Schema" in p for p in problems_of(bad_schema))
     nameless = [{"type": "function", "function": {"parameters": {}}}]
     assert any("needs 'name'" in p for p in problems_of(nameless))
+
+
+@pytest.mark.parametrize(
+    ("rule", "says"),
+    [
+        ({"kind": "number", "tol": float("inf")}, "tol must be a finite number >= 0, got inf"),
+        ({"kind": "number", "rel_tol": float("inf")}, "rel_tol must be a finite number >= 0"),
+        ({"kind": "number", "tol": float("-inf")}, "tol must be a finite number >= 0"),
+        ({"kind": "number", "tol": float("nan")}, "tol must be a finite number >= 0"),
+        ({"kind": "datetime", "tol": float("inf")}, "tol must be a finite number >= 0"),
+        ({"kind": "number", "tol": True}, "tol must be a number, got true"),
+        (
+            {"kind": "enum", "values": ["EUR", "USD"], "aliases": {"USD": "EUR"}},
+            "alias 'USD' is also a value",
+        ),
+        ({"kind": "enum", "values": [1, 2], "aliases": {"2": 1, 1: 2}}, "alias 1 is also a value"),
+        ({"kind": "enum", "values": ["a", "a"]}, "enum values must be unique"),
+        ({"kind": "enum", "values": [["a"]]}, "enum values must be strings, numbers"),
+        ({"kind": "exact", "reason": " \t\n"}, "reason must be a non-empty string"),
+    ],
+)
+def test_rules_that_would_forgive_anything_or_mislead_are_refused(
+    rule: dict[str, Any], says: str
+) -> None:
+    """An infinite tolerance accepts every number; an alias that is also a value lets `USD`
+    mean `EUR`: both are refused when the spec loads, naming the argument."""
+    (problem,) = problems_of({"tools": {"t": {"args": {"a": rule}}}})
+    assert problem.startswith("spec.yaml: tools.t.args.a: "), problem
+    assert says in problem
+
+
+def test_an_infinite_tolerance_written_in_yaml_is_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "tools.yaml"
+    spec.write_text("tools:\n  pay:\n    args:\n      amount: {kind: number, tol: .inf}\n")
+    with pytest.raises(SpecError, match=r"tools.pay.args.amount: tol must be a finite number"):
+        load_specs(spec)
+
+
+@pytest.mark.parametrize("reason", ["", "   ", "\t\n", None, 3])
+def test_a_relaxation_needs_a_reason_that_says_something(reason: Any) -> None:
+    relax = {"allow": "extra_calls", "tools": ["t"], "reason": reason}
+    problems = problems_of({"tools": {"t": {"args": {}}}, "relax": [relax]})
+    assert problems == ["spec.yaml: relax[0].reason: every relaxation needs a reason"]
+
+
+def test_relaxations_apply_to_their_own_tools_and_kind() -> None:
+    specs, problems = parse_specs(
+        {
+            "tools": {"a": {"args": {}}, "b": {"args": {}}, "c": {"args": {}}},
+            "relax": [
+                {"allow": "extra_calls", "tools": ["a"], "reason": "read-only"},
+                {"allow": "unknown_args", "tools": ["b"], "reason": "ignores flags"},
+            ],
+        },
+        "s",
+    )
+    assert not problems
+    assert specs is not None
+    assert specs.extra_ok == frozenset({"a"})
+    allowing = {name for name, rule in specs.rules.items() if rule.allow_unknown}
+    assert allowing == {"b"}
+    assert not specs.tools["b"].args.allow_unknown  # the tool's own rule stays strict
+    assert [r.to_json() for r in specs.relaxations] == [
+        {"allow": "extra_calls", "tools": ["a"], "reason": "read-only"},
+        {"allow": "unknown_args", "tools": ["b"], "reason": "ignores flags"},
+    ]

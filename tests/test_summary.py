@@ -1,0 +1,201 @@
+"""The summary's figures, each pinned on a small run whose every number is worked out by hand.
+
+A metric that regresses (a counter swapped, a mismatched pair counted right, a multiset read as
+a set) changes one of these numbers; the golden cases pin verdicts, this pins the counting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from toolscore import parse_case, parse_output, parse_specs, score
+from toolscore.model import Case, Trajectory
+from toolscore.scoring import Summary, outcome_passed, score_case, with_state
+from toolscore.specs import SpecSet
+from toolscore.state import load_environment
+
+
+def _specs() -> SpecSet:
+    tools = {
+        "refund": {"args": {"order_id": "exact", "amount": {"kind": "number", "tol": 0.005}}},
+        "notify": {"args": {"user": "exact", "text": "text"}},
+        "get_order": {"args": {"order_id": "exact"}},
+        "visit": {"args": {"day": "date"}},
+    }
+    specs, problems = parse_specs({"tools": tools}, "tools.yaml")
+    assert specs is not None, problems
+    return specs
+
+
+SPECS = _specs()
+
+
+def refund(order_id: str, amount: float) -> dict[str, Any]:
+    return {"name": "refund", "args": {"order_id": order_id, "amount": amount}}
+
+
+def notify(user: str, text: str = "hi") -> dict[str, Any]:
+    return {"name": "notify", "args": {"user": user, "text": text}}
+
+
+def get_order(order_id: str) -> dict[str, Any]:
+    return {"name": "get_order", "args": {"order_id": order_id}}
+
+
+# id: (plans, produced calls, or None for a case with no output line)
+RUN: dict[str, tuple[list[list[dict[str, Any]]], list[dict[str, Any]] | None]] = {
+    # rules, exact and lowercase all pass
+    "same": ([[refund("o-1", 12.5)]], [refund("o-1", 12.5)]),
+    # within the tolerance: the rules pass, exact does not
+    "tolerance": ([[refund("o-1", 12.5)]], [refund("o-1", 12.504)]),
+    # in parallel, in another order: the rules pass, exact (by position) does not
+    "reordered": (
+        [[refund("o-1", 1), notify("ann")]],
+        [notify("ann", "other words"), refund("o-1", 1)],
+    ),
+    # an identifier in another case: the rules fail, lowercase passes
+    "case-of-id": ([[refund("o-1", 12.5)]], [refund("O-1", 12.5)]),
+    # one of two paired calls has a wrong argument: 1 of 2 argument-accurate
+    "wrong-amount": ([[refund("o-1", 1), notify("ann")]], [refund("o-1", 99), notify("ann")]),
+    # an impossible date written the same on both sides: exact passes, the rules do not
+    "bad-date": (
+        [[{"name": "visit", "args": {"day": "2026-02-30"}}]],
+        [{"name": "visit", "args": {"day": "2026-02-30"}}],
+    ),
+    # abstentions: one right, one not
+    "thanks": ([], []),
+    "chatty": ([], [get_order("o-1")]),
+    # no output line: a missed call, counted as missing
+    "silent": ([[get_order("o-1")]], None),
+    # the same tools in other counts: names wrong
+    "counts": (
+        [[refund("o-1", 1), refund("o-2", 2), notify("ann")]],
+        [refund("o-1", 1), notify("ann"), notify("ann")],
+    ),
+}
+
+
+def _run() -> Summary:
+    cases = [parse_case({"id": k, "plans": plans}, SPECS) for k, (plans, _) in RUN.items()]
+    outputs = [
+        parse_output({"id": k, "calls": calls})
+        for k, (_, calls) in RUN.items()
+        if calls is not None
+    ]
+    return score(SPECS, cases, outputs).summary()
+
+
+def test_the_summary_counts_every_metric_by_hand() -> None:
+    summary = _run().to_json()
+    assert (summary["cases"], summary["passed"]) == (10, 4)
+    assert summary["accuracy"] == 0.4
+    # tool cases: all but the two abstentions; names right in all but "silent" and "counts"
+    assert summary["name_accuracy"] == {"value": 0.75, "n": 8, "passed": 6}
+    # pairs: same 1, tolerance 1, reordered 2, case-of-id 1 (wrong), wrong-amount 2 (one wrong),
+    # bad-date 1 (wrong), counts 2 (both right; the third plan call found no partner)
+    assert summary["argument_accuracy"] == {"value": 0.7, "n": 10, "passed": 7}
+    assert summary["abstention_accuracy"] == {"value": 0.5, "n": 2, "passed": 1}
+    assert summary["missed_calls"] == 1
+    assert summary["missing_outputs"] == 1
+    assert summary["codes"] == {"value_mismatch": 3, "extra_call": 1, "missing_call": 1,
+                                "wrong_tool": 1}  # fmt: skip
+
+
+def test_baseline_disagreements_are_counted_on_the_right_side() -> None:
+    baselines = _run().to_json()["baselines"]
+    exact = baselines["exact"]
+    assert (exact["passed"], exact["accuracy"]) == (3, 0.3)  # same, bad-date, thanks
+    assert exact["only_rules_pass"] == 2  # tolerance, reordered
+    assert exact["only_baseline_passes"] == 1  # bad-date
+    assert exact["disagreements"] == 3
+    assert exact["disagreement_ids"] == ["tolerance", "reordered", "bad-date"]
+    assert exact["disagreement_ids_truncated"] is False
+    lowercase = baselines["lowercase"]
+    assert lowercase["passed"] == 5  # the four rule passes and case-of-id
+    assert (lowercase["only_rules_pass"], lowercase["only_baseline_passes"]) == (0, 1)
+    assert lowercase["disagreement_ids"] == ["case-of-id"]
+
+
+def test_per_tool_and_per_argument_tallies() -> None:
+    summary = _run().to_json()
+    per_tool = summary["per_tool"]
+    # passed: same, tolerance, reordered, counts (o-1); failed: case-of-id, wrong-amount and the
+    # refund of counts that a notify stood in for
+    assert per_tool["refund"] == {
+        "passed": 4,
+        "failed": 3,
+        "top_codes": [["value_mismatch", 2], ["wrong_tool", 1]],
+    }
+    # reordered, wrong-amount, counts; the extra is the notify of counts in a refund's place
+    assert per_tool["notify"] == {"passed": 3, "failed": 0, "extra": 1, "top_codes": []}
+    assert per_tool["get_order"] == {
+        "passed": 0,
+        "failed": 1,
+        "extra": 1,
+        "top_codes": [["extra_call", 1], ["missing_call", 1]],
+    }
+    assert per_tool["visit"] == {"passed": 0, "failed": 1, "top_codes": [["value_mismatch", 1]]}
+    per_argument = summary["per_argument"]
+    assert per_argument["refund.order_id"] == {
+        "passed": 5,
+        "failed": 1,
+        "top_codes": [["value_mismatch", 1]],
+    }
+    assert per_argument["refund.amount"] == {
+        "passed": 5,
+        "failed": 1,
+        "top_codes": [["value_mismatch", 1]],
+    }
+    assert per_argument["notify.user"] == {"passed": 3, "failed": 0, "top_codes": []}
+    assert "notify.text" not in per_argument  # free text is never compared
+    assert per_argument["visit.day"]["failed"] == 1
+
+
+def test_an_empty_run_has_no_rates() -> None:
+    summary = score(SPECS, [], []).summary().to_json()
+    assert summary["accuracy"] is None
+    assert summary["name_accuracy"] == {"value": None, "n": 0, "passed": 0}
+    assert summary["baselines"]["exact"]["accuracy"] is None
+    assert summary["per_tool"] == {}
+
+
+# --- outcomes: a case without a goal state is judged on its calls ------------------------
+
+
+def _env(tmp_path: Path) -> Any:
+    (tmp_path / "store.sql").write_text("CREATE TABLE log (entry TEXT);\n", encoding="utf-8")
+    (tmp_path / "tools.py").write_text(
+        "def get_order(db, order_id):\n    return {'order_id': order_id}\n", encoding="utf-8"
+    )
+    return load_environment({"database": "store.sql", "tools": "tools.py"}, tmp_path, "t.yaml")
+
+
+def _with_state(tmp_path: Path, line: dict[str, Any], order_id: str) -> tuple[Case, Any]:
+    case = parse_case({"id": "c", "plans": [[get_order("o-1")]], **line}, SPECS)
+    made: Trajectory = parse_output({"id": "c", "calls": [get_order(order_id)]})
+    result = score_case(SPECS, case, made)
+    return case, with_state(_env(tmp_path), case, made, result, "cases.jsonl")
+
+
+def test_a_case_without_goal_state_passes_or_fails_on_its_calls_alone(tmp_path: Path) -> None:
+    _, right = _with_state(tmp_path, {}, "o-1")
+    assert right.state is not None
+    assert right.state.passed is None
+    assert right.state.outcome_passed is None
+    assert outcome_passed(right) is True
+    _, wrong = _with_state(tmp_path, {}, "o-2")
+    assert outcome_passed(wrong) is False
+
+
+def test_outcome_needs_calls_state_and_outputs_to_pass(tmp_path: Path) -> None:
+    _, unchanged = _with_state(tmp_path, {"tags": [], "goal_state": {"log": []}}, "o-1")
+    assert unchanged.state.passed is True
+    assert outcome_passed(unchanged) is True
+    _, unanswered = _with_state(tmp_path, {"tags": [], "required_outputs": ["refunded"]}, "o-1")
+    assert unanswered.state.passed is None
+    assert unanswered.state.outputs_passed is False
+    assert outcome_passed(unanswered) is False
+    _, wrong = _with_state(tmp_path, {"tags": [], "goal_state": {"log": []}}, "o-2")
+    assert wrong.state.passed is True
+    assert outcome_passed(wrong) is False
