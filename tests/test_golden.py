@@ -49,7 +49,10 @@ class Golden:
 
     @property
     def id(self) -> str:
-        return f"{self.file}/{self.data.get('description', self.index)}"
+        # Plain ASCII (U+00DF for ß): ids go back to pytest as arguments (`make mutation` runs
+        # tests by id), and pytest's own escapes of other characters do not survive the trip.
+        name = f"{self.file}/{self.data.get('description', self.index)}"
+        return "".join(c if c.isascii() else f"U+{ord(c):04X}" for c in name)
 
 
 def _files() -> list[Path]:
