@@ -11,6 +11,8 @@ import pytest
 
 from toolscore import parse_output, parse_specs, read_cases, score_case
 from toolscore.errors import CaseError
+from toolscore.jsonl import ByteCounter
+from toolscore.model import OMITTED, AnyOf, Ref
 from toolscore.specs import SpecSet
 
 
@@ -154,3 +156,188 @@ def test_extra_keys_are_kept_and_tags_read(tmp_path: Path) -> None:
     assert case.extra == {"tags": ["a", "b"], "goal_state": "plan"}
     assert case.line == 1
     assert case.kind == "abstention"
+
+
+def _nested() -> SpecSet:
+    address = {"kind": "object", "args": {"city": "exact", "geo": {"kind": "object", "args": {
+        "lat": "number"}}}}  # fmt: skip
+    tools = {
+        "look": {"args": {"q": "exact"}},
+        "ship": {
+            "args": {
+                "to": address,
+                "stops": {"kind": "list", "items": address},
+                "tags": {"kind": "list", "items": "exact"},
+                "raw": "exact",
+            }
+        },
+    }
+    specs, problems = parse_specs({"tools": tools}, "tools.yaml")
+    assert specs is not None, problems
+    return specs
+
+
+NESTED = _nested()
+LOOK = {"id": "l", "name": "look", "args": {"q": "x"}}
+
+
+def _ship(args: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "c", "plans": [[LOOK, {"name": "ship", "args": args}]]}
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "says"),
+    [
+        (
+            {"raw": {"$any": ["a"], "also": 1}},
+            "raw",
+            "$any must be the only key, with a non-empty list",
+        ),
+        ({"raw": {"$any": "ab"}}, "raw", "$any must be the only key, with a non-empty list"),
+        ({"raw": {"$any": []}}, "raw", "$any must be the only key, with a non-empty list"),
+        (
+            {"to": {"city": {"$omitted": True}}},
+            "to.city",
+            '{"$omitted": true} stands only among the alternatives of $any',
+        ),
+        (
+            {"raw": {"$ref": "l#/a", "also": 1}},
+            "raw",
+            '$ref must be the only key, a string "LABEL#/json/pointer"',
+        ),
+        ({"raw": {"$ref": 7}}, "raw", '$ref must be the only key, a string "LABEL#/json/pointer"'),
+        (
+            {"raw": {"$ref": "l/a"}},
+            "raw",
+            '$ref must be the only key, a string "LABEL#/json/pointer"',
+        ),
+        (
+            {"raw": {"$ref": "m#/a"}},
+            "raw",
+            "$ref to unknown label 'm' (labels in this plan: ['l'])",
+        ),
+        (
+            {"raw": {"$ref": "l#a"}},
+            "raw",
+            "'a' is not a JSON pointer (it must be empty or start with '/')",
+        ),
+        (
+            {"raw": {"$ref": "l#/a~2"}},
+            "raw",
+            "'/a~2' is not a JSON pointer ('~' must be followed by 0 or 1)",
+        ),
+        (
+            {"raw": {"k": {"$any": [1, 2]}}},
+            "raw",
+            "$any and $ref cannot stand inside a value compared as exact; put them where the "
+            "spec has a rule (an argument, object key or list item)",
+        ),
+        (
+            {"stops": [{"city": "P"}, {"city": "Q", "geo": {"lat": 1, "lon": 2}}], "raw": "$"},
+            "stops[1].geo.lon",
+            "not in the spec (keys: lat)",
+        ),
+        (
+            {"to": {"$any": [{"city": "P"}, {"city": "P", "zip": "1"}]}},
+            "to.zip",
+            "not in the spec (keys: city, geo)",
+        ),
+        (
+            {"to": {"city": {"$any": ["P", "Q"]}, "geo": {"lat": {"$ref": "l#/lat"}}, "x": 0}},
+            "to.x",
+            "not in the spec (keys: city, geo)",
+        ),
+        (
+            {"to": {"city": "P", "geo": {"lat": 1, "alt": 2}}},
+            "to.geo.alt",
+            "not in the spec (keys: lat)",
+        ),
+        (
+            {"stops": [{"$any": [{"city": "P", "bogus": 1}]}]},
+            "stops[0].bogus",
+            "not in the spec (keys: city, geo)",
+        ),
+        (
+            {"stops": [{"city": {"$omitted": True}}]},
+            "stops[0].city",
+            '{"$omitted": true} stands only among the alternatives of $any',
+        ),
+        (
+            {"to": {"$any": [{"city": "P", "geo": {"lat": {"$omitted": True}}}]}},
+            "to.geo.lat",
+            '{"$omitted": true} stands only among the alternatives of $any',
+        ),
+    ],
+)
+def test_marker_and_key_errors_name_the_path_inside_the_argument(
+    tmp_path: Path, args: dict[str, Any], field: str, says: str
+) -> None:
+    path = _write(tmp_path, _ship(args))
+    with pytest.raises(CaseError) as caught:
+        list(read_cases(path, NESTED))
+    assert str(caught.value) == f"{path}:1: plans[0][1].args.{field}: {says}"
+
+
+def test_a_cycle_names_the_plan_and_its_labels(tmp_path: Path) -> None:
+    cycle = [
+        {"id": "a", "name": "look", "args": {"q": {"$ref": "b#/q"}}},
+        {"id": "b", "name": "look", "args": {"q": "x"}, "after": ["a"]},
+    ]
+    path = _write(tmp_path, {"id": "c", "plans": [[LOOK], cycle]})
+    with pytest.raises(CaseError) as caught:
+        list(read_cases(path, NESTED))
+    assert str(caught.value) == f"{path}:1: plans[1]: $ref/after links form a cycle: a -> b -> a"
+
+
+def test_markers_where_the_spec_has_a_rule_are_read(tmp_path: Path) -> None:
+    args = {
+        "to": {"$any": [{"city": {"$any": ["P", "Q"]}}, {"city": {"$ref": "l#/city"}}]},
+        "stops": [{"city": {"$ref": "l#/a#b"}, "geo": {"lat": {"$any": [1, {"$omitted": True}]}}}],
+        "tags": ["a", {"$any": ["b", "c"]}],
+        "raw": {"plain": {"nested": [1, {"k": "$ not a marker"}]}},
+    }
+    (case,) = read_cases(_write(tmp_path, _ship(args)), NESTED)
+    read = case.plans[0][1].args
+    assert read["to"] == AnyOf([{"city": AnyOf(["P", "Q"])}, {"city": Ref("l", "/city")}])
+    assert read["stops"] == [{"city": Ref("l", "/a#b"), "geo": {"lat": AnyOf([1, OMITTED])}}]
+    assert read["tags"] == ["a", AnyOf(["b", "c"])]
+    assert read["raw"] == args["raw"]
+    assert case.linked is True
+
+
+def test_values_of_another_shape_than_their_rule_load_and_fail_when_scored(
+    tmp_path: Path,
+) -> None:
+    line = _ship({"to": ["P"], "stops": {"city": "P"}, "tags": "a"})
+    (case,) = read_cases(_write(tmp_path, line), NESTED)
+    assert case.plans[0][1].args == line["plans"][0][1]["args"]
+
+
+def test_plain_lines_keep_their_fields(tmp_path: Path) -> None:
+    plain = {"id": "p", "plans": [[{"name": "login", "args": {"user": "u"}}]], "prompt": "hi"}
+    bare = {"id": "q", "plans": [[{"name": "login"}], []]}
+    tagged = {"id": "t", "plans": [], "tags": []}
+    first, second, third = read_cases(_write(tmp_path, plain, bare, tagged), SPECS)
+    assert (first.prompt, first.tags, first.line, first.extra) == ("hi", (), 1, {})
+    assert first.linked is False
+    assert second.plans[0][0].args == {}
+    assert (second.prompt, second.line, second.kind) == (None, 2, "tool")
+    assert second.linked is False
+    assert (third.line, third.extra, third.linked) == (3, {"tags": []}, False)
+
+
+def test_a_tool_name_that_is_not_a_string_is_named_in_the_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"id": "x", "plans": [[{"name": ["refund"], "args": {}}]]})
+    with pytest.raises(CaseError, match=r"plans\[0\]\[0\].name: \['refund'\] is not a tool"):
+        list(read_cases(path, SPECS))
+
+
+def test_a_broken_line_is_a_case_error_and_bytes_are_counted(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "a", "plans": []}\n{"id": \n', encoding="utf-8")
+    with pytest.raises(CaseError, match=r"cases.jsonl:2"):
+        list(read_cases(path, SPECS))
+    good = _write(tmp_path, {"id": "a", "plans": []}, {"id": "b", "plans": []})
+    counter = ByteCounter()
+    assert [c.id for c in read_cases(good, SPECS, counter)] == ["a", "b"]
+    assert counter.done == good.stat().st_size

@@ -9,9 +9,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from toolscore import parse_case, parse_output, parse_specs, score
-from toolscore.model import Case, Trajectory
-from toolscore.scoring import Summary, outcome_passed, score_case, with_state
+import pytest
+
+from toolscore import parse_case, parse_output, parse_specs, score, scoring
+from toolscore.model import Case, CaseResult, Trajectory
+from toolscore.scoring import (
+    BaselineTally,
+    Summary,
+    SummaryBuilder,
+    exact_baseline,
+    exact_difference,
+    outcome_passed,
+    score_case,
+    with_state,
+)
 from toolscore.specs import SpecSet
 from toolscore.state import load_environment
 
@@ -199,3 +210,174 @@ def test_outcome_needs_calls_state_and_outputs_to_pass(tmp_path: Path) -> None:
     _, wrong = _with_state(tmp_path, {"tags": [], "goal_state": {"log": []}}, "o-2")
     assert wrong.state.passed is True
     assert outcome_passed(wrong) is False
+
+
+def _results() -> list[tuple[Case, CaseResult]]:
+    found = []
+    for key, (plans, calls) in RUN.items():
+        case = parse_case({"id": key, "plans": plans}, SPECS)
+        made = (
+            Trajectory(key, (), missing=True)
+            if calls is None
+            else parse_output({"id": key, "calls": calls})
+        )
+        found.append((case, score_case(SPECS, case, made)))
+    return found
+
+
+@pytest.mark.parametrize("cut", [0, 3, 7, 10])
+def test_summaries_of_parts_merge_into_the_summary_of_the_whole(cut: int) -> None:
+    results = _results()
+    whole, first, second = SummaryBuilder(SPECS), SummaryBuilder(SPECS), SummaryBuilder(SPECS)
+    for case, result in results:
+        whole.add(case, result)
+    for case, result in results[:cut]:
+        first.add(case, result)
+    for case, result in results[cut:]:
+        second.add(case, result)
+    first.merge(second)
+    assert first.finish().to_json() == whole.finish().to_json()
+    assert whole.finish().to_json() == _run().to_json()
+
+
+def test_merging_keeps_the_first_disagreement_ids_up_to_the_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(scoring, "DISAGREEMENT_IDS_KEPT", 2)
+    first, second = BaselineTally(), BaselineTally()
+    first.add("a", baseline=True, rules=False)
+    second.add("b", baseline=False, rules=True)
+    second.add("c", baseline=True, rules=False)
+    second.add("d", baseline=True, rules=True)
+    assert second.ids == ["b", "c"]
+    first.merge(second)
+    assert first.to_json(5) == {
+        "passed": 3,
+        "accuracy": 0.6,
+        "disagreements": 3,
+        "only_rules_pass": 1,
+        "only_baseline_passes": 2,
+        "disagreement_ids": ["a", "b"],
+        "disagreement_ids_truncated": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("plan", "calls", "says"),
+    [
+        ([refund("o-1", 1)], [], "0 calls made, the first plan has 1"),
+        ([refund("o-1", 1)], [notify("ann")], "call 0 is 'notify', the first plan has 'refund'"),
+        (
+            [refund("o-1", 1)],
+            [{"name": "refund", "args": "{oops"}],
+            "call 0: arguments could not be parsed",
+        ),
+        ([refund("o-1", 1)], [refund("o-1", 2)], "call 0 /amount: 2 where the plan has 1"),
+        (
+            [refund("o-1", 1), notify("ann")],
+            [refund("o-1", 1), notify("ann", "bye")],
+            "call 1 /text: 'bye' where the plan has 'hi'",
+        ),
+        (
+            [get_order("o-1")],
+            [{"name": "get_order", "args": {"order_id": "o-1", "x": True}}],
+            "call 0 /x: true where the plan has (omitted)",
+        ),
+        (
+            [get_order("o-1")],
+            [{"name": "get_order", "args": {}}],
+            "call 0 /order_id: (omitted) where the plan has 'o-1'",
+        ),
+        ([get_order("o-1")], [{"name": "get_order", "args": {"order_id": 1}}], "call 0 /order_id"),
+        ([refund("o-1", 1)], [refund("o-1", 1.0)], None),
+        ([refund("o-1", 1)], [refund("o-1", True)], "call 0 /amount: true where the plan has 1"),
+        ([], [], None),
+    ],
+)
+def test_the_exact_baseline_says_where_it_first_differs(
+    plan: list[dict[str, Any]], calls: list[dict[str, Any]], says: str | None
+) -> None:
+    case = parse_case({"id": "x", "plans": [plan] if plan else []}, SPECS)
+    made = parse_output({"id": "x", "calls": calls})
+    difference = exact_difference(case.plans, made.calls)
+    assert exact_baseline(case.plans, made.calls) is (difference is None)
+    if says is None:
+        assert difference is None
+    else:
+        assert difference is not None
+        assert difference.startswith(says), difference
+
+
+def test_the_exact_baseline_compares_the_first_plan_only() -> None:
+    case = parse_case({"id": "x", "plans": [[notify("ann")], [get_order("o-1")]]}, SPECS)
+    second = parse_output({"id": "x", "calls": [get_order("o-1")]}).calls
+    assert exact_baseline(case.plans, second) is False
+    assert exact_difference(case.plans, second) == (
+        "call 0 is 'get_order', the first plan has 'notify' there"
+    )
+    assert exact_baseline([[]], []) is True
+
+
+def _ledger(tmp_path: Path) -> Any:
+    (tmp_path / "store.sql").write_text(
+        "CREATE TABLE log (entry TEXT PRIMARY KEY);\n", encoding="utf-8"
+    )
+    (tmp_path / "tools.py").write_text(
+        "def refund(db, order_id, amount):\n"
+        "    db.execute('INSERT INTO log VALUES (?)', (order_id,))\n"
+        "def get_order(db, order_id):\n"
+        "    return {'order_id': order_id}\n",
+        encoding="utf-8",
+    )
+    return load_environment({"database": "store.sql", "tools": "tools.py"}, tmp_path, "t.yaml")
+
+
+LOGGED = {"tags": [], "goal_state": {"log": [{"entry": "o-1"}]}}
+# id: (extra case keys, produced calls, response)
+OUTCOMES: dict[str, tuple[dict[str, Any], list[dict[str, Any]], str | None]] = {
+    "both-pass": (LOGGED, [refund("o-1", 1)], None),
+    "state-only": (LOGGED, [refund("o-1", 2)], None),
+    "calls-only": ({"tags": [], "goal_state": {"log": []}}, [refund("o-1", 1)], None),
+    "answered": ({"tags": [], "required_outputs": ["late"]}, [refund("o-1", 1)], "It is late"),
+    "unanswered": ({"tags": [], "required_outputs": ["late"]}, [refund("o-1", 1)], None),
+    "unchecked": ({}, [refund("o-1", 3)], None),
+}
+
+
+def _outcome_results(tmp_path: Path) -> list[tuple[Case, CaseResult]]:
+    env = _ledger(tmp_path)
+    found = []
+    for key, (extra, calls, response) in OUTCOMES.items():
+        case = parse_case({"id": key, "plans": [[refund("o-1", 1)]], **extra}, SPECS)
+        made = parse_output({"id": key, "calls": calls, "response": response})
+        found.append((case, with_state(env, case, made, score_case(SPECS, case, made), "c")))
+    return found
+
+
+def test_outcomes_are_counted_beside_the_calls(tmp_path: Path) -> None:
+    builder = SummaryBuilder(SPECS)
+    for case, result in _outcome_results(tmp_path):
+        builder.add(case, result)
+    summary = builder.finish().to_json()
+    assert summary["passed"] == 4
+    assert summary["state"] == {
+        "state_accuracy": {"value": 0.6667, "n": 3, "passed": 2},
+        "required_outputs": {"value": 0.5, "n": 2, "passed": 1},
+        "calls_passed_state_failed": 1,
+        "calls_failed_state_passed": 1,
+    }
+    assert "state" not in _run().to_json()  # no environment, no state block
+
+
+@pytest.mark.parametrize("cut", [0, 1, 4, 6])
+def test_outcome_tallies_merge(tmp_path: Path, cut: int) -> None:
+    results = _outcome_results(tmp_path)
+    whole, first, second = SummaryBuilder(SPECS), SummaryBuilder(SPECS), SummaryBuilder(SPECS)
+    for case, result in results:
+        whole.add(case, result)
+    for case, result in results[:cut]:
+        first.add(case, result)
+    for case, result in results[cut:]:
+        second.add(case, result)
+    first.merge(second)
+    assert first.finish().to_json() == whole.finish().to_json()
