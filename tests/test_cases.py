@@ -298,6 +298,7 @@ def test_markers_where_the_spec_has_a_rule_are_read(tmp_path: Path) -> None:
     }
     (case,) = read_cases(_write(tmp_path, _ship(args)), NESTED)
     read = case.plans[0][1].args
+    assert read is not None
     assert read["to"] == AnyOf([{"city": AnyOf(["P", "Q"])}, {"city": Ref("l", "/city")}])
     assert read["stops"] == [{"city": Ref("l", "/a#b"), "geo": {"lat": AnyOf([1, OMITTED])}}]
     assert read["tags"] == ["a", AnyOf(["b", "c"])]

@@ -3,11 +3,12 @@
 A file holds a spec (`spec`, native, or `spec_openai`, an OpenAI tool list) and cases with
 `plans` (as in cases.jsonl), `produced` (as the `calls` of outputs.jsonl; or `messages`, a
 transcript; or `"missing": true` for a case with no output line), the expected verdict
-`passed`, the multiset of mismatch `codes`, and optionally `baselines`, `name_ok` and `case`
-(more keys of the case line, such as `score_turns`). A case with `load_error` instead expects
-the case itself to be refused as input (a CaseError containing that text). Each case is read
-as `read_cases` reads a line: the walk for `$any`/`$ref` markers runs only when the line
-holds `"$`.
+`passed`, the multiset of mismatch `codes`, and optionally `baselines`, `name_ok`, `case`
+(more keys of the case line, such as `score_turns`) and `explained` (each mismatch as a
+report words it: `code /pointer: message`, in the order given). A case with `load_error`
+instead expects the case itself to be refused as input (a CaseError containing that text).
+Each case is read as `read_cases` reads a line: the walk for `$any`/`$ref` markers runs only
+when the line holds `"$`.
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-@cache
 def _specs(path: Path) -> SpecSet:
+    # Parsed again for every case, not cached: `make mutation` runs for each mutant only the
+    # tests that reached its function, and a cached spec would credit its loading to one case.
     data = _load(path)
     spec = data["spec_openai"] if "spec_openai" in data else data["spec"]
     specs, errors = parse_specs(spec, path.name)
@@ -129,6 +131,9 @@ def test_golden(path: Path, golden: Golden) -> None:
         assert result.baselines[name] is expected, f"baseline {name}\n{explanation}"
     if "name_ok" in data:
         assert result.name_ok is data["name_ok"], f"name_ok\n{explanation}"
+    if "explained" in data:
+        words = [f"{m.code} {m.pointer or '/'}: {m.message}" for m in result.mismatches]
+        assert words == data["explained"], explanation
 
 
 def test_every_code_is_covered_except_data_flow() -> None:

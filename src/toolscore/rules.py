@@ -296,7 +296,8 @@ class NumberRule(Rule):
         return diff <= Decimal(repr(self.rel_tol)) * scale
 
     def _within(self) -> str:
-        return f"within {self.describe()[len(self.kind) + 1 :]}" if self.options() else "exactly"
+        bounds = " ".join(f"{k}={v}" for k, v in self.options().items() if k != "coerce")
+        return f"within {bounds}" if bounds else "exactly"
 
 
 def _coerce_integer(value: Any, coerce: bool) -> int | None:

@@ -1,0 +1,179 @@
+"""Rule objects on their own: how each shows itself in reports, what it forgives, and the
+edges of coercion that golden cases do not reach."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from toolscore.matching import matches
+from toolscore.model import MISSING, OMITTED
+from toolscore.rules import (
+    EnumRule,
+    ExactRule,
+    ListRule,
+    LowercaseRule,
+    NumberRule,
+    ObjectRule,
+    Rule,
+    RuleError,
+    compile_rule,
+    json_type,
+    show,
+)
+
+
+@pytest.mark.parametrize(
+    ("node", "shown"),
+    [
+        ("exact", "exact"),
+        ({"kind": "casefold", "reason": "r"}, "casefold"),
+        ({"kind": "number", "tol": 0.005}, "number tol=0.005"),
+        ({"kind": "number", "rel_tol": 0.01, "coerce": True}, "number rel_tol=0.01 coerce=true"),
+        ({"kind": "integer", "coerce": True}, "integer coerce=true"),
+        ("boolean", "boolean"),
+        (
+            {"kind": "enum", "values": ["EUR", "USD"], "aliases": {"euro": "EUR", "$": "USD"}},
+            "enum values=EUR|USD aliases=euro->EUR,$->USD",
+        ),
+        ({"kind": "date", "formats": ["%d/%m/%Y", "%Y%m%d"]}, "date formats=%d/%m/%Y,%Y%m%d"),
+        ({"kind": "datetime", "tol": 60, "naive_tz": "UTC"}, "datetime tol=60.0 naive_tz=UTC"),
+        ({"kind": "text", "rubric": "polite"}, "text"),
+        ("ignored", "ignored"),
+        ("list", "list of exact"),
+        ({"kind": "list", "items": "casefold", "order": "unordered"}, "list unordered of casefold"),
+        ({"kind": "object", "args": {"a": "exact"}}, "object"),
+    ],
+)
+def test_a_rule_shows_its_kind_and_options(node: Any, shown: str) -> None:
+    rule = compile_rule(node)
+    assert rule.describe() == shown
+    assert repr(rule) == f"<{shown}>"
+
+
+def test_list_options_name_items_and_order() -> None:
+    assert ListRule().options() == {"items": "exact"}
+    unordered = ListRule(items=NumberRule(tol=0.5), ordered=False)
+    assert unordered.options() == {"items": "number tol=0.5", "order": "unordered"}
+
+
+@pytest.mark.parametrize(
+    ("node", "lenient"),
+    [
+        ("exact", False),
+        ({"kind": "casefold"}, True),
+        ({"kind": "number", "tol": 1}, False),
+        ({"kind": "number", "coerce": True}, True),
+        ({"kind": "integer", "coerce": True}, True),
+        ({"kind": "boolean", "coerce": False}, False),
+        ({"kind": "enum", "values": ["a"]}, False),
+        ("text", False),
+    ],
+)
+def test_lenient_rules_are_the_ones_that_should_say_why(node: Any, lenient: bool) -> None:
+    assert compile_rule(node).is_lenient() is lenient
+
+
+def test_containers_are_walked_never_judged() -> None:
+    for rule in (ListRule(), ObjectRule()):
+        with pytest.raises(TypeError, match=r"walked by matching\.iter_mismatches"):
+            rule.judge([], [])
+    with pytest.raises(NotImplementedError):
+        Rule().judge(1, 1)
+
+
+def test_the_lowercase_view_of_each_rule() -> None:
+    exact = ExactRule(default="x", reason="r")
+    assert exact.lowercased() == LowercaseRule(default="x", reason="r")
+    enum = compile_rule({"kind": "enum", "values": ["EUR", "USD"], "aliases": {"euro": "EUR"}})
+    assert isinstance(enum, EnumRule)
+    folded = enum.lowercased()
+    assert isinstance(folded, EnumRule)
+    assert folded.fold
+    assert not enum.fold
+    assert folded.judge("EUR", "Euro") is None
+    assert folded.judge("EUR", "eur") is None
+    assert folded.judge("EUR", "usd") is not None
+    assert enum.judge("EUR", "Euro") is not None
+    nested = compile_rule({"kind": "object", "args": {"a": {"kind": "list", "items": "exact"}}})
+    assert isinstance(nested, ObjectRule)
+    lowered = nested.lowercased()
+    assert isinstance(lowered, ObjectRule)
+    assert lowered.ignore_missing
+    assert not nested.ignore_missing
+    inner = lowered.args["a"]
+    assert isinstance(inner, ListRule)
+    assert isinstance(inner.items, LowercaseRule)
+    assert matches(lowered, {"a": ["X"]}, {"a": ["x"]})
+    assert matches(lowered, {"a": ["X"]}, {})
+    assert not matches(nested, {"a": ["X"]}, {"a": ["x"]})
+
+
+def test_enum_aliases_and_values_mean_the_very_same_value() -> None:
+    enum = compile_rule(
+        {"kind": "enum", "values": ["EUR", 1, True, None], "aliases": {"euro": "EUR", "one": 1}}
+    )
+    assert isinstance(enum, EnumRule)
+    assert enum.canonical("euro") is enum.values[0]
+    assert enum.canonical("one") is enum.values[1]
+    assert enum.canonical(1.0) == 1
+    assert enum.canonical(True) is True
+    assert enum.canonical(None) is None
+    assert enum.canonical("EURO") is MISSING
+    assert enum.canonical([1]) is MISSING
+    assert enum.judge("euro", "EUR") is None
+    assert enum.judge(1, True) is not None
+    assert enum.judge(True, 1) is not None
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        (None, "null"),
+        (True, "boolean"),
+        (False, "boolean"),
+        (0, "number"),
+        (1.5, "number"),
+        ("", "string"),
+        ([], "array"),
+        ((), "array"),
+        ({}, "object"),
+        (MappingProxyType({}), "object"),
+        (b"x", "bytes"),
+    ],
+)
+def test_json_types_keep_booleans_apart(value: Any, name: str) -> None:
+    assert json_type(value) == name
+
+
+def test_show_is_short_and_json_like() -> None:
+    assert show(MISSING) == show(OMITTED) == "(omitted)"
+    assert (show(None), show(True), show(False)) == ("null", "true", "false")
+    assert show("a") == "'a'"
+    assert show({"a": [1, None]}) == '{"a":[1,null]}'
+    long = show("x" * 100)
+    assert len(long) == 60
+    assert long.endswith("...")
+    assert show("x" * 58) == repr("x" * 58)
+    deep: list[Any] = []
+    for _ in range(600):
+        deep = [deep]
+    assert show(deep) == "[...]"
+
+
+def test_rule_errors_carry_path_and_message() -> None:
+    with pytest.raises(RuleError) as caught:
+        compile_rule({"kind": "number", "tol": -1}, ("refund", "amount"))
+    assert caught.value.path == ("refund", "amount")
+    assert caught.value.message == str(caught.value) == "tol must be a finite number >= 0, got -1"
+
+
+def test_integer_strings_are_compared_exactly_up_to_the_digit_limit() -> None:
+    rule = NumberRule(coerce=True)
+    big = "1" * 4300
+    assert rule.judge(big, big) is None
+    assert rule.judge(big, big[:-1] + "2") is not None  # not both infinity
+    assert rule.judge(2**60 + 1, str(2**60 + 1)) is None
+    assert rule.judge(2**60 + 1, str(2**60)) is not None
