@@ -419,7 +419,8 @@ def test_relaxations_apply_to_their_own_tools_and_kind() -> None:
                 }
             },
             [
-                "tools.t.args.a.c: default '1' is rejected by its own rule: expected an integer, got string '1'"
+                "tools.t.args.a.c: default '1' is rejected by its own rule: "
+                "expected an integer, got string '1'"
             ],
         ),
         (
@@ -433,7 +434,8 @@ def test_relaxations_apply_to_their_own_tools_and_kind() -> None:
                 }
             },
             [
-                "tools.t.args.a: default {\"c\":1} is rejected by its own rule: /c: argument 'c' is not in the spec"
+                'tools.t.args.a: default {"c":1} is rejected by its own rule: '
+                "/c: argument 'c' is not in the spec"
             ],
         ),
         ([], ["(top): the tool list is empty"]),
