@@ -3,6 +3,8 @@ edges of coercion that golden cases do not reach."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 from toolscore.matching import matches
 from toolscore.model import MISSING, OMITTED
 from toolscore.rules import (
+    KINDS,
     EnumRule,
     ExactRule,
     ListRule,
@@ -19,9 +22,12 @@ from toolscore.rules import (
     ObjectRule,
     Rule,
     RuleError,
+    TextRule,
     compile_rule,
     json_type,
+    parse_timezone,
     show,
+    suggest,
 )
 
 
@@ -177,3 +183,154 @@ def test_integer_strings_are_compared_exactly_up_to_the_digit_limit() -> None:
     assert rule.judge(big, big[:-1] + "2") is not None  # not both infinity
     assert rule.judge(2**60 + 1, str(2**60 + 1)) is None
     assert rule.judge(2**60 + 1, str(2**60)) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "offset_minutes"),
+    [("Z", 0), ("UTC", 0), ("+02:00", 120), ("-05:30", -330), ("+0130", 90), ("-00:45", -45)],
+)
+def test_fixed_offsets_and_utc(text: str, offset_minutes: int) -> None:
+    zone = parse_timezone(text)
+    offset = zone.utcoffset(datetime(2026, 1, 1))
+    assert offset == timedelta(minutes=offset_minutes)
+
+
+def test_named_zones_follow_daylight_saving_and_unknown_ones_are_refused() -> None:
+    paris = parse_timezone("Europe/Paris")
+    assert paris.utcoffset(datetime(2026, 1, 15)) == timedelta(hours=1)
+    assert paris.utcoffset(datetime(2026, 7, 15)) == timedelta(hours=2)
+    for bad in ("Mars/Base", "+2:00", "", "../etc/passwd"):
+        with pytest.raises(ValueError, match=re.escape(f"unknown time zone {bad!r}")):
+            parse_timezone(bad)
+
+
+@pytest.mark.parametrize(
+    ("node", "path", "message"),
+    [
+        (3, ("a",), "expected a kind name or a mapping, got 3"),
+        ({"tol": 1}, ("a",), "missing 'kind'"),
+        ({"kind": 3}, ("a",), "kind must be a string"),
+        ({"kind": "exact", "reason": "  "}, ("a",), "reason must be a non-empty string"),
+        ({"kind": "exact", "reason": 3}, ("a",), "reason must be a non-empty string"),
+        ({"kind": "number", "coerce": "yes"}, ("a",), "coerce must be true or false, got 'yes'"),
+        ({"kind": "integer", "coerce": 1}, ("a",), "coerce must be true or false, got 1"),
+        ({"kind": "boolean", "coerce": None}, ("a",), "coerce must be true or false, got null"),
+        (
+            {"kind": "date", "formats": "%d/%m"},
+            ("a",),
+            "formats must be a list of strptime format strings",
+        ),
+        (
+            {"kind": "date", "formats": ["%d", 1]},
+            ("a",),
+            "formats must be a list of strptime format strings",
+        ),
+        (
+            {"kind": "datetime", "naive_tz": 1},
+            ("a",),
+            "naive_tz must be a string such as 'UTC' or '+02:00'",
+        ),
+        (
+            {"kind": "datetime", "naive_tz": "Nowhere"},
+            ("a",),
+            "naive_tz: unknown time zone 'Nowhere'",
+        ),
+        ({"kind": "text", "rubric": 1}, ("a",), "rubric must be a string"),
+        (
+            {"kind": "list", "order": "sorted"},
+            ("a",),
+            "order must be 'ordered' or 'unordered' (did you mean 'ordered'?)",
+        ),
+        (
+            {"kind": "list", "order": "unorderd"},
+            ("a",),
+            "order must be 'ordered' or 'unordered' (did you mean 'unordered'?)",
+        ),
+        ({"kind": "list", "items": "nope"}, ("a", "items"), "unknown kind 'nope'"),
+        (
+            {"kind": "list", "items": {"kind": "list", "items": 1}},
+            ("a", "items", "items"),
+            "expected a kind name or a mapping, got 1",
+        ),
+        (
+            {"kind": "object", "args": ["b"]},
+            ("a",),
+            "args must be a mapping of argument names to rules",
+        ),
+        ({"kind": "object", "args": {1: "exact"}}, ("a",), "argument names must be strings, got 1"),
+        (
+            {"kind": "object", "args": {"b": {"kind": "object", "args": {"c": "x"}}}},
+            ("a", "b", "c"),
+            "unknown kind 'x'",
+        ),
+        ({"kind": "enum", "values": []}, ("a",), "enum needs 'values': a non-empty list"),
+        ({"kind": "enum", "values": "ab"}, ("a",), "enum needs 'values': a non-empty list"),
+        (
+            {"kind": "enum", "values": ["a"], "aliases": ["b"]},
+            ("a",),
+            "aliases must be a mapping of alias to value",
+        ),
+        (
+            {"kind": "enum", "values": ["EUR", "USD"], "aliases": {"e": "EUX"}},
+            ("a",),
+            "alias 'e' points to 'EUX', which is not in values (did you mean 'EUR'?)",
+        ),
+        (
+            {"kind": "enum", "values": ["EUR"], "aliases": {"e": "XYZ"}},
+            ("a",),
+            "alias 'e' points to 'XYZ', which is not in values",
+        ),
+        ({"kind": "exakt"}, ("a",), "unknown kind 'exakt' (did you mean 'exact'?)"),
+        ({"kind": "num"}, ("a",), "unknown kind 'num' (did you mean 'number'?)"),
+        ({"kind": "zz"}, ("a",), "unknown kind 'zz'"),
+        (
+            {"kind": "number", "tolerance": 1},
+            ("a",),
+            "unknown option 'tolerance' for kind 'number' (did you mean 'tol'?)",
+        ),
+        ({"kind": "exact", "values": [1]}, ("a",), "unknown option 'values' for kind 'exact'"),
+    ],
+)
+def test_compile_errors_name_the_path_and_say_what_is_wrong(
+    node: Any, path: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(RuleError) as caught:
+        compile_rule(node, ("a",))
+    assert (caught.value.path, caught.value.message) == (path, message)
+
+
+def test_compiled_rules_keep_their_options() -> None:
+    text = compile_rule({"kind": "text", "rubric": "polite", "reason": "free text"})
+    assert isinstance(text, TextRule)
+    assert (text.rubric, text.reason) == ("polite", "free text")
+    number = compile_rule({"kind": "number", "tol": 1, "default": None, "coerce": True})
+    assert isinstance(number, NumberRule)
+    assert (number.tol, number.rel_tol, number.coerce, number.default) == (1.0, 0.0, True, None)
+    assert compile_rule("exact").default is MISSING
+    assert compile_rule({"kind": "integer", "coerce": True}).options() == {"coerce": "true"}
+    listed = compile_rule({"kind": "list", "items": {"kind": "casefold", "reason": "r"}})
+    assert isinstance(listed, ListRule)
+    assert listed.items.reason == "r"
+    assert listed.ordered
+    empty = compile_rule({"kind": "object"})
+    assert isinstance(empty, ObjectRule)
+    assert empty.args == {}
+
+
+@pytest.mark.parametrize(
+    ("word", "hint"),
+    [
+        ("exakt", " (did you mean 'exact'?)"),
+        ("list_", " (did you mean 'list'?)"),
+        ("da", " (did you mean 'date'?)"),
+        ("int", " (did you mean 'integer'?)"),
+        ("qqqq", ""),
+    ],
+)
+def test_suggestions_for_near_names(word: str, hint: str) -> None:
+    assert suggest(word, KINDS) == hint
+
+
+def test_a_short_name_is_no_prefix_hint_and_one_near_name_is_given() -> None:
+    assert suggest("abxyz", ["ab"]) == ""
+    assert suggest("colour", ["color", "colors"]) == " (did you mean 'color'?)"

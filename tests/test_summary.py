@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from toolscore import parse_case, parse_output, parse_specs, score, scoring
+from toolscore.errors import CaseError, OutputError
 from toolscore.model import Case, CaseResult, Trajectory
 from toolscore.scoring import (
     BaselineTally,
@@ -19,6 +20,8 @@ from toolscore.scoring import (
     SummaryBuilder,
     exact_baseline,
     exact_difference,
+    join,
+    join_by_id,
     outcome_passed,
     score_case,
     with_state,
@@ -381,3 +384,65 @@ def test_outcome_tallies_merge(tmp_path: Path, cut: int) -> None:
         second.add(case, result)
     first.merge(second)
     assert first.finish().to_json() == whole.finish().to_json()
+
+
+def _join(
+    cases: list[str], outputs: list[str], seen: set[str] | None = None
+) -> tuple[list[tuple[str, str | None]], list[list[str]]]:
+    unmatched: list[list[str]] = []
+    pairs = join_by_id(
+        cases,
+        outputs,
+        lambda c: (c, None),
+        lambda o: (o, None),
+        unmatched.append,
+        ("cases.jsonl", "outputs.jsonl"),
+        seen,
+    )
+    return list(pairs), unmatched
+
+
+def test_join_pairs_by_id_in_any_order_and_reports_strays() -> None:
+    pairs, unmatched = _join(["a", "b", "c", "d"], ["c", "x", "a", "b", "y"])
+    assert pairs == [("a", "a"), ("b", "b"), ("c", "c"), ("d", None)]
+    assert unmatched == [["x", "y"]]
+    pairs, unmatched = _join(["a"], [])
+    assert (pairs, unmatched) == ([("a", None)], [[]])
+
+
+def test_join_refuses_duplicate_ids_naming_file_and_line() -> None:
+    with pytest.raises(CaseError) as caught:
+        cases, outputs = ["a", "a"], ["a"]
+        list(join_by_id(cases, outputs, lambda c: (c, 7), lambda o: (o, 3)))
+    assert str(caught.value) == "<cases>:7: id: duplicate case id 'a'"
+    for outputs in (["a", "a"], ["b", "a", "b"], ["a", "b", "a"]):
+        with pytest.raises(OutputError) as caught_output:
+            _join(["a", "b", "c"], outputs)
+        assert str(caught_output.value).startswith("outputs.jsonl: id: duplicate output for case")
+    with pytest.raises(OutputError, match="duplicate output for case 'a'"):
+        _join(["b"], ["a"], seen={"a"})
+
+
+def test_a_case_without_output_is_scored_as_no_calls_and_counted_missing() -> None:
+    case = parse_case({"id": "c", "plans": [[get_order("o-1")]]}, SPECS)
+    (pair,) = list(join([case], []))
+    assert pair[0] is case
+    assert pair[1] == Trajectory("c", (), missing=True)
+    run = score(SPECS, [case], [], sources=("cases.jsonl", "outputs.jsonl"))
+    (result,) = list(run)
+    assert result.missing_output
+    assert [m.code for m in result.mismatches] == ["missing_call"]
+    assert run.summary().missing_outputs == 1
+    with pytest.raises(CaseError, match=r"^cases\.jsonl:4: id: duplicate case id 'c'$"):
+        list(score(SPECS, [case._replace(line=3), case._replace(line=4)], [], ("cases.jsonl", "o")))
+
+
+def test_scoring_streams_results_and_the_summary_finishes_the_rest() -> None:
+    cases = [parse_case({"id": k, "plans": [[get_order(k)]]}, SPECS) for k in ("a", "b", "c")]
+    outputs = [parse_output({"id": k, "calls": [get_order(k)]}) for k in ("a", "b", "c")]
+    run = score(SPECS, cases, outputs)
+    first = next(iter(run))
+    assert (first.id, first.passed) == ("a", True)
+    summary = run.summary()
+    assert (summary.cases, summary.passed) == (3, 3)
+    assert run.summary().cases == 3  # asking again scores nothing twice
