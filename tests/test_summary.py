@@ -6,6 +6,7 @@ a set) changes one of these numbers; the golden cases pin verdicts, this pins th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -411,9 +412,11 @@ def test_join_pairs_by_id_in_any_order_and_reports_strays() -> None:
 
 
 def test_join_refuses_duplicate_ids_naming_file_and_line() -> None:
+    def on_line(line: int) -> Callable[[str], tuple[str, int | None]]:
+        return lambda key: (key, line)
+
     with pytest.raises(CaseError) as caught:
-        cases, outputs = ["a", "a"], ["a"]
-        list(join_by_id(cases, outputs, lambda c: (c, 7), lambda o: (o, 3)))
+        list(join_by_id(["a", "a"], ["a"], on_line(7), on_line(3)))
     assert str(caught.value) == "<cases>:7: id: duplicate case id 'a'"
     for outputs in (["a", "a"], ["b", "a", "b"], ["a", "b", "a"]):
         with pytest.raises(OutputError) as caught_output:
