@@ -415,8 +415,9 @@ def test_join_refuses_duplicate_ids_naming_file_and_line() -> None:
     def on_line(line: int) -> Callable[[str], tuple[str, int | None]]:
         return lambda key: (key, line)
 
+    pairs = join_by_id(["a", "a"], ["a"], on_line(7), on_line(3))
     with pytest.raises(CaseError) as caught:
-        list(join_by_id(["a", "a"], ["a"], on_line(7), on_line(3)))
+        list(pairs)
     assert str(caught.value) == "<cases>:7: id: duplicate case id 'a'"
     for outputs in (["a", "a"], ["b", "a", "b"], ["a", "b", "a"]):
         with pytest.raises(OutputError) as caught_output:
