@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolscore import parse_output, parse_specs, read_cases, score_case
+from toolscore import parse_case, parse_output, parse_specs, read_cases, score_case
 from toolscore.errors import CaseError
 from toolscore.jsonl import ByteCounter
 from toolscore.model import OMITTED, AnyOf, Ref
@@ -318,13 +318,21 @@ def test_plain_lines_keep_their_fields(tmp_path: Path) -> None:
     plain = {"id": "p", "plans": [[{"name": "login", "args": {"user": "u"}}]], "prompt": "hi"}
     bare = {"id": "q", "plans": [[{"name": "login"}], []]}
     tagged = {"id": "t", "plans": [], "tags": []}
-    first, second, third = read_cases(_write(tmp_path, plain, bare, tagged), SPECS)
+    linked = {**AFTER, "tags": ["x"]}
+    first, second, third, fourth = read_cases(_write(tmp_path, plain, bare, tagged, linked), SPECS)
     assert (first.prompt, first.tags, first.line, first.extra) == ("hi", (), 1, {})
     assert first.linked is False
     assert second.plans[0][0].args == {}
     assert (second.prompt, second.line, second.kind) == (None, 2, "tool")
     assert second.linked is False
     assert (third.line, third.extra, third.linked) == (3, {"tags": []}, False)
+    assert (fourth.tags, fourth.linked) == (("x",), True)
+
+
+def test_errors_of_a_case_read_alone_name_a_default_source() -> None:
+    with pytest.raises(CaseError) as caught:
+        parse_case({"id": "x", "plans": {}}, SPECS)
+    assert str(caught.value).startswith("<cases>: plans: must be a list of plans")
 
 
 def test_a_tool_name_that_is_not_a_string_is_named_in_the_error(tmp_path: Path) -> None:

@@ -123,3 +123,51 @@ def test_a_row_with_only_key_columns_shows_a_dash() -> None:
     goal = snapshot("", "CREATE TABLE tags (name TEXT PRIMARY KEY);")
     final = snapshot("INSERT INTO tags VALUES ('x');", "CREATE TABLE tags (name TEXT PRIMARY KEY);")
     assert diff_states(goal, final).lines() == ["tags: added name='x': - (not in the goal)"]
+
+
+MIXED = "CREATE TABLE things (k PRIMARY KEY, v);"
+
+
+def test_keys_of_mixed_types_are_ordered_without_error() -> None:
+    goal = snapshot(
+        "INSERT INTO things VALUES (1, 'a'), ('b', 'b'), (2.5, 'c'), (NULL, 'd');", MIXED
+    )
+    final = snapshot(
+        "INSERT INTO things VALUES ('b', 'B'), (2.5, 'C'), ('z', 'z'), (0, 'y');", MIXED
+    )
+    diff = diff_states(goal, final)
+    assert diff.lines() == [
+        "things: added k=0: v='y' (not in the goal)",
+        "things: added k='z': v='z' (not in the goal)",
+        "things: removed k=null: v='d' (in the goal, missing from the final state)",
+        "things: removed k=1: v='a' (in the goal, missing from the final state)",
+        "things: changed k=2.5: v: goal 'c', final 'C'",
+        "things: changed k='b': v: goal 'b', final 'B'",
+    ]
+    gone = diff_states(goal, snapshot("", ""))
+    assert [row["k"] for row in gone.tables[0].removed] == [None, 1, 2.5, "b"]
+
+
+def test_composite_keys_name_every_key_column() -> None:
+    schema = "CREATE TABLE seats (row INT, seat TEXT, who TEXT, PRIMARY KEY (row, seat));"
+    goal = snapshot("INSERT INTO seats VALUES (1, 'A', 'ann');", schema)
+    final = snapshot("INSERT INTO seats VALUES (1, 'A', 'bob');", schema)
+    (table,) = diff_states(goal, final).tables
+    assert table.key == ("row", "seat")
+    assert table.lines() == ["seats: changed row=1, seat='A': who: goal 'ann', final 'bob'"]
+    assert table.to_json()["changed"] == [
+        {"key": {"row": 1, "seat": "A"}, "columns": {"who": {"goal": "ann", "final": "bob"}}}
+    ]
+
+
+def test_a_schema_difference_keeps_the_final_key() -> None:
+    wider = snapshot("", "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, extra TEXT);")
+    narrow = snapshot("", "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);")
+    (table,) = diff_states(narrow, wider).tables
+    assert table.to_json() == {
+        "key": ["id"],
+        "added": [],
+        "removed": [],
+        "changed": [],
+        "note": "columns differ: goal has id, body; final has id, body, extra",
+    }
