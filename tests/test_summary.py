@@ -6,6 +6,7 @@ a set) changes one of these numbers; the golden cases pin verdicts, this pins th
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,12 @@ def _run() -> Summary:
         for k, (_, calls) in RUN.items()
         if calls is not None
     ]
-    return score(SPECS, cases, outputs).summary()
+    outputs.append(parse_output({"id": "stray", "calls": []}))
+    run = score(SPECS, cases, outputs)
+    summary = run.summary()
+    assert run.unmatched_output_ids == ["stray"]
+    assert summary.unmatched_outputs == summary.to_json()["unmatched_outputs"] == 1
+    return summary
 
 
 def test_the_summary_counts_every_metric_by_hand() -> None:
@@ -241,6 +247,7 @@ def test_summaries_of_parts_merge_into_the_summary_of_the_whole(cut: int) -> Non
         second.add(case, result)
     first.merge(second)
     assert first.finish().to_json() == whole.finish().to_json()
+    whole.unmatched_outputs = 1  # the stray output line of `_run`
     assert whole.finish().to_json() == _run().to_json()
 
 
@@ -253,13 +260,14 @@ def test_merging_keeps_the_first_disagreement_ids_up_to_the_cap(
     second.add("b", baseline=False, rules=True)
     second.add("c", baseline=True, rules=False)
     second.add("d", baseline=True, rules=True)
+    second.add("e", baseline=False, rules=True)
     assert second.ids == ["b", "c"]
     first.merge(second)
-    assert first.to_json(5) == {
+    assert first.to_json(6) == {
         "passed": 3,
-        "accuracy": 0.6,
-        "disagreements": 3,
-        "only_rules_pass": 1,
+        "accuracy": 0.5,
+        "disagreements": 4,
+        "only_rules_pass": 2,
         "only_baseline_passes": 2,
         "disagreement_ids": ["a", "b"],
         "disagreement_ids_truncated": True,
@@ -295,6 +303,11 @@ def test_merging_keeps_the_first_disagreement_ids_up_to_the_cap(
         ([get_order("o-1")], [{"name": "get_order", "args": {"order_id": 1}}], "call 0 /order_id"),
         ([refund("o-1", 1)], [refund("o-1", 1.0)], None),
         ([refund("o-1", 1)], [refund("o-1", True)], "call 0 /amount: true where the plan has 1"),
+        (
+            [get_order("o-1")],
+            [{"name": "lookup", "args": {"order_id": "o-1"}}],
+            "call 0 is 'lookup', the first plan has 'get_order' there",
+        ),
         ([], [], None),
     ],
 )
@@ -342,6 +355,11 @@ OUTCOMES: dict[str, tuple[dict[str, Any], list[dict[str, Any]], str | None]] = {
     "both-pass": (LOGGED, [refund("o-1", 1)], None),
     "state-only": (LOGGED, [refund("o-1", 2)], None),
     "calls-only": ({"tags": [], "goal_state": {"log": []}}, [refund("o-1", 1)], None),
+    "calls-only-too": (
+        {"tags": [], "goal_state": {"log": [{"entry": "o-2"}]}},
+        [refund("o-1", 1)],
+        None,
+    ),
     "answered": ({"tags": [], "required_outputs": ["late"]}, [refund("o-1", 1)], "It is late"),
     "unanswered": ({"tags": [], "required_outputs": ["late"]}, [refund("o-1", 1)], None),
     "unchecked": ({}, [refund("o-1", 3)], None),
@@ -363,17 +381,17 @@ def test_outcomes_are_counted_beside_the_calls(tmp_path: Path) -> None:
     for case, result in _outcome_results(tmp_path):
         builder.add(case, result)
     summary = builder.finish().to_json()
-    assert summary["passed"] == 4
+    assert summary["passed"] == 5
     assert summary["state"] == {
-        "state_accuracy": {"value": 0.6667, "n": 3, "passed": 2},
+        "state_accuracy": {"value": 0.5, "n": 4, "passed": 2},
         "required_outputs": {"value": 0.5, "n": 2, "passed": 1},
-        "calls_passed_state_failed": 1,
+        "calls_passed_state_failed": 2,
         "calls_failed_state_passed": 1,
     }
     assert "state" not in _run().to_json()  # no environment, no state block
 
 
-@pytest.mark.parametrize("cut", [0, 1, 4, 6])
+@pytest.mark.parametrize("cut", [0, 1, 4, 7])
 def test_outcome_tallies_merge(tmp_path: Path, cut: int) -> None:
     results = _outcome_results(tmp_path)
     whole, first, second = SummaryBuilder(SPECS), SummaryBuilder(SPECS), SummaryBuilder(SPECS)
@@ -450,3 +468,100 @@ def test_scoring_streams_results_and_the_summary_finishes_the_rest() -> None:
     summary = run.summary()
     assert (summary.cases, summary.passed) == (3, 3)
     assert run.summary().cases == 3  # asking again scores nothing twice
+
+
+def _pay_specs() -> SpecSet:
+    tools = {"pay": {"args": {"id": "exact", "memo": {"kind": "exact", "default": None},
+                              "text": "text"}}}  # fmt: skip
+    specs, problems = parse_specs({"tools": tools}, "tools.yaml")
+    assert specs is not None, problems
+    return specs
+
+
+PAY = _pay_specs()
+
+
+def _pay(**args: Any) -> dict[str, Any]:
+    return {"name": "pay", "args": args}
+
+
+def _tally_run(lines: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    cases = [parse_case({"id": key, "plans": [[_pay(id="a")]]}, PAY) for key in lines]
+    outputs = [parse_output({"id": key, "calls": calls}) for key, calls in lines.items()]
+    return score(PAY, cases, outputs).summary().to_json()
+
+
+def test_arguments_outside_the_plan_and_tools_outside_the_spec_are_tallied() -> None:
+    summary = _tally_run(
+        {
+            "defaults-given": [_pay(id="a", memo=None, text="hi")],
+            "wrong-and-unknown": [_pay(id="b", colour="red")],
+            "unreadable": [{"name": "pay", "args": "{id"}],
+            "stranger": [_pay(id="a"), {"name": "drop", "args": {}}],
+        }
+    )
+    assert summary["per_argument"] == {
+        "pay.id": {"passed": 2, "failed": 1, "top_codes": [["value_mismatch", 1]]},
+        "pay.memo": {"passed": 1, "failed": 0, "top_codes": []},
+        "pay.colour": {"passed": 0, "failed": 1, "top_codes": [["unexpected_argument", 1]]},
+    }
+    assert summary["per_tool"] == {
+        "drop": {"passed": 0, "failed": 0, "extra": 1, "top_codes": [["unknown_tool", 1]]},
+        "pay": {
+            "passed": 2,
+            "failed": 2,
+            "top_codes": [
+                ["value_mismatch", 1],
+                ["unexpected_argument", 1],
+                ["arguments_unparseable", 1],
+            ],
+        },
+    }
+    assert summary["argument_accuracy"] == {"value": 0.5, "n": 4, "passed": 2}
+
+
+def test_merging_tallies_made_only_in_the_later_part() -> None:
+    first, second, whole = SummaryBuilder(PAY), SummaryBuilder(PAY), SummaryBuilder(PAY)
+    lines = {"ok": [_pay(id="a")], "odd": [_pay(id="a", colour=1), {"name": "drop"}]}
+    for index, (key, calls) in enumerate(lines.items()):
+        case = parse_case({"id": key, "plans": [[_pay(id="a")]]}, PAY)
+        result = score_case(PAY, case, parse_output({"id": key, "calls": calls}))
+        (first if index == 0 else second).add(case, result)
+        whole.add(case, result)
+    first.merge(second)
+    merged = first.finish().to_json()
+    assert merged == whole.finish().to_json()
+    assert merged["per_argument"]["pay.colour"]["failed"] == 1
+    assert merged["per_tool"]["drop"]["extra"] == 1
+
+
+def test_a_tally_lists_its_three_most_common_codes() -> None:
+    tally = scoring.Tally(1, 9, 0, Counter(a=4, b=3, c=2, d=1))
+    assert tally.to_json() == {
+        "passed": 1,
+        "failed": 9,
+        "top_codes": [["a", 4], ["b", 3], ["c", 2]],
+    }
+    assert tally.to_json(top=1)["top_codes"] == [["a", 4]]
+
+
+def test_rates_and_accuracy_are_rounded_to_four_places() -> None:
+    summary = _tally_run({"x": [_pay(id="a")], "y": [_pay(id="b")], "z": [_pay(id="c")]})
+    assert summary["accuracy"] == 0.3333
+    assert summary["baselines"]["exact"]["accuracy"] == 0.3333
+    assert summary["name_accuracy"]["value"] == 1.0
+    assert scoring.Rate(2, 3).to_json() == {"value": 0.6667, "n": 3, "passed": 2}
+    assert scoring.Rate(0, 0).value is None
+
+
+def test_a_result_keeps_the_transcript_format_and_its_notes() -> None:
+    case = parse_case({"id": "t", "plans": [[_pay(id="a")]]}, PAY)
+    call = {"id": "c1", "type": "function", "function": {"name": "pay", "arguments": '{"id": "a"}'}}
+    messages = [
+        {"role": "user", "content": "pay a"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+    ]
+    result = score_case(PAY, case, parse_output({"id": "t", "messages": messages}))
+    assert result.passed
+    assert result.format == "openai-chat"
+    assert result.notes == ("format detected: openai-chat",)
