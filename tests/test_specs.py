@@ -606,3 +606,97 @@ def test_read_mapping_reads_yaml_and_json_mappings_only(tmp_path: Path) -> None:
         read_mapping(tmp_path / "bad.json")
     assert caught.value.line == 3
     assert "not valid JSON" in str(caught.value)
+
+
+def test_openai_schema_details_reach_the_right_rules() -> None:
+    properties = {
+        "nums": {"type": "array", "items": {"type": "integer"}},
+        "grid": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
+        "word": {"type": "string", "enum": ["a", "b"], "x-compare": {"kind": "casefold"}},
+        "blob": {"type": "array", "items": {"type": "string"}, "x-compare": "exact"},
+        "pair": {"type": ["null", "array"], "items": {"type": "boolean"}},
+        "only_null": {"type": ["null"]},
+    }
+    specs, problems = parse_specs([{"name": "f", "parameters": {"properties": properties}}])
+    assert not problems
+    assert specs is not None
+    assert {name: rule.describe() for name, rule in specs.rules["f"].args.items()} == {
+        "nums": "list of integer",
+        "grid": "list of list of number",
+        "word": "casefold",
+        "blob": "exact",
+        "pair": "list of boolean",
+        "only_null": "exact",
+    }
+    assert specs.source == "<specs>"
+    assert specs.sha256 == ""
+    assert specs.environment is None
+
+
+def test_an_error_inside_array_items_names_its_path() -> None:
+    bad = {"a": {"type": "array", "items": {"type": "string", "x-compare": "fuzzy"}}}
+    assert problems_of([{"name": "f", "parameters": {"properties": bad}}]) == [
+        "spec.yaml: tools.f.args.a.items: unknown kind 'fuzzy'"
+    ]
+    nested = {"a": {"type": "array", "x-compare": "list", "items": {"x-compare": 1}}}
+    assert problems_of([{"name": "f", "parameters": {"properties": nested}}]) == [
+        "spec.yaml: tools.f.args.a.items: x-compare must be a kind name or a kind object"
+    ]
+
+
+def test_every_broken_entry_is_listed_not_only_the_first() -> None:
+    relax = [
+        {"allow": "extra_calls", "tools": ["t"]},
+        "oops",
+        {"allow": "extra_calls", "tools": [], "reason": "r"},
+        {"allow": "nope", "tools": ["t"], "reason": "r"},
+    ]
+    assert problems_of({"tools": {"t": {"args": {}}}, "relax": relax}) == [
+        "spec.yaml: relax[0].reason: every relaxation needs a reason",
+        "spec.yaml: relax[1]: must be a mapping with allow, tools and reason",
+        "spec.yaml: relax[2].tools: must be a non-empty list of tool names",
+        "spec.yaml: relax[3].allow: must be one of extra_calls, unknown_args",
+    ]
+    tools = {"a": "x", "b": {"args": {"c": "nope"}}, "d": {"args": [1]}}
+    assert problems_of({"tools": tools}) == [
+        "spec.yaml: tools.a: must be a mapping with 'args' (and optionally 'version')",
+        "spec.yaml: tools.b.args.c: unknown kind 'nope'",
+        "spec.yaml: tools.d.args: must be a mapping of argument names to rules",
+    ]
+    listed = [{"name": "f", "parameters": {"type": "objekt"}}, 3, {"name": "g", "parameters": {
+        "properties": {"a": {"x-compare": 2}}}}]  # fmt: skip
+    found = problems_of(listed)
+    assert [p.split(": ")[1] for p in found] == ["tools.f.parameters", "[1]", "tools.g.args.a"]
+    assert problems_of("text") == [
+        "spec.yaml: (top): a spec is a mapping with 'tools', or a list of tool definitions"
+    ]
+
+
+def test_native_tools_keep_their_description() -> None:
+    specs, _ = parse_specs({"tools": {"t": {"args": {}, "description": "does t"}}})
+    assert specs is not None
+    assert specs.tools["t"].description == "does t"
+
+
+def test_file_errors_name_the_file_and_line(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(SpecError) as caught:
+        load_specs(missing)
+    assert str(caught.value) == f"{missing}: cannot read: No such file or directory"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tools:\n  t:\n    args: {a: [}\n")
+    with pytest.raises(SpecError) as caught:
+        load_specs(bad)
+    assert caught.value.line == 3
+    assert str(caught.value).startswith(f"{bad}:3: not valid YAML: ")
+    assert "None" not in str(caught.value)
+    tabs = tmp_path / "tabs.yaml"
+    tabs.write_text("tools:\n\tt: {}\n")
+    with pytest.raises(SpecError) as caught:
+        load_specs(tabs)
+    assert str(caught.value).startswith(f"{tabs}:2: not valid YAML: found character")
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text('{"tools":\n\n ]')
+    with pytest.raises(SpecError) as caught:
+        load_specs(bad_json)
+    assert str(caught.value).startswith(f"{bad_json}:3: not valid JSON: ")
