@@ -336,6 +336,7 @@ def test_the_exact_baseline_compares_the_first_plan_only() -> None:
 
 
 def _ledger(tmp_path: Path) -> Any:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "store.sql").write_text(
         "CREATE TABLE log (entry TEXT PRIMARY KEY);\n", encoding="utf-8"
     )
@@ -565,3 +566,41 @@ def test_a_result_keeps_the_transcript_format_and_its_notes() -> None:
     assert result.passed
     assert result.format == "openai-chat"
     assert result.notes == ("format detected: openai-chat",)
+
+
+def test_outputs_left_after_the_last_case_are_strays_and_checked_for_duplicates() -> None:
+    pairs, unmatched = _join(["a"], ["a", "z", "y"])
+    assert (pairs, unmatched) == ([("a", "a")], [["z", "y"]])
+    lines = iter([4, 9])
+
+    def numbered(key: str) -> tuple[str, int | None]:
+        return key, next(lines)
+
+    duplicates = join_by_id(["a"], ["z", "z"], lambda c: (c, 1), numbered, None, ("c", "o"))
+    with pytest.raises(OutputError) as caught:
+        list(duplicates)
+    assert str(caught.value) == "o:9: id: duplicate output for case 'z'"
+
+
+def test_scoring_with_an_environment_judges_each_case_on_its_outcome(tmp_path: Path) -> None:
+    env = _ledger(tmp_path)
+    cases, outputs = [], []
+    for key, (extra, calls, response) in OUTCOMES.items():
+        cases.append(parse_case({"id": key, "plans": [[refund("o-1", 1)]], **extra}, SPECS))
+        outputs.append(parse_output({"id": key, "calls": calls, "response": response}))
+    run = score(SPECS, cases, outputs, ("c.jsonl", "o.jsonl"), env)
+    results = {result.id: result for result in run}
+    assert results["both-pass"].state is not None
+    assert results["both-pass"].state.passed is True
+    assert results["state-only"].state is not None
+    assert results["state-only"].state.passed is True
+    assert not results["state-only"].passed
+    assert results["unchecked"].state is not None
+    assert results["unchecked"].state.passed is None
+    builder = SummaryBuilder(SPECS)
+    for case, result in _outcome_results(tmp_path / "again"):
+        builder.add(case, result)
+    assert run.summary().to_json() == builder.finish().to_json()
+    broken = parse_case({"id": "b", "plans": [], "tags": [], "goal_state": {"nope": []}}, SPECS)
+    with pytest.raises(CaseError, match=r"^c\.jsonl: goal_state\.nope: case 'b': no table 'nope'"):
+        list(score(SPECS, [broken], [], ("c.jsonl", "o.jsonl"), env))
