@@ -315,3 +315,17 @@ def test_a_plan_diagnosed_directly_pairs_and_reports_leftovers() -> None:
         ("wrong_tool", 1, 0),
         ("extra_call", 0, None),
     ]
+
+
+def test_link_mismatches_carry_the_label_and_the_reference() -> None:
+    look = {"id": "l", "name": "log", "args": {"event": "x"}}
+    late = _diagnose(
+        [look, {"name": "ping", "args": {}, "after": ["l"]}],
+        [{"name": "ping", "args": {}}, {"name": "log", "args": {"event": "x"}}],
+    )
+    assert late == [("order_violation", 1, {"name": "ping", "args": {}}, (), "l", 1, None)]
+    uses = {"name": "refund", "args": {"order_id": {"$ref": "l#/id"}, "amount": 1}}
+    unresolved = _diagnose([look, uses], [{"name": "log", "args": {"event": "x"}}, refund("A", 1)])
+    assert unresolved == [
+        ("unresolved_ref", 1, refund("A", 1), ("order_id",), "l#/id", MISSING, None),
+    ]
