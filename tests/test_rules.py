@@ -24,6 +24,7 @@ from toolscore.rules import (
     RuleError,
     TextRule,
     compile_rule,
+    json_equal,
     json_type,
     parse_timezone,
     show,
@@ -334,3 +335,35 @@ def test_suggestions_for_near_names(word: str, hint: str) -> None:
 def test_a_short_name_is_no_prefix_hint_and_one_near_name_is_given() -> None:
     assert suggest("abxyz", ["ab"]) == ""
     assert suggest("colour", ["color", "colors"]) == " (did you mean 'color'?)"
+
+
+def test_json_equality_keeps_false_apart_from_zero_at_any_depth() -> None:
+    assert not json_equal(False, 0)
+    assert not json_equal(0, False)
+    assert not json_equal([0], [False])
+    assert not json_equal({"a": 0}, {"a": False})
+    assert json_equal({"a": [1, None]}, {"a": [1.0, None]})
+    assert not json_equal({"a": 1}, [("a", 1)])
+    assert not json_equal("1", 1)
+
+
+def test_show_writes_values_json_cannot_hold_with_their_repr() -> None:
+    assert show({"k": {1}}) == '{"k":"{1}"}'
+    deep: dict[str, Any] = {}
+    for _ in range(600):
+        deep = {"k": deep}
+    assert show(deep) == "{...}"
+    assert show("x" * 59) == "'" + "x" * 56 + "..."  # 61 characters as repr: cut to 60
+
+
+def test_number_edges_beyond_floats() -> None:
+    huge, other = "1" * 400, "1" * 399 + "2"
+    assert NumberRule(tol=0.5, coerce=True).judge(huge, other) is not None
+    assert NumberRule(tol=0.5, coerce=True).judge(huge, huge) is None
+    assert NumberRule(rel_tol=0.01, coerce=True).judge(huge, "2" * 400) is not None
+    assert NumberRule(rel_tol=0.01, coerce=True).judge(huge, other) is None
+    assert NumberRule(rel_tol=0.5, coerce=True).judge(5, "1e999") is not None
+    assert NumberRule(tol=0.5, coerce=True).judge("1e999", "1e999") is None
+    verdict = NumberRule(tol=0.5, rel_tol=0.01).judge(100, 102)
+    assert verdict is not None
+    assert verdict[1]() == "102 is not 100 within tol=0.5 rel_tol=0.01"
