@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest bench mutation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,5 +26,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
+# Mutation testing of the core (bench/RESULTS.md): about an hour on two cores, under nice.
+mutation: $(STAMP)
+	$(BIN)/python bench/mutation.py --run
+
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis mutants

@@ -1,13 +1,17 @@
 """Golden cases: data files under tests/cases/, one per topic, each case scored end to end.
 
 A file holds a spec (`spec`, native, or `spec_openai`, an OpenAI tool list) and cases with
-`plans` (as in cases.jsonl), `produced` (as the `calls` of outputs.jsonl, or `"missing": true`
-for a case with no output line), `output` (an outputs line without its id, for transcripts) or
-`produced_line` (a whole outputs line as text, id "golden", read as the outputs reader reads a
-file), the expected verdict `passed`, the multiset of mismatch `codes`, and optionally
-`baselines`, `name_ok`, `message` (text some mismatch message contains) and `note` (text some
-note of the case contains). A case with `load_error` instead expects the case itself to be
-refused as input (a CaseError containing that text).
+`plans` (as in cases.jsonl) and one of: `produced` (as the `calls` of outputs.jsonl),
+`messages` (a transcript), `output` (an outputs line without its id), `produced_line` (a
+whole outputs line as text, id "golden", read as the outputs reader reads a file) or
+`"missing": true` (a case with no output line); the expected verdict `passed`, the multiset
+of mismatch `codes`, and optionally `baselines`, `name_ok`, `case` (more keys of the case
+line, such as `score_turns`), `explained` (each mismatch as a report words it: `code
+/pointer: message`, in the order given), `message` (text some mismatch message contains) and
+`note` (text some note of the case contains). A case with `load_error` instead expects the
+case itself to be refused as input (a CaseError containing that text). Each case is read as
+`read_cases` reads a line: the walk for `$any`/`$ref` markers runs only when the line holds
+`"$`.
 """
 
 from __future__ import annotations
@@ -50,7 +54,10 @@ class Golden:
 
     @property
     def id(self) -> str:
-        return f"{self.file}/{self.data.get('description', self.index)}"
+        # Plain ASCII (U+00DF for ß): ids go back to pytest as arguments (`make mutation` runs
+        # tests by id), and pytest's own escapes of other characters do not survive the trip.
+        name = f"{self.file}/{self.data.get('description', self.index)}"
+        return "".join(c if c.isascii() else f"U+{ord(c):04X}" for c in name)
 
 
 def _files() -> list[Path]:
@@ -64,8 +71,9 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-@cache
 def _specs(path: Path) -> SpecSet:
+    # Parsed again for every case, not cached: `make mutation` runs for each mutant only the
+    # tests that reached its function, and a cached spec would credit its loading to one case.
     data = _load(path)
     spec = data["spec_openai"] if "spec_openai" in data else data["spec"]
     specs, errors = parse_specs(spec, path.name)
@@ -87,17 +95,22 @@ GOLDENS = _goldens()
 def _score(path: Path, golden: Golden) -> CaseResult:
     specs = _specs(path)
     data = golden.data
-    case = parse_case({"id": CASE_ID, "plans": data["plans"]}, specs, path.name)
+    line = {"id": CASE_ID, "plans": data["plans"], **data.get("case", {})}
+    has_markers = '"$' in json.dumps(line)
+    case = parse_case(line, specs, path.name, has_markers=has_markers)
+    sources = ("produced", "messages", "output", "produced_line", "missing")
+    given = [key for key in sources if key in data]
+    assert len(given) == 1, f"{golden.id}: exactly one of {', '.join(sources)}"
     if data.get("missing", False):
-        assert "produced" not in data, f"{golden.id}: 'missing' and 'produced' exclude each other"
         trajectory = Trajectory(CASE_ID, (), missing=True)
     elif "output" in data:
-        assert "produced" not in data, f"{golden.id}: 'output' and 'produced' exclude each other"
         trajectory = parse_output({"id": CASE_ID, **data["output"]}, path.name)
     elif "produced_line" in data:
         raw = data["produced_line"].encode("utf-8", "surrogatepass")
-        line = parse_line(raw, path.name, 1, OutputError, lenient=True)
-        trajectory = parse_output(line, path.name, 1)
+        read = parse_line(raw, path.name, 1, OutputError, lenient=True)
+        trajectory = parse_output(read, path.name, 1)
+    elif "messages" in data:
+        trajectory = parse_output({"id": CASE_ID, "messages": data["messages"]}, path.name)
     else:
         trajectory = parse_output({"id": CASE_ID, "calls": data["produced"]}, path.name)
     return score_case(specs, case, trajectory)
@@ -133,6 +146,9 @@ def test_golden(path: Path, golden: Golden) -> None:
         assert any(data["message"] in m.message for m in result.mismatches), explanation
     if "note" in data:
         assert any(data["note"] in note for note in result.notes), result.notes
+    if "explained" in data:
+        words = [f"{m.code} {m.pointer or '/'}: {m.message}" for m in result.mismatches]
+        assert words == data["explained"], explanation
 
 
 def test_every_code_is_covered_except_data_flow() -> None:

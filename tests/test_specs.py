@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import yaml
 from toolscore.errors import SpecError
 from toolscore.matching import matches
 from toolscore.rules import EnumRule, ListRule, NumberRule, ObjectRule
-from toolscore.specs import load_specs, parse_specs
+from toolscore.specs import check_specs, load_specs, parse_specs, read_mapping
 
 NATIVE: dict[str, Any] = {
     "version": "2026.11",
@@ -242,3 +243,460 @@ def test_openai_x_compare_errors_and_bad_schemas() -> None:
     assert any("not a valid JSON Schema" in p for p in problems_of(bad_schema))
     nameless = [{"type": "function", "function": {"parameters": {}}}]
     assert any("needs 'name'" in p for p in problems_of(nameless))
+
+
+@pytest.mark.parametrize(
+    ("rule", "says"),
+    [
+        ({"kind": "number", "tol": float("inf")}, "tol must be a finite number >= 0, got inf"),
+        ({"kind": "number", "rel_tol": float("inf")}, "rel_tol must be a finite number >= 0"),
+        ({"kind": "number", "tol": float("-inf")}, "tol must be a finite number >= 0"),
+        ({"kind": "number", "tol": float("nan")}, "tol must be a finite number >= 0"),
+        ({"kind": "datetime", "tol": float("inf")}, "tol must be a finite number >= 0"),
+        ({"kind": "number", "tol": True}, "tol must be a number, got true"),
+        (
+            {"kind": "enum", "values": ["EUR", "USD"], "aliases": {"USD": "EUR"}},
+            "alias 'USD' is also a value",
+        ),
+        ({"kind": "enum", "values": [1, 2], "aliases": {"2": 1, 1: 2}}, "alias 1 is also a value"),
+        ({"kind": "enum", "values": ["a", "a"]}, "enum values must be unique"),
+        ({"kind": "enum", "values": [["a"]]}, "enum values must be strings, numbers"),
+        ({"kind": "exact", "reason": " \t\n"}, "reason must be a non-empty string"),
+    ],
+)
+def test_rules_that_would_forgive_anything_or_mislead_are_refused(
+    rule: dict[str, Any], says: str
+) -> None:
+    """An infinite tolerance accepts every number; an alias that is also a value lets `USD`
+    mean `EUR`: both are refused when the spec loads, naming the argument."""
+    (problem,) = problems_of({"tools": {"t": {"args": {"a": rule}}}})
+    assert problem.startswith("spec.yaml: tools.t.args.a: "), problem
+    assert says in problem
+
+
+def test_an_infinite_tolerance_written_in_yaml_is_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "tools.yaml"
+    spec.write_text("tools:\n  pay:\n    args:\n      amount: {kind: number, tol: .inf}\n")
+    with pytest.raises(SpecError, match=r"tools.pay.args.amount: tol must be a finite number"):
+        load_specs(spec)
+
+
+@pytest.mark.parametrize("reason", ["", "   ", "\t\n", None, 3])
+def test_a_relaxation_needs_a_reason_that_says_something(reason: Any) -> None:
+    relax = {"allow": "extra_calls", "tools": ["t"], "reason": reason}
+    problems = problems_of({"tools": {"t": {"args": {}}}, "relax": [relax]})
+    assert problems == ["spec.yaml: relax[0].reason: every relaxation needs a reason"]
+
+
+def test_relaxations_apply_to_their_own_tools_and_kind() -> None:
+    specs, problems = parse_specs(
+        {
+            "tools": {"a": {"args": {}}, "b": {"args": {}}, "c": {"args": {}}},
+            "relax": [
+                {"allow": "extra_calls", "tools": ["a"], "reason": "read-only"},
+                {"allow": "unknown_args", "tools": ["b"], "reason": "ignores flags"},
+            ],
+        },
+        "s",
+    )
+    assert not problems
+    assert specs is not None
+    assert specs.extra_ok == frozenset({"a"})
+    allowing = {name for name, rule in specs.rules.items() if rule.allow_unknown}
+    assert allowing == {"b"}
+    assert not specs.tools["b"].args.allow_unknown  # the tool's own rule stays strict
+    assert [r.to_json() for r in specs.relaxations] == [
+        {"allow": "extra_calls", "tools": ["a"], "reason": "read-only"},
+        {"allow": "unknown_args", "tools": ["b"], "reason": "ignores flags"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "problems"),
+    [
+        (
+            {"tools": {"t": {"args": {}}}, "relax": "all"},
+            ["relax: must be a list of {allow, tools, reason} entries"],
+        ),
+        (
+            {"tools": {"t": {"args": {}}}, "relax": ["extra_calls"]},
+            ["relax[0]: must be a mapping with allow, tools and reason"],
+        ),
+        (
+            {
+                "tools": {"t": {"args": {}}},
+                "relax": [{"allow": "extra_calls", "tools": ["t"], "reason": "r", "why": 1}],
+            },
+            ["relax[0].why: unknown key"],
+        ),
+        (
+            {
+                "tools": {"t": {"args": {}}},
+                "relax": [{"allow": "extra_calls", "tools": [], "reason": "r"}],
+            },
+            ["relax[0].tools: must be a non-empty list of tool names"],
+        ),
+        (
+            {
+                "tools": {"t": {"args": {}}},
+                "relax": [{"allow": "extra_calls", "tools": "t", "reason": "r"}],
+            },
+            ["relax[0].tools: must be a non-empty list of tool names"],
+        ),
+        (
+            {
+                "tools": {"t": {"args": {}}},
+                "relax": [{"allow": "x", "tools": ["t", 1], "reason": " "}],
+            },
+            [
+                "relax[0].allow: must be one of extra_calls, unknown_args",
+                "relax[0].reason: every relaxation needs a reason",
+                "relax[0].tools: must be a non-empty list of tool names",
+            ],
+        ),
+        (
+            {
+                "tools": {"t": {"args": {}}},
+                "relax": [{"allow": "extra_calls", "tools": ["t", "u", "v"], "reason": "r"}],
+            },
+            ["relax[0].tools: unknown tool 'u'", "relax[0].tools: unknown tool 'v'"],
+        ),
+        (
+            {"tools": {"t": "exact"}},
+            ["tools.t: must be a mapping with 'args' (and optionally 'version')"],
+        ),
+        (
+            {"tools": {"t": {"args": ["a"]}}},
+            ["tools.t.args: must be a mapping of argument names to rules"],
+        ),
+        (
+            {"tools": {"t": {"args": {}, "version": [3]}}},
+            ["tools.t.version: must be a string or an integer"],
+        ),
+        ({"tools": {"t": {"args": {}}}, "version": ["x"]}, ["version: must be a string"]),
+        (
+            {"tools": {"t": {"args": {}}}, "environment": "db.sqlite"},
+            ["environment: must be a mapping with database and tools"],
+        ),
+        ({"tools": []}, ["tools: must be a non-empty mapping of tool names to tool specs"]),
+        ({"relax": []}, ["tools: must be a non-empty mapping of tool names to tool specs"]),
+        (
+            {"tools": {"t": {"args": {"a": "exakt", "b": {"kind": "number", "tol": "x"}}}}},
+            [
+                "tools.t.args.a: unknown kind 'exakt' (did you mean 'exact'?)",
+                "tools.t.args.b: tol must be a number, got 'x'",
+            ],
+        ),
+        (
+            {
+                "tools": {
+                    "t": {
+                        "args": {
+                            "a": {
+                                "kind": "object",
+                                "args": {"b": {"kind": "list", "items": "nope"}},
+                            }
+                        }
+                    }
+                }
+            },
+            ["tools.t.args.a.b.items: unknown kind 'nope'"],
+        ),
+        (
+            {
+                "tools": {
+                    "t": {
+                        "args": {
+                            "a": {
+                                "kind": "object",
+                                "args": {
+                                    "b": {"kind": "exact", "default": 1},
+                                    "c": {"kind": "integer", "default": "1"},
+                                },
+                            }
+                        }
+                    }
+                }
+            },
+            [
+                "tools.t.args.a.c: default '1' is rejected by its own rule: "
+                "expected an integer, got string '1'"
+            ],
+        ),
+        (
+            {
+                "tools": {
+                    "t": {
+                        "args": {
+                            "a": {"kind": "object", "args": {"b": "exact"}, "default": {"c": 1}}
+                        }
+                    }
+                }
+            },
+            [
+                'tools.t.args.a: default {"c":1} is rejected by its own rule: '
+                "/c: argument 'c' is not in the spec"
+            ],
+        ),
+        ([], ["(top): the tool list is empty"]),
+        (
+            [{"function": {"parameters": {}}}],
+            ["[0]: a tool definition needs 'name' (or 'function': {name, ...})"],
+        ),
+        (["f"], ["[0]: a tool definition needs 'name' (or 'function': {name, ...})"]),
+        (
+            [
+                {
+                    "name": "f",
+                    "parameters": {"type": "object", "properties": {"a": {"x-compare": 3}}},
+                }
+            ],
+            ["tools.f.args.a: x-compare must be a kind name or a kind object"],
+        ),
+        (
+            [
+                {
+                    "name": "f",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "a": {"type": "object", "properties": {"b": {"x-compare": [1]}}}
+                        },
+                    },
+                }
+            ],
+            ["tools.f.args.a.b: x-compare must be a kind name or a kind object"],
+        ),
+        (
+            [
+                {
+                    "name": "f",
+                    "parameters": {
+                        "properties": {
+                            "a": {"type": "string", "x-compare": {"kind": "number", "tol": -1}}
+                        }
+                    },
+                }
+            ],
+            ["tools.f.args.a: tol must be a finite number >= 0, got -1"],
+        ),
+    ],
+)
+def test_every_problem_of_a_spec_is_named_in_full(data: Any, problems: list[str]) -> None:
+    found = problems_of(data)
+    assert [p.removeprefix("spec.yaml: ") for p in found] == problems or all(
+        f.removeprefix("spec.yaml: ").startswith(p) for f, p in zip(found, problems, strict=True)
+    ), found
+
+
+def test_check_specs_lists_every_problem_and_load_specs_raises_the_first(tmp_path: Path) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps({"tools": {"t": {"args": {"a": "exakt", "b": "fuzzy"}}}}))
+    specs, problems = check_specs(path)
+    assert specs is None
+    assert [str(p) for p in problems] == [
+        f"{path}: tools.t.args.a: unknown kind 'exakt' (did you mean 'exact'?)",
+        f"{path}: tools.t.args.b: unknown kind 'fuzzy'",
+    ]
+    with pytest.raises(SpecError) as caught:
+        load_specs(path)
+    assert str(caught.value) == str(problems[0])
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(NATIVE))
+    specs, problems = check_specs(good)
+    assert problems == []
+    assert specs is not None
+    assert specs.source == str(good)
+
+
+def test_describe_gives_version_hash_and_tool_versions(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**NATIVE, "version": 2026}))
+    specs = load_specs(path)
+    assert specs.describe() == {
+        "version": "2026",
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "tools": {"refund": 3},
+    }
+    assert specs.tools["refund"].description is None
+    assert specs.environment is None
+
+
+def test_openai_tools_keep_version_description_and_schema_details() -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "description": "does f",
+                "x-version": "7",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "mode": {"enum": ["a", "b"], "default": "a"},
+                        "either": {"type": ["null", "integer"]},
+                        "pick": {
+                            "type": "string",
+                            "enum": ["x", "y"],
+                            "x-compare": {"kind": "enum", "aliases": {"ex": "x"}},
+                        },
+                        "box": {
+                            "type": "object",
+                            "x-compare": "object",
+                            "properties": {"w": {"type": "number"}},
+                        },
+                        "row": {
+                            "type": "array",
+                            "x-compare": {"kind": "list", "order": "unordered"},
+                            "items": {"type": "integer"},
+                        },
+                        "bag": {"type": "array"},
+                        "odd": {"type": "null"},
+                        "raw": True,
+                        "dflt": {
+                            "type": "string",
+                            "x-compare": {"kind": "casefold", "default": "q"},
+                            "default": "z",
+                        },
+                    },
+                },
+            },
+        },
+        {"name": "g"},
+    ]
+    specs, problems = parse_specs(tools, "tools.json")
+    assert not problems
+    assert specs is not None
+    f = specs.tools["f"]
+    assert (f.version, f.description) == ("7", "does f")
+    args = f.args.args
+    assert {name: rule.describe() for name, rule in args.items()} == {
+        "mode": "enum values=a|b",
+        "either": "integer",
+        "pick": "enum values=x|y aliases=ex->x",
+        "box": "object",
+        "row": "list unordered of integer",
+        "bag": "list of exact",
+        "odd": "exact",
+        "raw": "exact",
+        "dflt": "casefold",
+    }
+    assert args["mode"].default == "a"
+    assert args["dflt"].default == "q"  # x-compare's own default wins over the schema's
+    box = args["box"]
+    assert isinstance(box, ObjectRule)
+    assert box.args["w"].describe() == "number"
+    assert specs.tools["g"].args.args == {}
+    assert specs.relaxations == ()
+
+
+def test_read_mapping_reads_yaml_and_json_mappings_only(tmp_path: Path) -> None:
+    (tmp_path / "env.yaml").write_text("database: store.sql\ntools: tools.py\n")
+    assert read_mapping(tmp_path / "env.yaml") == {"database": "store.sql", "tools": "tools.py"}
+    (tmp_path / "env.json").write_text('{"database": "x"}')
+    assert read_mapping(tmp_path / "env.json") == {"database": "x"}
+    (tmp_path / "list.yaml").write_text("- a\n")
+    with pytest.raises(SpecError) as caught:
+        read_mapping(tmp_path / "list.yaml")
+    assert str(caught.value) == f"{tmp_path / 'list.yaml'}: must hold a mapping"
+    with pytest.raises(SpecError, match="cannot read: No such file or directory"):
+        read_mapping(tmp_path / "missing.yaml")
+    (tmp_path / "bad.json").write_text("{\n\n  oops")
+    with pytest.raises(SpecError) as caught:
+        read_mapping(tmp_path / "bad.json")
+    assert caught.value.line == 3
+    assert "not valid JSON" in str(caught.value)
+
+
+def test_openai_schema_details_reach_the_right_rules() -> None:
+    properties = {
+        "nums": {"type": "array", "items": {"type": "integer"}},
+        "grid": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
+        "word": {"type": "string", "enum": ["a", "b"], "x-compare": {"kind": "casefold"}},
+        "blob": {"type": "array", "items": {"type": "string"}, "x-compare": "exact"},
+        "pair": {"type": ["null", "array"], "items": {"type": "boolean"}},
+        "only_null": {"type": ["null"]},
+    }
+    specs, problems = parse_specs([{"name": "f", "parameters": {"properties": properties}}])
+    assert not problems
+    assert specs is not None
+    assert {name: rule.describe() for name, rule in specs.rules["f"].args.items()} == {
+        "nums": "list of integer",
+        "grid": "list of list of number",
+        "word": "casefold",
+        "blob": "exact",
+        "pair": "list of boolean",
+        "only_null": "exact",
+    }
+    assert specs.source == "<specs>"
+    assert specs.sha256 == ""
+    assert specs.environment is None
+
+
+def test_an_error_inside_array_items_names_its_path() -> None:
+    bad = {"a": {"type": "array", "items": {"type": "string", "x-compare": "fuzzy"}}}
+    assert problems_of([{"name": "f", "parameters": {"properties": bad}}]) == [
+        "spec.yaml: tools.f.args.a.items: unknown kind 'fuzzy'"
+    ]
+    nested = {"a": {"type": "array", "x-compare": "list", "items": {"x-compare": 1}}}
+    assert problems_of([{"name": "f", "parameters": {"properties": nested}}]) == [
+        "spec.yaml: tools.f.args.a.items: x-compare must be a kind name or a kind object"
+    ]
+
+
+def test_every_broken_entry_is_listed_not_only_the_first() -> None:
+    relax = [
+        {"allow": "extra_calls", "tools": ["t"]},
+        "oops",
+        {"allow": "extra_calls", "tools": [], "reason": "r"},
+        {"allow": "nope", "tools": ["t"], "reason": "r"},
+    ]
+    assert problems_of({"tools": {"t": {"args": {}}}, "relax": relax}) == [
+        "spec.yaml: relax[0].reason: every relaxation needs a reason",
+        "spec.yaml: relax[1]: must be a mapping with allow, tools and reason",
+        "spec.yaml: relax[2].tools: must be a non-empty list of tool names",
+        "spec.yaml: relax[3].allow: must be one of extra_calls, unknown_args",
+    ]
+    tools = {"a": "x", "b": {"args": {"c": "nope"}}, "d": {"args": [1]}}
+    assert problems_of({"tools": tools}) == [
+        "spec.yaml: tools.a: must be a mapping with 'args' (and optionally 'version')",
+        "spec.yaml: tools.b.args.c: unknown kind 'nope'",
+        "spec.yaml: tools.d.args: must be a mapping of argument names to rules",
+    ]
+    listed = [{"name": "f", "parameters": {"type": "objekt"}}, 3, {"name": "g", "parameters": {
+        "properties": {"a": {"x-compare": 2}}}}]  # fmt: skip
+    found = problems_of(listed)
+    assert [p.split(": ")[1] for p in found] == ["tools.f.parameters", "[1]", "tools.g.args.a"]
+    assert problems_of("text") == [
+        "spec.yaml: (top): a spec is a mapping with 'tools', or a list of tool definitions"
+    ]
+
+
+def test_native_tools_keep_their_description() -> None:
+    specs, _ = parse_specs({"tools": {"t": {"args": {}, "description": "does t"}}})
+    assert specs is not None
+    assert specs.tools["t"].description == "does t"
+
+
+def test_file_errors_name_the_file_and_line(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(SpecError) as caught:
+        load_specs(missing)
+    assert str(caught.value) == f"{missing}: cannot read: No such file or directory"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tools:\n  t:\n    args: {a: [}\n")
+    with pytest.raises(SpecError) as caught:
+        load_specs(bad)
+    assert caught.value.line == 3
+    assert str(caught.value).startswith(f"{bad}:3: not valid YAML: ")
+    assert "None" not in str(caught.value)
+    tabs = tmp_path / "tabs.yaml"
+    tabs.write_text("tools:\n\tt: {}\n")
+    with pytest.raises(SpecError) as caught:
+        load_specs(tabs)
+    assert str(caught.value).startswith(f"{tabs}:2: not valid YAML: found character")
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text('{"tools":\n\n ]')
+    with pytest.raises(SpecError) as caught:
+        load_specs(bad_json)
+    assert str(caught.value).startswith(f"{bad_json}:3: not valid JSON: ")

@@ -110,6 +110,10 @@ def _plan(
         if has_markers:
             markers = _markers(args, tool.args, labels, f"plans[{p}][{c}].args", fail)
             calls[-1] = calls[-1]._replace(args=markers)
+        for arg, value in (calls[-1].args or {}).items():
+            rule = tool.args.args[arg]
+            if not rule.scalar:
+                _known_keys(value, rule, f"plans[{p}][{c}].args.{arg}", fail)
     if not (has_markers or labels):
         return tuple(calls), False
     cycle = find_cycle(calls)
@@ -163,6 +167,24 @@ def _markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) 
             "put them where the spec has a rule (an argument, object key or list item)",
         )
     return value
+
+
+def _known_keys(value: Any, rule: Rule, where: str, fail: Fail) -> None:
+    """Refuse a key of an expected object that the spec lacks, at any depth: the agent could
+    never match it (a produced key outside the spec fails), so such a case is unscorable."""
+    if type(value) is AnyOf:
+        for option in value:
+            _known_keys(option, rule, where, fail)
+    elif isinstance(rule, ObjectRule) and type(value) is dict:
+        for key, item in value.items():
+            sub = rule.args.get(key)
+            if sub is None:
+                raise fail(f"{where}.{key}", f"not in the spec (keys: {', '.join(rule.args)})")
+            if not sub.scalar:
+                _known_keys(item, sub, f"{where}.{key}", fail)
+    elif isinstance(rule, ListRule) and type(value) is list and not rule.items.scalar:
+        for index, item in enumerate(value):
+            _known_keys(item, rule.items, f"{where}[{index}]", fail)
 
 
 def _has_marker(value: Any) -> bool:

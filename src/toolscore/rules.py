@@ -110,6 +110,11 @@ def _type_error(expected_type: str, value: Any) -> Verdict:
     )
 
 
+def _bad_expected(expected_type: str, value: Any) -> Verdict:
+    """The plan's own value is not of the rule's type: said as such, not as the agent's fault."""
+    return "type_mismatch", lambda: f"expected value {show(value)} is not {expected_type}"
+
+
 def _unequal(expected: Any, produced: Any, how: str) -> Verdict:
     return "value_mismatch", lambda: _unequal_words(expected, produced, how)
 
@@ -203,7 +208,7 @@ class CasefoldRule(Rule):
         if type(produced) is not str:
             return _type_error("a string", produced)
         if type(expected) is not str:
-            return _type_error("a string", expected)
+            return _bad_expected("a string", expected)
         if expected == produced:
             return None
         if expected.isascii() and produced.isascii():
@@ -286,7 +291,7 @@ class NumberRule(Rule):
                 return _type_error("a number", produced)
             e = _coerce_number(expected, self.coerce)
             if e is None:
-                return _type_error("a number", expected)
+                return _bad_expected("a number", expected)
         if e == p:
             return None
         if (self.tol or self.rel_tol) and _finite(e) and _finite(p):
@@ -314,7 +319,8 @@ class NumberRule(Rule):
         return diff <= Decimal(repr(self.rel_tol)) * scale
 
     def _within(self) -> str:
-        return f"within {self.describe()[len(self.kind) + 1 :]}" if self.options() else "exactly"
+        bounds = " ".join(f"{k}={v}" for k, v in self.options().items() if k != "coerce")
+        return f"within {bounds}" if bounds else "exactly"
 
 
 def _coerce_integer(value: Any, coerce: bool) -> int | None:
@@ -373,7 +379,7 @@ class _CoercingRule(Rule):
             return _type_error(self.expects, produced)
         e = self.convert(expected)
         if e is None:
-            return _type_error(self.expects, expected)
+            return _bad_expected(self.expects, expected)
         return None if e == p else _unequal(expected, produced, "")
 
 

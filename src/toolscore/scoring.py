@@ -401,11 +401,12 @@ class SummaryBuilder:
                     tool.codes[mismatch.code] += 1
 
     def _tally_arguments(self, expected: Call, produced: Call, found: Sequence[Mismatch]) -> None:
+        if produced.args is None:
+            return  # arguments that could not be read are judged by no argument's tally
         tallies = self._arg_tallies[expected.name]
         failing = {m.path[0]: m.code for m in found if m.path}
         names = set(expected.args or ())
-        if produced.args is not None:
-            names.update(produced.args)
+        names.update(produced.args)
         for name in names:
             tally = tallies.get(name)
             if tally is None:

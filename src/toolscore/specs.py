@@ -339,9 +339,9 @@ def _schema_rule(prop: Any, path: tuple[str | int, ...]) -> dict[str, Any]:
         return {"kind": "exact"}
     compare = prop.get("x-compare")
     if compare is not None:
-        node = {"kind": compare} if isinstance(compare, str) else dict(compare)
         if not isinstance(compare, str | Mapping):
             raise RuleError(path, "x-compare must be a kind name or a kind object")
+        node = {"kind": compare} if isinstance(compare, str) else dict(compare)
         kind = node.get("kind")
         if kind == "object" and "args" not in node:
             node["args"] = _schema_args(prop, path)
