@@ -479,9 +479,7 @@ def _links_kept(
     def finish(
         assigned: Mapping[int, int], consumer_fits: Callable[[int, int], bool]
     ) -> tuple[tuple[int, int], ...] | None:
-        rest_plan = [i for i in range(len(plan)) if i not in assigned]
-        taken = set(assigned.values())
-        rest_calls = [j for j in range(len(calls)) if j not in taken]
+        rest_plan, rest_calls = _left_over(len(plan), len(calls), assigned)
         consumers = {a for a, i in enumerate(rest_plan) if deps[i]}
         found = _best_pairing(
             tools,
@@ -503,6 +501,12 @@ def _links_kept(
         return search_pairing(plan, calls, fits, finish, False, could_fit, deps=deps)
     except SearchGaveUpError:
         return None
+
+
+def _left_over(n: int, m: int, assigned: Mapping[int, int]) -> tuple[list[int], list[int]]:
+    """The plan calls and the produced calls that a link search's pairs leave unpaired."""
+    taken = set(assigned.values())
+    return [i for i in range(n) if i not in assigned], [j for j in range(m) if j not in taken]
 
 
 def _relaxed_fits(
@@ -655,9 +659,7 @@ def linked_plan_passes(
         assigned: Mapping[int, int], consumer_fits: Callable[[int, int], bool]
     ) -> tuple[tuple[int, int], ...] | None:
         nonlocal relaxed_checked
-        rest_plan = [i for i in range(len(plan)) if i not in assigned]
-        taken = set(assigned.values())
-        rest_calls = [j for j in range(len(calls)) if j not in taken]
+        rest_plan, rest_calls = _left_over(len(plan), len(calls), assigned)
 
         def rest_fits(a: int, b: int) -> bool:
             i, j = rest_plan[a], rest_calls[b]
