@@ -7,7 +7,8 @@ median of --repeat runs of each side:
 
 - g. in process, full report: toolscore's `score_case` with the report's per-case JSON and its
   summary (the library calls `toolscore score --json` makes for each case), on cases and outputs
-  parsed ahead, against BFCL's `ast_checker` on the same decoded outputs; both warm.
+  parsed ahead, against BFCL's `ast_checker` on the same decoded outputs; both warm, in one
+  subprocess per build, a timed sample repeating the whole file for about SAMPLE seconds.
 - i. end to end: `toolscore score --json OUT` (the venv's console script) on the converted
   files, against BFCL's checker behind `lean_runner.py` on BFCL's own prompt, possible-answer
   and result files, Python's start-up included on both sides; at the category's real size and
