@@ -139,21 +139,26 @@ def machine() -> str:
     return f"{platform.machine()}, {model}, {os.cpu_count()} cores, {python}"
 
 
-def revision() -> str:
-    """The git commit of the working tree, marked when it has uncommitted changes."""
+def revision(src: Path | None = None) -> str:
+    """The git commit of the tree holding `src` (default: ./src), marked when `src` has
+    uncommitted changes."""
+    where = str(src or Path("src"))
     try:
         head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+            ["git", "-C", where, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "src"],
+            ["git", "-C", where, "status", "--porcelain", "--", "."],
             capture_output=True,
             text=True,
             check=False,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return f"{head}{' + uncommitted src changes' if dirty else ''}"
+    return f"{head}{f' + uncommitted changes in {where}' if dirty else ''}"
 
 
 def bfcl_version() -> str:

@@ -244,27 +244,38 @@ class Files:
     cases: int
 
 
-def write_files(category: Category, mixed: bool, copies: int, folder: Path) -> Files:
-    """BFCL's three files, each replicated `copies` times (ids made unique: `<id>-<k>`, still
-    a BFCL id), and toolscore's, converted from them as `toolscore import bfcl` and
-    `toolscore import bfcl-outputs` do."""
-    data, answers_path = files(category.name)
-    assert answers_path is not None
-    answers = read_lines(answers_path)
-    results = [{"id": entry["id"], "result": o} for entry, o in outputs(category, mixed)]
-    bfcl = folder / "prompts.json", folder / "answers.json", folder / "results.json"
-    for path, lines in zip(bfcl, (read_lines(data), answers, results), strict=True):
-        with open(path, "w", encoding="utf-8") as out:
-            for k in range(copies):
-                for line in lines:
-                    copy = line if copies == 1 else {**line, "id": f"{line['id']}-{k}"}
-                    out.write(json.dumps(copy) + "\n")
+def _write_replicated(path: Path, lines: Sequence[dict[str, Any]], copies: int) -> None:
+    """A JSON Lines file of `lines` written `copies` times, ids made unique (`<id>-<k>`, still
+    a BFCL id) when there is more than one copy."""
+    with open(path, "w", encoding="utf-8") as out:
+        for k in range(copies):
+            for line in lines:
+                copy = line if copies == 1 else {**line, "id": f"{line['id']}-{k}"}
+                out.write(json.dumps(copy) + "\n")
+
+
+def write_cases(category: Category, copies: int, folder: Path) -> tuple[Path, ...]:
+    """BFCL's prompt and possible-answer files, replicated, and toolscore's spec and cases
+    converted from them as `toolscore import bfcl` does."""
+    data, answers = files(category.name)
+    assert answers is not None
+    prompts, truths = folder / "prompts.json", folder / "answers.json"
+    _write_replicated(prompts, read_lines(data), copies)
+    _write_replicated(truths, read_lines(answers), copies)
     converted = folder / "toolscore"
-    write_import(import_bfcl(str(bfcl[0]), str(bfcl[1])), converted)
-    with open(converted / "outputs.jsonl", "w", encoding="utf-8") as out:
-        out.writelines(dumps(line) + "\n" for line in convert_results(str(bfcl[2])))
-    ours = converted / "tools.yaml", converted / "cases.jsonl", converted / "outputs.jsonl"
-    return Files(category.name, bfcl, ours, copies * len(results))
+    write_import(import_bfcl(str(prompts), str(truths)), converted)
+    return prompts, truths, converted / "tools.yaml", converted / "cases.jsonl"
+
+
+def write_outputs(category: Category, mixed: bool, copies: int, folder: Path) -> tuple[Path, ...]:
+    """BFCL's result file of one output set, replicated, and toolscore's outputs converted
+    from it as `toolscore import bfcl-outputs` does."""
+    results, converted = folder / "results.json", folder / "outputs.jsonl"
+    lines = [{"id": entry["id"], "result": o} for entry, o in outputs(category, mixed)]
+    _write_replicated(results, lines, copies)
+    with open(converted, "w", encoding="utf-8") as out:
+        out.writelines(dumps(line) + "\n" for line in convert_results(str(results)))
+    return results, converted
 
 
 def toolscore_command() -> list[str]:
@@ -326,17 +337,25 @@ def end_to_end_rows(
     rows = []
     for name in categories:
         category = load_category(name)
-        for mixed in (False, True):
-            for copies in dict.fromkeys((1, replicate)):
-                with tempfile.TemporaryDirectory() as tmp:
-                    data = write_files(category, mixed, copies, Path(tmp))
+        for copies in dict.fromkeys((1, replicate)):
+            with tempfile.TemporaryDirectory() as tmp:
+                prompts, answers, specs, cases = write_cases(category, copies, Path(tmp))
+                for mixed in (False, True):
+                    results, outputs_ = write_outputs(category, mixed, copies, Path(tmp))
+                    data = Files(
+                        name,
+                        (prompts, answers, results),
+                        (specs, cases, outputs_),
+                        copies * len(category.entries),
+                    )
                     timings = end_to_end(data, builds_, repeat, Path(tmp))
-                size = "real size" if copies == 1 else f"x{copies}"
-                target = END_TO_END_TARGETS[copies > 1] if name in END_TO_END_CATEGORIES else None
-                for build, timing in zip(builds_, timings, strict=True):
-                    label = f"i. end to end, {name} {size}, {_what(mixed)}, {build.kind}"
-                    rows.append(_row(label, timing, target, "s"))
-                    print(rows[-1], flush=True)
+                    size = "real size" if copies == 1 else f"x{copies}"
+                    targeted = name in END_TO_END_CATEGORIES
+                    target = END_TO_END_TARGETS[copies > 1] if targeted else None
+                    for build, timing in zip(builds_, timings, strict=True):
+                        label = f"i. end to end, {name} {size}, {_what(mixed)}, {build.kind}"
+                        rows.append(_row(label, timing, target, "s"))
+                        print(rows[-1], flush=True)
     return rows
 
 
@@ -394,17 +413,16 @@ def main() -> None:
     rows += end_to_end_rows(args.categories, found, args.repeat, args.replicate)
     elapsed = time.perf_counter() - clock
     loads = f"load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
-    print(
-        f"\n{machine()}; toolscore {__version__} ({revision()}); run took {elapsed:.0f} s; {loads}"
-    )
+    sources = "; ".join(f"{b.kind} from {b.source} ({revision(Path(b.source))})" for b in found)
+    print(f"\n{machine()}; toolscore {__version__}, {sources}; {elapsed:.0f} s; {loads}")
     if args.record:
         command = " ".join(["bench/bfcl/.venv/bin/python", "bench/bfcl/speed.py", *sys.argv[1:]])
-        kinds = "; ".join(f"{b.kind} (toolscore from {b.source})" for b in found)
         section = [
             f"\n## {started:%Y-%m-%d %H:%M} UTC: `{command}`\n",
             f"- machine: {machine()}",
-            f"- toolscore {__version__}, commit {revision()}; bfcl-eval {bfcl_version()}",
-            f"- builds measured: {kinds}",
+            f"- toolscore {__version__}; bfcl-eval {bfcl_version()}; bench scripts at commit "
+            f"{revision(HERE)}",
+            f"- builds measured (toolscore's source, its commit): {sources}",
             f"- the whole run took {elapsed:.0f} s; {loads}",
             *(f"- note: {note}" for note in args.note),
             "- speed vs BFCL = BFCL's time / toolscore's, from the minimum of each side's runs "
