@@ -387,6 +387,18 @@ def _side(times: list[float], n: int, unit: str) -> str:
     return f"{min(times):.3f} s (median {statistics.median(times):.3f})"
 
 
+def _without_notes(argv: list[str]) -> list[str]:
+    """The command line without its --note options (the notes are listed on their own)."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip or arg == "--note":
+            skip = not skip
+        elif not arg.startswith("--note="):
+            kept.append(arg)
+    return kept
+
+
 def main() -> None:
     """Measure every category, print the table, and append it to RESULTS.md with --record."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -416,7 +428,8 @@ def main() -> None:
     sources = "; ".join(f"{b.kind} from {b.source} ({revision(Path(b.source))})" for b in found)
     print(f"\n{machine()}; toolscore {__version__}, {sources}; {elapsed:.0f} s; {loads}")
     if args.record:
-        command = " ".join(["bench/bfcl/.venv/bin/python", "bench/bfcl/speed.py", *sys.argv[1:]])
+        options = _without_notes(sys.argv[1:])
+        command = " ".join(["bench/bfcl/.venv/bin/python", "bench/bfcl/speed.py", *options])
         section = [
             f"\n## {started:%Y-%m-%d %H:%M} UTC: `{command}`\n",
             f"- machine: {machine()}",
