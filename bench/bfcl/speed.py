@@ -54,6 +54,7 @@ from bfcl_env import (
 )
 from perturb import answer, extra_call, ints_as_floats, missing_call, reversed_calls, upper_case
 
+import toolscore
 from toolscore import Case, SpecSet, Trajectory, __version__, parse_output, score_case
 from toolscore.bfcl import convert_result, convert_results, import_bfcl, write_import
 from toolscore.bfcl.results import dumps
@@ -196,8 +197,6 @@ def _timed(work: Callable[[], object], loops: int) -> float:
 
 def in_process_child(categories: Sequence[str], repeat: int) -> None:
     """The g measurements in this process (started per build): one JSON line per row."""
-    import toolscore  # noqa: PLC0415 - the module itself, for its build
-
     kind = getattr(toolscore, "build_kind", lambda: "pure-python")()
     for name in categories:
         category = load_category(name)
