@@ -1,10 +1,8 @@
 """What the BFCL benchmarks share: BFCL's data and checker (from the benchmark's own venv),
 the converted cases, and one verdict from each scorer.
 
-BFCL's checker lives only in `bench/bfcl/.venv` (made by `bench/bfcl/setup.sh`), so it is
-imported dynamically: mypy and the project's venv never see it. Its module
-`bfcl_eval.constants.model_config` imports every model SDK; `load_checker` registers the stub
-in `bfcl_stub/model_config.py` under that name first (see its docstring).
+BFCL's checker itself is loaded by `bfcl_checker`, which imports no toolscore, so that the
+lean runner (`lean_runner.py`) pays for BFCL's imports only.
 """
 
 from __future__ import annotations
@@ -15,21 +13,15 @@ import json
 import os
 import platform
 import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
+
+from bfcl_checker import MODEL, load_checker
 
 from toolscore import Case, SpecSet, parse_case, parse_output, parse_specs, score_case
 from toolscore.bfcl import convert_result, import_bfcl
-
-HERE = Path(__file__).resolve().parent
-STUB = HERE / "bfcl_stub" / "model_config.py"
-STUB_NAME = "bfcl_eval.constants.model_config"
-MODEL = "toolscore-parity"
-"""The model name handed to BFCL's checker (the stub gives every name the same config)."""
 
 CALL_CATEGORIES = (
     "simple_python",
@@ -43,27 +35,6 @@ CALL_CATEGORIES = (
 )
 ABSTENTION_CATEGORIES = ("irrelevance", "live_irrelevance")
 SPEED_CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
-
-
-def load_checker() -> tuple[ModuleType, ModuleType, Any]:
-    """BFCL's AST checker, its utils module, and its `Language.PYTHON`, with the stub in place."""
-    if STUB_NAME not in sys.modules:
-        spec = importlib.util.spec_from_file_location(STUB_NAME, STUB)
-        if spec is None or spec.loader is None:
-            raise SystemExit(f"cannot load the stub {STUB}")
-        stub = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(stub)
-        sys.modules[STUB_NAME] = stub
-    try:
-        checker = importlib.import_module("bfcl_eval.eval_checker.ast_eval.ast_checker")
-        utils = importlib.import_module("bfcl_eval.utils")
-        enums = importlib.import_module("bfcl_eval.constants.enums")
-    except ImportError as error:
-        raise SystemExit(
-            f"BFCL's checker is not importable ({error}); run bench/bfcl/setup.sh and use "
-            "bench/bfcl/.venv/bin/python"
-        ) from None
-    return checker, utils, enums.Language.PYTHON
 
 
 def data_dir() -> Path:
@@ -168,21 +139,26 @@ def machine() -> str:
     return f"{platform.machine()}, {model}, {os.cpu_count()} cores, {python}"
 
 
-def revision() -> str:
-    """The git commit of the working tree, marked when it has uncommitted changes."""
+def revision(src: Path | None = None) -> str:
+    """The git commit of the tree holding `src` (default: ./src), marked when `src` has
+    uncommitted changes."""
+    where = str(src or Path("src"))
     try:
         head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+            ["git", "-C", where, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "src"],
+            ["git", "-C", where, "status", "--porcelain", "--", "."],
             capture_output=True,
             text=True,
             check=False,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return f"{head}{' + uncommitted src changes' if dirty else ''}"
+    return f"{head}{f' + uncommitted changes in {where}' if dirty else ''}"
 
 
 def bfcl_version() -> str:

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from bfcl_checker import HERE
 from bfcl_env import (
     ABSTENTION_CATEGORIES,
     CALL_CATEGORIES,
-    HERE,
     BfclVerdict,
     Category,
     bfcl_verdict,

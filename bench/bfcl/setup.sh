@@ -2,7 +2,7 @@
 # The benchmark's own venv: toolscore (editable) and BFCL's checker, which ships BFCL's data.
 # bfcl-eval is installed without its dependencies (model SDKs, torch, ...): its AST checker
 # needs only filelock, and the one module that pulls the rest is replaced by a stub
-# (bfcl_stub/model_config.py, registered by bfcl_env.py).
+# (bfcl_stub/model_config.py, registered by bfcl_checker.py).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

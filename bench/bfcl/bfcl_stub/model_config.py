@@ -4,7 +4,7 @@ The real module imports every model handler of BFCL, and with them the SDKs of e
 (openai, anthropic, torch, ...). The AST checker reads one thing from it:
 `MODEL_CONFIG_MAPPING[model].underscore_to_dot`, to rename dotted function names for models
 whose API forbids dots. This stub answers `False` for any model name, which is BFCL's
-behaviour for a model that keeps dots. `bench/bfcl/bfcl_env.py` registers it in
+behaviour for a model that keeps dots. `bench/bfcl/bfcl_checker.py` registers it in
 `sys.modules` under the real module's name before the checker is imported.
 """
 
