@@ -552,18 +552,18 @@ def canonical_order(calls: Sequence[Call]) -> list[int]:
     way whatever order the agent made the calls in."""
     if len(calls) < 2:
         return list(range(len(calls)))
+    return sorted(range(len(calls)), key=lambda j: _content_key(calls[j]))
 
-    def key(j: int) -> tuple[str, str]:
-        call = calls[j]
-        if call.args is None:
-            return call.name, "\x00" + (call.raw_args or "")
-        try:
-            text = orjson.dumps(call.args, option=orjson.OPT_SORT_KEYS, default=str).decode()
-        except orjson.JSONEncodeError:  # nested too deep to write: all such calls tie
-            text = "\x01"
-        return call.name, text
 
-    return sorted(range(len(calls)), key=key)
+def _content_key(call: Call) -> tuple[str, str]:
+    """What `canonical_order` sorts by: the tool name, then the arguments as sorted JSON."""
+    if call.args is None:
+        return call.name, "\x00" + (call.raw_args or "")
+    try:
+        text = orjson.dumps(call.args, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    except orjson.JSONEncodeError:  # nested too deep to write: all such calls tie
+        text = "\x01"
+    return call.name, text
 
 
 def _best_pairing(
@@ -585,14 +585,16 @@ def _best_pairing(
         if e.name == p.name and (i not in required or (allowed is not None and allowed(i, j)))
     ]
     paired_plan = {i for i, _ in same_tool}
+    if not paired_plan.issuperset(required):
+        return None  # a call that must be paired has no candidate
     if len(paired_plan) == len(same_tool) == len({j for _, j in same_tool}):
         # No two candidate pairs share a call, so the pairing is forced: a pair always costs
         # less than leaving its two calls unpaired, and every optimum takes them all.
-        if not paired_plan.issuperset(required):
-            return None
         return tuple(same_tool), [
             _call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in same_tool
         ]
+    if len(paired_plan) == 1:
+        return _best_single(tools, plan, calls, same_tool, required)
     order = canonical_order(calls)
     rank = [0] * len(calls)
     for position, j in enumerate(order):
@@ -607,6 +609,27 @@ def _best_pairing(
     unsorted = [(i, order[j]) for i, j in pairs]
     chosen = sorted(range(len(unsorted)), key=unsorted.__getitem__)
     return tuple(unsorted[k] for k in chosen), [described[k] for k in chosen]
+
+
+def _best_single(
+    tools: Mapping[str, ObjectRule],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    same_tool: Sequence[tuple[int, int]],
+    required: frozenset[int] | set[int],
+) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+    """`_best_pairing` when one plan call has every candidate: the one with fewest
+    mismatches, the first in canonical order among equals, as the assignment would choose
+    (`assignment.assign` takes, on a single row, the first of its cheapest columns)."""
+    i = same_tool[0][0]
+    rule = tools[plan[i].name]
+    counts = {
+        j: 0 if i in required else _mismatch_count(rule, plan[i], calls[j]) for _, j in same_tool
+    }
+    fewest = min(counts.values())
+    tied = [j for j, count in counts.items() if count == fewest]
+    j = tied[0] if len(tied) == 1 else min(tied, key=lambda j: (_content_key(calls[j]), j))
+    return ((i, j),), [_call_mismatches(rule, plan[i], calls[j])]
 
 
 def _best_sorted_pairing(
