@@ -160,10 +160,7 @@ def via_assignment(
     order = canonical_order(produced)
     rank = {j: r for r, j in enumerate(order)}
     same_tool = [
-        (i, rank[j])
-        for i, e in enumerate(plan)
-        for j, p in enumerate(produced)
-        if e.name == p.name
+        (i, rank[j]) for i, e in enumerate(plan) for j, p in enumerate(produced) if e.name == p.name
     ]
     ordered = [produced[j] for j in order]
     found = _best_sorted_pairing(specs.rules, plan, ordered, sorted(same_tool), frozenset())

@@ -63,10 +63,8 @@ def _solve(cost: Sequence[Sequence[float]]) -> list[int]:
     """Rows added one at a time, each by the shortest augmenting path from it (Dijkstra on
     reduced costs, with row duals `u` and column duals `v`); needs rows <= columns."""
     rows, cols = len(cost), len(cost[0])
-    for row in cost:
-        for value in row:
-            if value != value or value == -math.inf:
-                raise ValueError("matrix contains invalid numeric entries")
+    if any(math.isnan(value) or value == -math.inf for row in cost for value in row):
+        raise ValueError("matrix contains invalid numeric entries")
     u = [0.0] * rows
     v = [0.0] * cols
     col_of = [-1] * rows
@@ -76,45 +74,14 @@ def _solve(cost: Sequence[Sequence[float]]) -> list[int]:
         distance = [math.inf] * cols
         seen_rows: list[int] = []
         seen_cols: list[int] = []
-        # Columns left to reach, scanned in this order; a reached column is replaced by the
-        # last one. Starting from the highest makes a constant matrix give the identity.
-        remaining = list(range(cols - 1, -1, -1))
-        shortest = 0.0
-        i = start
-        sink = -1
-        while sink == -1:
-            seen_rows.append(i)
-            lowest = math.inf
-            best = -1
-            row_cost, ui = cost[i], u[i]
-            for k, j in enumerate(remaining):
-                reduced = shortest + row_cost[j] - ui - v[j]
-                if reduced < distance[j]:
-                    via[j] = i
-                    distance[j] = reduced
-                d = distance[j]
-                # Among equally near columns, a free one ends the path now.
-                if d < lowest or (d == lowest and row_of[j] == -1):
-                    lowest = d
-                    best = k
-            shortest = lowest
-            if shortest == math.inf:
-                raise ValueError("cost matrix is infeasible")
-            j = remaining[best]
-            if row_of[j] == -1:
-                sink = j
-            else:
-                i = row_of[j]
-            seen_cols.append(j)
-            remaining[best] = remaining[-1]
-            remaining.pop()
+        shortest = _shortest_path(cost, u, v, row_of, via, distance, start, seen_rows, seen_cols)
         u[start] += shortest
         for i in seen_rows:
             if i != start:
                 u[i] += shortest - distance[col_of[i]]
         for j in seen_cols:
             v[j] -= shortest - distance[j]
-        j = sink
+        j = seen_cols[-1]  # the free column the path ends at
         while True:
             i = via[j]
             row_of[j] = i
@@ -122,3 +89,48 @@ def _solve(cost: Sequence[Sequence[float]]) -> list[int]:
             if i == start:
                 break
     return col_of
+
+
+def _shortest_path(
+    cost: Sequence[Sequence[float]],
+    u: list[float],
+    v: list[float],
+    row_of: list[int],
+    via: list[int],
+    distance: list[float],
+    start: int,
+    seen_rows: list[int],
+    seen_cols: list[int],
+) -> float:
+    """Grow the shortest paths from row `start` until one reaches a free column: fills
+    `distance`, `via` and the rows and columns reached (the free one last); its length."""
+    # Columns left to reach, scanned in this order; a reached column is replaced by the last
+    # one. Starting from the highest makes a constant matrix give the identity.
+    remaining = list(range(len(v) - 1, -1, -1))
+    shortest = 0.0
+    i = start
+    while True:
+        seen_rows.append(i)
+        lowest = math.inf
+        best = -1
+        row_cost, ui = cost[i], u[i]
+        for k, j in enumerate(remaining):
+            reduced = shortest + row_cost[j] - ui - v[j]
+            if reduced < distance[j]:
+                via[j] = i
+                distance[j] = reduced
+            d = distance[j]
+            # Among equally near columns, a free one ends the path now.
+            if d < lowest or (d == lowest and row_of[j] == -1):
+                lowest = d
+                best = k
+        shortest = lowest
+        if shortest == math.inf:
+            raise ValueError("cost matrix is infeasible")
+        j = remaining[best]
+        seen_cols.append(j)
+        if row_of[j] == -1:
+            return shortest
+        i = row_of[j]
+        remaining[best] = remaining[-1]
+        remaining.pop()
