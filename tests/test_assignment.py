@@ -122,7 +122,7 @@ SPEC = {
     },
     "relax": [{"allow": "extra_calls", "tools": ["notify"], "reason": "harmless"}],
 }
-ARGS = {
+ARGS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "refund": {
         "order": st.sampled_from(["a", "b", "c"]),
         "amount": st.sampled_from([1, 2]),

@@ -673,6 +673,8 @@ def _best_sorted_pairing(
 def _mismatch_count(rule: ObjectRule, expected: Call, produced: Call) -> int:
     if produced.args is None:
         return 1
+    if isinstance(expected.args, dict) and isinstance(produced.args, dict):
+        return sum(1 for _ in _object(rule, expected.args, produced.args, (), False))
     return sum(1 for _ in iter_mismatches(rule, expected.args, produced.args, (), False))
 
 
