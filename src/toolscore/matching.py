@@ -800,26 +800,17 @@ def best_plan(
 def _forced_pairs(
     plan: Sequence[Call], calls: Sequence[Call]
 ) -> tuple[tuple[int, int], ...] | None:
-    """The same-tool pairs when no tool is called more than once on both sides (each tool
-    found on both sides once), in plan order; None when some tool offers a choice."""
+    """The same-tool pairs, in plan order, when no produced call shares its tool with another
+    and no two plan calls share a partner: the pairing is then forced. None otherwise (also
+    in the rarer forced cases, a repeated tool the plan does not call: the general path
+    finds the same pairing)."""
     if len(plan) == 1 and len(calls) == 1:  # the commonest case of all
         return ((0, 0),) if plan[0].name == calls[0].name else ()
-    position: dict[str, int] = {}
-    repeated: set[str] = set()
-    for j, call in enumerate(calls):
-        if call.name in position:
-            repeated.add(call.name)
-        position[call.name] = j
-    pairs = []
-    seen: set[str] = set()
-    for i, expected in enumerate(plan):
-        name = expected.name
-        if name in position:
-            if name in repeated or name in seen:
-                return None
-            seen.add(name)
-            pairs.append((i, position[name]))
-    return tuple(pairs)
+    position = {call.name: j for j, call in enumerate(calls)}
+    if len(position) < len(calls):
+        return None
+    pairs = tuple((i, position[e.name]) for i, e in enumerate(plan) if e.name in position)
+    return pairs if len({j for _, j in pairs}) == len(pairs) else None
 
 
 def _forced_verdict(
