@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from toolscore.assignment import assign
 from toolscore.dataflow import (
     SearchGaveUpError,
     dependencies,
@@ -273,6 +274,8 @@ def _call_mismatches(rule: ObjectRule, expected: Call, produced: Call) -> list[M
                 f"arguments could not be parsed: {produced.args_error}",
             )
         ]
+    if isinstance(expected.args, dict) and isinstance(produced.args, dict):
+        return list(_object(rule, expected.args, produced.args, (), True))  # one frame less
     return list(iter_mismatches(rule, expected.args, produced.args))
 
 
@@ -316,6 +319,12 @@ def cover(
     for j, call in enumerate(calls):
         by_name.setdefault(call.name, []).append(j)
     candidates = [by_name.get(e.name, []) for e in plan]
+    if all(len(rights) == 1 for rights in candidates):
+        # Each plan call has one possible partner: the pairing is forced, or there is none.
+        pairs = tuple((i, rights[0]) for i, rights in enumerate(candidates))
+        if len({j for _, j in pairs}) < n or not _only_relaxed_left(calls, pairs, extra_ok):
+            return None
+        return pairs if all(fits(i, j) for i, j in pairs) else None
     known: dict[tuple[int, int], bool] = {}
 
     def cached(i: int, j: int) -> bool:
@@ -375,6 +384,20 @@ def diagnose_plan(
                 args, problems = checked[i, j]
                 rule = tools[plan[i].name]
                 pair_mismatches[k] = problems + list(iter_mismatches(rule, args, calls[j].args))
+    return pairs, _explain_pairing(tools, extra_ok, plan, calls, pairs, pair_mismatches)
+
+
+def _explain_pairing(
+    tools: Mapping[str, ObjectRule],
+    extra_ok: frozenset[str],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    pairs: Sequence[tuple[int, int]],
+    pair_mismatches: Sequence[Sequence[Mismatch]],
+) -> list[Mismatch]:
+    """Every mismatch of a chosen pairing: those of each pair (`pair_mismatches`, placed at
+    their calls), then a `wrong_tool` or `missing_call` for each plan call left unpaired and
+    an `unknown_tool` or `extra_call` for each produced call left over."""
     mismatches: list[Mismatch] = []
     for (i, j), described in zip(pairs, pair_mismatches, strict=True):
         mismatches.extend(mm.at(j, i) for mm in described)
@@ -447,7 +470,7 @@ def diagnose_plan(
                     None,
                 )
             )
-    return pairs, mismatches
+    return mismatches
 
 
 def _link_fits(
@@ -529,18 +552,18 @@ def canonical_order(calls: Sequence[Call]) -> list[int]:
     way whatever order the agent made the calls in."""
     if len(calls) < 2:
         return list(range(len(calls)))
+    return sorted(range(len(calls)), key=lambda j: _content_key(calls[j]))
 
-    def key(j: int) -> tuple[str, str]:
-        call = calls[j]
-        if call.args is None:
-            return call.name, "\x00" + (call.raw_args or "")
-        try:
-            text = orjson.dumps(call.args, option=orjson.OPT_SORT_KEYS, default=str).decode()
-        except orjson.JSONEncodeError:  # nested too deep to write: all such calls tie
-            text = "\x01"
-        return call.name, text
 
-    return sorted(range(len(calls)), key=key)
+def _content_key(call: Call) -> tuple[str, str]:
+    """What `canonical_order` sorts by: the tool name, then the arguments as sorted JSON."""
+    if call.args is None:
+        return call.name, "\x00" + (call.raw_args or "")
+    try:
+        text = orjson.dumps(call.args, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    except orjson.JSONEncodeError:  # nested too deep to write: all such calls tie
+        text = "\x01"
+    return call.name, text
 
 
 def _best_pairing(
@@ -555,9 +578,31 @@ def _best_pairing(
     The plan calls in `required` must each be paired with a produced call that `allowed`
     accepts (a consumer of a linked plan and what its sources allow); None when they cannot.
     """
+    same_tool = [
+        (i, j)
+        for i, e in enumerate(plan)
+        for j, p in enumerate(calls)
+        if e.name == p.name and (i not in required or (allowed is not None and allowed(i, j)))
+    ]
+    paired_plan = {i for i, _ in same_tool}
+    if not paired_plan.issuperset(required):
+        return None  # a call that must be paired has no candidate
+    if len(paired_plan) == len(same_tool) == len({j for _, j in same_tool}):
+        # No two candidate pairs share a call, so the pairing is forced: a pair always costs
+        # less than leaving its two calls unpaired, and every optimum takes them all.
+        return tuple(same_tool), [
+            _call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in same_tool
+        ]
+    if len(paired_plan) == 1:
+        return _best_single(tools, plan, calls, same_tool, required)
     order = canonical_order(calls)
-    sorted_allowed = None if allowed is None else (lambda i, j: allowed(i, order[j]))
-    found = _best_sorted_pairing(tools, plan, [calls[j] for j in order], sorted_allowed, required)
+    rank = [0] * len(calls)
+    for position, j in enumerate(order):
+        rank[j] = position
+    sorted_calls = [calls[j] for j in order]
+    found = _best_sorted_pairing(
+        tools, plan, sorted_calls, [(i, rank[j]) for i, j in same_tool], required
+    )
     if found is None:
         return None
     pairs, described = found
@@ -566,23 +611,36 @@ def _best_pairing(
     return tuple(unsorted[k] for k in chosen), [described[k] for k in chosen]
 
 
+def _best_single(
+    tools: Mapping[str, ObjectRule],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    same_tool: Sequence[tuple[int, int]],
+    required: frozenset[int] | set[int],
+) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+    """`_best_pairing` when one plan call has every candidate: the one with fewest
+    mismatches, the first in canonical order among equals, as the assignment would choose
+    (`assignment.assign` takes, on a single row, the first of its cheapest columns)."""
+    i = same_tool[0][0]
+    rule = tools[plan[i].name]
+    counts = {
+        j: 0 if i in required else _mismatch_count(rule, plan[i], calls[j]) for _, j in same_tool
+    }
+    fewest = min(counts.values())
+    tied = [j for j, count in counts.items() if count == fewest]
+    j = tied[0] if len(tied) == 1 else min(tied, key=lambda j: (_content_key(calls[j]), j))
+    return ((i, j),), [_call_mismatches(rule, plan[i], calls[j])]
+
+
 def _best_sorted_pairing(
     tools: Mapping[str, ObjectRule],
     plan: Sequence[Call],
     calls: Sequence[Call],
-    allowed: Callable[[int, int], bool] | None = None,
-    required: frozenset[int] | set[int] = frozenset(),
+    same_tool: Sequence[tuple[int, int]],
+    required: frozenset[int] | set[int],
 ) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]] | None:
-    same_tool = [
-        (i, j)
-        for i, e in enumerate(plan)
-        for j, p in enumerate(calls)
-        if e.name == p.name and (i not in required or (allowed is not None and allowed(i, j)))
-    ]
-    if not required and len(same_tool) <= 1:
-        return tuple(same_tool), [
-            _call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in same_tool
-        ]
+    """`_best_pairing` once the calls are in canonical order, with its candidate pairs given
+    in that order: a minimum-cost assignment (`assignment.assign`)."""
     # Costs are counted without describing anything; only the chosen pairs are described.
     counts = {
         (i, j): 0 if i in required else _mismatch_count(tools[plan[i].name], plan[i], calls[j])
@@ -601,13 +659,10 @@ def _best_sorted_pairing(
         + [forbidden if i in required else unpaired] * len(rows)
         for i in rows
     ]
-    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415 - only failed cases need it
-
-    row_index, col_index = linear_sum_assignment(cost)
     pairs = sorted(
         (rows[r], cols[c])
-        for r, c in zip(row_index.tolist(), col_index.tolist(), strict=True)
-        if c < len(cols) and (rows[r], cols[c]) in counts
+        for r, c in enumerate(assign(cost))
+        if 0 <= c < len(cols) and (rows[r], cols[c]) in counts
     )
     if len({i for i, _ in pairs} & set(required)) < len(required):
         return None
@@ -618,6 +673,8 @@ def _best_sorted_pairing(
 def _mismatch_count(rule: ObjectRule, expected: Call, produced: Call) -> int:
     if produced.args is None:
         return 1
+    if isinstance(expected.args, dict) and isinstance(produced.args, dict):
+        return sum(1 for _ in _object(rule, expected.args, produced.args, (), False))
     return sum(1 for _ in iter_mismatches(rule, expected.args, produced.args, (), False))
 
 
@@ -708,6 +765,9 @@ def best_plan(
     `linked` says that some plan may link calls by `$ref` or `after` (checked by data flow).
     """
     if len(plans) == 1 and not linked:  # the common case, without the bookkeeping below
+        forced = _forced_pairs(plans[0], calls)
+        if forced is not None:
+            return _forced_verdict(tools, extra_ok, plans[0], calls, forced, diagnose)
         pairs = plan_passes(tools, extra_ok, plans[0], calls)
         if pairs is not None:
             return PlanVerdict(0, True, pairs, ())
@@ -735,3 +795,58 @@ def best_plan(
             best = (rank, PlanVerdict(index, False, pairs, tuple(mismatches)))
     assert best is not None
     return best[1]
+
+
+def _forced_pairs(
+    plan: Sequence[Call], calls: Sequence[Call]
+) -> tuple[tuple[int, int], ...] | None:
+    """The same-tool pairs, in plan order, when no produced call shares its tool with another
+    and no two plan calls share a partner: the pairing is then forced. None otherwise (also
+    in the rarer forced cases, a repeated tool the plan does not call: the general path
+    finds the same pairing)."""
+    if len(plan) == 1 and len(calls) == 1:  # the commonest case of all
+        return ((0, 0),) if plan[0].name == calls[0].name else ()
+    position = {call.name: j for j, call in enumerate(calls)}
+    if len(position) < len(calls):
+        return None
+    pairs = tuple((i, position[e.name]) for i, e in enumerate(plan) if e.name in position)
+    return pairs if len({j for _, j in pairs}) == len(pairs) else None
+
+
+def _forced_verdict(
+    tools: Mapping[str, ObjectRule],
+    extra_ok: frozenset[str],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    pairs: tuple[tuple[int, int], ...],
+    diagnose: bool,
+) -> PlanVerdict:
+    """`best_plan` for one unlinked plan whose pairing is forced (`_forced_pairs`).
+
+    The pairing `plan_passes` would find, if any, and the one `diagnose_plan` would choose are
+    then both this one, so each pair is walked once: it passes when every plan call and every
+    produced call but relaxed extras is paired and no pair has a mismatch.
+    """
+    n, m = len(plan), len(calls)
+    complete = len(pairs) == n and (
+        m == n or (n > 0 and _only_relaxed_left(calls, pairs, extra_ok))
+    )
+    if not diagnose:
+        if complete and all(
+            _call_matches(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs
+        ):
+            return PlanVerdict(0, True, pairs, ())
+        return PlanVerdict(None, False, (), ())
+    described = [_call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs]
+    if complete and not any(described):
+        return PlanVerdict(0, True, pairs, ())
+    mismatches = _explain_pairing(tools, extra_ok, plan, calls, pairs, described)
+    return PlanVerdict(0, False, pairs, tuple(mismatches))
+
+
+def _only_relaxed_left(
+    calls: Sequence[Call], pairs: Sequence[tuple[int, int]], extra_ok: frozenset[str]
+) -> bool:
+    """Whether every produced call that `pairs` leaves unpaired is a relaxed extra."""
+    paired = {j for _, j in pairs}
+    return all(j in paired or call.name in extra_ok for j, call in enumerate(calls))

@@ -76,13 +76,15 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
     calls = agent_calls(case, trajectory)
     linked = case.linked
     verdict = best_plan(specs.rules, specs.extra_ok, case.plans, calls, linked=linked)
-    lowercase = (
-        verdict.passed
-        or best_plan(
+    name_ok = verdict.passed or names_match(case.plans, calls, specs.extra_ok)
+    # Under any rules a plan passes only with the tool names it calls for: when no plan's
+    # names match, the lowercase scorer fails too, without being asked.
+    lowercase = verdict.passed or (
+        name_ok
+        and best_plan(
             specs.lowercase_rules, specs.extra_ok, case.plans, calls, diagnose=False, linked=linked
         ).passed
     )
-    name_ok = verdict.passed or names_match(case.plans, calls, specs.extra_ok)
     mismatches, exact = verdict.mismatches, exact_baseline(case.plans, calls)
     if trajectory.unread:
         # What was not read may hold a call: no scorer can pass the case.
