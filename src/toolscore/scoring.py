@@ -298,10 +298,12 @@ class SummaryBuilder:
     """Accumulates case results into a `Summary` in constant memory (but for capped id lists).
 
     It runs once per case, so it keeps plain counters and one tally object per tool and
-    argument, made up front, rather than building keys or counters per case.
+    argument, made the first time the tool is met (a spec may hold hundreds of tools that a
+    chunk of cases never calls), rather than building keys or counters per case.
     """
 
     def __init__(self, specs: SpecSet) -> None:
+        self._specs = specs
         self.cases = self.passed = self.missing = 0
         self.tool_cases = self.name_ok = self.missed_calls = 0
         self.abstention_n = self.abstention_ok = 0
@@ -315,13 +317,17 @@ class SummaryBuilder:
         self._tools: dict[str, Tally] = {}
         self._args: dict[str, Tally] = {}
         self._arg_tallies: dict[str, dict[str, Tally]] = {}
-        for tool, spec in specs.tools.items():
-            self._tools[tool] = Tally()
-            self._arg_tallies[tool] = {
+
+    def _tallies_of(self, tool: str) -> dict[str, Tally]:
+        """The tallies of a spec tool's compared arguments, made on first use."""
+        tallies = self._arg_tallies.get(tool)
+        if tallies is None:
+            tallies = self._arg_tallies[tool] = {
                 arg: self._args.setdefault(f"{tool}.{arg}", Tally())
-                for arg, rule in spec.args.args.items()
+                for arg, rule in self._specs.tools[tool].args.args.items()
                 if rule.compared
             }
+        return tallies
 
     def add(self, case: Case, result: CaseResult) -> None:
         """Count one case: its verdict, metrics, per-tool and per-argument tallies."""
@@ -358,8 +364,8 @@ class SummaryBuilder:
         self.arg_ok += len(result.pairs)
         for i, j in result.pairs:
             expected, produced = plan[i], calls[j]
-            self._tools[expected.name].passed += 1
-            tallies = self._arg_tallies[expected.name]
+            self._tool(expected.name).passed += 1
+            tallies = self._tallies_of(expected.name)
             for name in expected.args or ():
                 tally = tallies.get(name)
                 if tally is not None:
@@ -405,7 +411,7 @@ class SummaryBuilder:
     def _tally_arguments(self, expected: Call, produced: Call, found: Sequence[Mismatch]) -> None:
         if produced.args is None:
             return  # arguments that could not be read are judged by no argument's tally
-        tallies = self._arg_tallies[expected.name]
+        tallies = self._tallies_of(expected.name)
         failing = {m.path[0]: m.code for m in found if m.path}
         names = set(expected.args or ())
         names.update(produced.args)
