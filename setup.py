@@ -115,7 +115,7 @@ class OptionalBuildExt(build_ext):
 
     def build_extension(self, ext: Extension) -> None:
         if self.compiler.compiler_type == "unix":
-            ext.extra_compile_args = [*ext.extra_compile_args, "-g0"]  # no debug info: 4x smaller
+            ext.extra_compile_args = [*ext.extra_compile_args, "-g0"]  # no debug info: 6x smaller
         try:
             super().build_extension(ext)
         except Exception as error:  # no compiler, no Python headers, a compiler error...
