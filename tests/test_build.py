@@ -83,6 +83,9 @@ def test_the_compiled_build_is_complete_and_loaded() -> None:
 
 
 def test_no_compiled_module_is_older_than_its_source() -> None:
+    """In the source tree a module edited since its build would run its old compiled code."""
+    if not PACKAGE.is_relative_to(ROOT / "src"):
+        pytest.skip("toolscore is installed, not run from this source tree")
     stale = [
         name
         for name, extension in built().items()
