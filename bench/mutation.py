@@ -89,6 +89,8 @@ def run(keep: bool) -> float:
         cwd=ROOT,
         check=True,
         stdout=subprocess.DEVNULL,
+        # the mutants are .py files: a compiled module copied beside one must not run instead
+        env={**os.environ, "TOOLSCORE_PURE_PYTHON": "1"},
     )
     return time.perf_counter() - started
 

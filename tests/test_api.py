@@ -7,9 +7,9 @@ import toolscore
 PUBLIC = {
     "MISMATCH_CODES", "MISSING", "Call", "Case", "CaseError", "CaseResult", "InputError",
     "Mismatch", "OutputError", "Rule", "Scoring", "SpecError", "SpecSet", "Summary",
-    "Trajectory", "__version__", "best_plan", "compile_rule", "iter_mismatches", "load_specs",
-    "matches", "parse_case", "parse_output", "parse_specs", "read_cases", "read_outputs",
-    "score", "score_case",
+    "Trajectory", "__version__", "best_plan", "build_kind", "compile_rule", "iter_mismatches",
+    "load_specs", "matches", "parse_case", "parse_output", "parse_specs", "read_cases",
+    "read_outputs", "score", "score_case",
 }  # fmt: skip
 
 

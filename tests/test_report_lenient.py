@@ -86,7 +86,7 @@ def test_a_strict_spec_has_no_lenient_rules() -> None:
 def test_the_report_header_adds_lenient_rules_and_keeps_its_fields() -> None:
     data = dict(EVERY_KIND, relax=[{"allow": "extra_calls", "tools": ["book"], "reason": "free"}])
     header = report_header(specs_of(data), "9.9")
-    assert list(header) == ["toolscore", "specs", "relaxations", "lenient_rules"]
+    assert list(header) == ["toolscore", "build", "specs", "relaxations", "lenient_rules"]
     assert header["relaxations"] == [{"allow": "extra_calls", "tools": ["book"], "reason": "free"}]
     city = header["lenient_rules"][0]
     assert city == {

@@ -1,6 +1,8 @@
 """toolscore: score what an LLM agent did with its tools, offline, against what a correct agent
 would have done, with comparison rules that belong to each tool."""
 
+# First: under TOOLSCORE_PURE_PYTHON=1 it makes the imports below load .py sources (build.py).
+from toolscore.build import build_kind
 from toolscore.cases import parse_case, read_cases
 from toolscore.errors import CaseError, InputError, OutputError, SpecError
 from toolscore.matching import best_plan, iter_mismatches, matches
@@ -30,6 +32,7 @@ __all__ = [
     "Trajectory",
     "__version__",
     "best_plan",
+    "build_kind",
     "compile_rule",
     "iter_mismatches",
     "load_specs",

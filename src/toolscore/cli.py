@@ -17,7 +17,7 @@ import orjson
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
-from toolscore import __version__
+from toolscore import __version__, build_kind
 from toolscore.cases import read_cases
 from toolscore.commands import console, input_errors
 from toolscore.commands.bfcl import register as register_bfcl
@@ -55,8 +55,22 @@ PARALLEL_MIN_BYTES = 4 << 20
 take longer than the work they save (a few thousand cases)."""
 
 
+def _show_version(context: click.Context, _: click.Parameter, value: bool) -> None:
+    """`--version`: the version and which build runs (compiled or pure-python)."""
+    if value and not context.resilient_parsing:
+        click.echo(f"toolscore, version {__version__} ({build_kind()})")
+        context.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="toolscore")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and the build (compiled or pure-python), and exit.",
+)
 def cli() -> None:
     """Score what an LLM agent did with its tools against what a correct agent would have done."""
 
@@ -213,7 +227,7 @@ def score_command(
             saved = f"{error.message} (the run was saved as run {run_id})"
             raise InputError(error.source, saved) from None
     out = console(err=json_target == "-")
-    render_summary(out, specs, __version__, summary, failed)
+    render_summary(out, specs, f"{__version__} ({build_kind()})", summary, failed)
     for line in earlier:
         out.print(printable(line), soft_wrap=True)
     if run_id is not None:

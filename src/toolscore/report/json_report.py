@@ -18,6 +18,7 @@ from typing import IO, Any
 
 import orjson
 
+from toolscore.build import build_kind
 from toolscore.errors import InputError
 from toolscore.files import atomic_file
 from toolscore.model import MISSING, OMITTED, AnyOf, CaseResult, Mismatch, Ref
@@ -106,10 +107,11 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
 def report_header(
     specs: SpecSet, version: str, environment: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The provenance of a report: scorer version, spec set, relaxations and lenient rules in
-    force, and the environment when calls were replayed against a store."""
+    """The provenance of a report: scorer version and build, spec set, relaxations and lenient
+    rules in force, and the environment when calls were replayed against a store."""
     header = {
         "toolscore": version,
+        "build": build_kind(),
         "specs": specs.describe(),
         "relaxations": [r.to_json() for r in specs.relaxations],
         "lenient_rules": [rule.to_json() for rule in lenient_rules(specs)],
