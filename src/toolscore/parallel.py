@@ -12,8 +12,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -23,13 +22,14 @@ from toolscore.jsonl import ByteCounter, parse_line
 from toolscore.model import MISSING, CaseResult, Trajectory
 from toolscore.outputs import parse_output
 from toolscore.rawjoin import Chunk, RawLine, joined_chunks, pairs
-from toolscore.report.json_report import case_to_json, plain
 from toolscore.scoring import SummaryBuilder, outcome_passed, score_case, with_state
 from toolscore.specs import SpecSet
-from toolscore.state import Environment
-from toolscore.state.limits import alarms_installed
-from toolscore.store.codec import ResultRow
-from toolscore.store.writer import result_row
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from toolscore.state import Environment
+    from toolscore.store.codec import ResultRow
 
 CHUNK = 2000
 """Cases per chunk: large enough that passing work between processes costs little."""
@@ -76,6 +76,10 @@ def _start_worker(specs: SpecSet, sources: tuple[str, str], env: Environment | N
 def _score_chunk(
     chunk: Chunk, want_report: bool, want_rows: bool, keep_failures: int
 ) -> ChunkOutcome:
+    if _state.env is None:  # no call is replayed: nothing to time
+        return _score_cases(chunk, want_report, want_rows, keep_failures)
+    from toolscore.state.limits import alarms_installed  # noqa: PLC0415 - only replay needs it
+
     with alarms_installed():  # once a chunk, not once a case (see state.limits)
         return _score_cases(chunk, want_report, want_rows, keep_failures)
 
@@ -83,6 +87,11 @@ def _score_chunk(
 def _score_cases(
     chunk: Chunk, want_report: bool, want_rows: bool, keep_failures: int
 ) -> ChunkOutcome:
+    # The report's and the store's code is imported only by runs that write them.
+    if want_report:
+        from toolscore.report.json_report import case_to_json, plain  # noqa: PLC0415
+    if want_rows:
+        from toolscore.store.writer import result_row  # noqa: PLC0415
     specs = _state.specs
     cases_source, outputs_source = _state.sources
     summary = SummaryBuilder(specs)
@@ -167,6 +176,8 @@ class ParallelScoring:
             for chunk in self._chunks():
                 yield self._merged(_score_chunk(chunk, *wants))
             return
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for workers
+
         with ProcessPoolExecutor(
             self.workers,
             initializer=_start_worker,
