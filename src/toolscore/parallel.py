@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from toolscore.cases import parse_case
+from toolscore.cases import may_hold_markers, parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import ByteCounter, parse_line
 from toolscore.model import MISSING, CaseResult, Trajectory
@@ -101,7 +101,7 @@ def _score_cases(
     for case_line, output_line in pairs(chunk):
         raw = case_line.raw
         data = _load(case_line, cases_source, CaseError)
-        case = parse_case(data, specs, cases_source, case_line.line, b'"$' in raw)
+        case = parse_case(data, specs, cases_source, case_line.line, may_hold_markers(raw))
         if output_line is None:
             trajectory = Trajectory(case.id, (), missing=True)
         else:
