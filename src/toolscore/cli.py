@@ -321,8 +321,7 @@ def _score_chunks(
     for outcome in run:
         bar.tick()
         if report is not None:
-            for line in outcome.report_lines:
-                report.add_encoded(line)
+            report.add_all_encoded(outcome.report_lines)
         if saving is not None:
             saving.add_rows(outcome.rows)
         failed.extend(outcome.failures[: show_failures - len(failed)])
