@@ -10,7 +10,6 @@ import contextlib
 import importlib
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -467,6 +466,8 @@ def replay_command(
 
 def example_dir() -> Path:
     """The bundled support-desk example (installed with the package)."""
+    from importlib import resources  # noqa: PLC0415 - only the demo and tests need it
+
     return Path(str(resources.files("toolscore") / "examples" / "support"))
 
 
