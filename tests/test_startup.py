@@ -159,4 +159,5 @@ def test_help_lists_every_command_and_an_unknown_one_is_refused() -> None:
         assert f"\n  {name} " in shown.output
     unknown = CliRunner().invoke(cli, ["scores"])
     assert unknown.exit_code == 2
-    assert "No such command 'scores'" in unknown.output
+    assert "No such command 'scores'." in unknown.output
+    assert "(Did you mean one of: 'compare', 'rescore', 'score'?)" in unknown.output

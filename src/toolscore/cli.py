@@ -73,9 +73,11 @@ class _LazyGroup(click.Group):
         return sorted({*self.commands, *LAZY_COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        module = LAZY_COMMANDS.get(cmd_name)
-        if cmd_name not in self.commands and module is not None:
-            importlib.import_module(module).register(self)
+        if cmd_name not in self.commands:
+            wanted = LAZY_COMMANDS.get(cmd_name)
+            # An unknown name registers them all: click's "Did you mean" looks among them.
+            for module in [wanted] if wanted else sorted(set(LAZY_COMMANDS.values())):
+                importlib.import_module(module).register(self)
         return self.commands.get(cmd_name)
 
 
