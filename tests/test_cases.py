@@ -45,6 +45,27 @@ def _write(tmp_path: Path, *lines: dict[str, Any]) -> Path:
     return path
 
 
+def test_a_marker_key_written_with_an_escaped_dollar_is_still_a_marker(tmp_path: Path) -> None:
+    plan = [{"name": "refund", "args": {"order_id": {"$any": ["o-1", "o-2"]}, "amount": 5}}]
+    escaped = json.dumps({"id": "e", "plans": [plan]}).replace('"$any"', '"\\u0024any"')
+    assert '"$' not in escaped
+    path = tmp_path / "cases.jsonl"
+    path.write_text(escaped + "\n", encoding="utf-8")
+    (case,) = read_cases(path, SPECS)
+    assert (case.plans[0][0].args or {})["order_id"] == AnyOf(["o-1", "o-2"])
+    produced = {"id": "e", "calls": [{"name": "refund", "args": {"order_id": "o-2", "amount": 5}}]}
+    assert score_case(SPECS, case, parse_output(produced)).passed
+
+
+def test_a_plan_with_markers_but_no_labels_is_not_linked() -> None:
+    plan = [{"name": "refund", "args": {"order_id": {"$any": ["o-1", {"$omitted": True}]}}}]
+    case = parse_case({"id": "m", "plans": [plan, plan]}, SPECS)
+    assert not case.linked
+    assert (case.plans[0][0].args or {})["order_id"] == AnyOf(["o-1", OMITTED])
+    labelled = [{"id": "a", **plan[0]}, {"name": "refund", "args": {"order_id": {"$ref": "a#/id"}}}]
+    assert parse_case({"id": "l", "plans": [plan, labelled]}, SPECS).linked
+
+
 def test_after_is_checked_on_a_line_without_dollar_markers(tmp_path: Path) -> None:
     path = _write(tmp_path, AFTER)
     assert b'"$' not in path.read_bytes()  # the reader skips the marker walk for this line

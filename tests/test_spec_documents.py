@@ -34,8 +34,8 @@ def refused(tmp_path: Path, text: str, name: str = "tools.yaml") -> str:
 
 def test_libyaml_is_used_where_present() -> None:
     if yaml.__with_libyaml__:
-        assert documents._Loader.__name__ == "CSafeLoader"
-    assert issubclass(documents._Loader, yaml.constructor.SafeConstructor)
+        assert documents.safe_loader().__name__ == "CSafeLoader"
+    assert issubclass(documents.safe_loader(), yaml.constructor.SafeConstructor)
 
 
 def test_a_duplicate_tool_names_both_lines(tmp_path: Path) -> None:

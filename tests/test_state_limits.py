@@ -26,10 +26,9 @@ from click.testing import CliRunner
 import toolscore
 from toolscore import Case, parse_case, parse_output, parse_specs
 from toolscore.cli import cli
-from toolscore.errors import CaseError, InputError, SpecError
+from toolscore.errors import CaseError, InputError, ReplayInterrupted, SpecError
 from toolscore.specs import MAX_TIMEOUT
 from toolscore.state import Environment, StateVerdict, check_state, load_environment
-from toolscore.state.limits import ReplayInterrupted
 
 LIMIT = 0.2
 STORE = "CREATE TABLE t (x INTEGER);\nINSERT INTO t VALUES (1);\n"

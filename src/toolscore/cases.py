@@ -20,6 +20,7 @@ from toolscore.specs import SpecSet
 _CALL_KEYS = frozenset({"name", "args", "id", "after"})
 _PLAIN_CASE_KEYS = frozenset({"id", "plans", "prompt"})
 _MARKER_KEYS = frozenset({"$any", "$ref", "$omitted"})
+_OMITTED_NODE = {"$omitted": True}
 
 Fail = Callable[[str, str], CaseError]
 """Builds the error for a field of the case being read."""
@@ -31,7 +32,13 @@ def read_cases(
     """Stream the cases of a JSONL file, validating each line against `specs`."""
     source = str(path)
     for number, raw, data in read_jsonl(path, CaseError, counter):
-        yield parse_case(data, specs, source, number, has_markers=b'"$' in raw)
+        yield parse_case(data, specs, source, number, has_markers=may_hold_markers(raw))
+
+
+def may_hold_markers(raw: bytes) -> bool:
+    """False when a case's JSON line surely holds no `$any`/`$ref`/`$omitted` key (no `"$`,
+    nor a `$` written as the escape `\\u0024`): `parse_case` may then skip that walk."""
+    return b'"$' in raw or b"\\u0024" in raw
 
 
 def parse_case(
@@ -81,6 +88,7 @@ def _plan(
 ) -> tuple[Plan, bool]:
     """One plan's calls, and whether any of them is linked to another (`$ref`, `after`)."""
     calls: list[Call] = []
+    tools = specs.tools
     labels = [n["id"] for n in nodes if type(n) is dict and n.get("id") is not None]
     for c, node in enumerate(nodes):
         if type(node) is not dict:
@@ -91,30 +99,34 @@ def _plan(
                 f"plans[{p}][{c}].{unknown}", "unknown key (a call has name, args, id, after)"
             )
         name = node.get("name")
-        tool = specs.tools.get(name) if type(name) is str else None
+        tool = tools.get(name) if type(name) is str else None
         if tool is None:
-            known = ", ".join(sorted(specs.tools))
+            known = ", ".join(sorted(tools))
             raise fail(
                 f"plans[{p}][{c}].name", f"{name!r} is not a tool in the spec (tools: {known})"
             )
         args = node.get("args", {})
         if type(args) is not dict:
             raise fail(f"plans[{p}][{c}].args", "must be an object")
-        if not args.keys() <= tool.args.args.keys():
-            arg = next(a for a in args if a not in tool.args.args)
+        rules = tool.args.args
+        if not args.keys() <= rules.keys():
+            arg = next(a for a in args if a not in rules)
             raise fail(f"plans[{p}][{c}].args.{arg}", f"tool {name!r} has no argument {arg!r}")
         if labels or "after" in node:
-            calls.append(_labelled(node, tool.name, args, labels, f"plans[{p}][{c}]", fail))
+            call = _labelled(node, tool.name, args, labels, f"plans[{p}][{c}]", fail)
         else:
-            calls.append(Call(tool.name, args))
+            call = Call(tool.name, args)
         if has_markers:
-            markers = _markers(args, tool.args, labels, f"plans[{p}][{c}].args", fail)
-            calls[-1] = calls[-1]._replace(args=markers)
-        for arg, value in (calls[-1].args or {}).items():
-            rule = tool.args.args[arg]
-            if not rule.scalar:
-                _known_keys(value, rule, f"plans[{p}][{c}].args.{arg}", fail)
-    if not (has_markers or labels):
+            args = _markers(args, tool.args, labels, f"plans[{p}][{c}].args", fail)
+            call = call._replace(args=args)
+        calls.append(call)
+        nested = tool.args.nested_args
+        if nested and not nested.isdisjoint(args):
+            for arg, value in args.items():
+                rule = rules[arg]
+                if not rule.scalar:
+                    _known_keys(value, rule, f"plans[{p}][{c}].args.{arg}", fail)
+    if not labels:  # a link (`$ref`, `after`) names a label: a plan without labels has none
         return tuple(calls), False
     cycle = find_cycle(calls)
     if cycle:
@@ -141,12 +153,14 @@ def _markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) 
     A marker stands where the spec has a rule for the value (an argument, a key of an
     `object` argument, an item of a `list`), since that rule compares its alternatives.
     """
+    if not isinstance(value, dict | list):
+        return value  # a scalar: neither a marker nor a place for one
     if isinstance(value, dict) and "$any" in value:
         options = value["$any"]
         if len(value) != 1 or not isinstance(options, list) or not options:
             raise fail(where, "$any must be the only key, with a non-empty list")
         return AnyOf(
-            OMITTED if o == {"$omitted": True} else _markers(o, rule, labels, where, fail)
+            OMITTED if o == _OMITTED_NODE else _markers(o, rule, labels, where, fail)
             for o in options
         )
     if isinstance(value, dict) and "$omitted" in value:
@@ -155,7 +169,9 @@ def _markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) 
         return _ref(value, labels, where, fail)
     if isinstance(rule, ObjectRule) and isinstance(value, dict):
         return {
-            k: _markers(v, rule.args[k], labels, f"{where}.{k}", fail) if k in rule.args else v
+            k: _markers(v, rule.args[k], labels, f"{where}.{k}", fail)
+            if k in rule.args and isinstance(v, dict | list)
+            else v
             for k, v in value.items()
         }
     if isinstance(rule, ListRule) and isinstance(value, list):

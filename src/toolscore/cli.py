@@ -7,38 +7,31 @@ with exit status 2. Exit 0 means scoring completed; 1 means a threshold was not 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import sys
 import time
-from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import orjson
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
 from toolscore import __version__, build_kind
-from toolscore.cases import read_cases
 from toolscore.commands import console, input_errors
-from toolscore.commands.bfcl import register as register_bfcl
-from toolscore.commands.calibration import register as register_calibration
-from toolscore.commands.label import register as register_label
-from toolscore.commands.store import register as register_store
 from toolscore.errors import CaseError, InputError, OutputError
+from toolscore.escape import printable
 from toolscore.inputs import check_inputs, input_size, rereadable
 from toolscore.jsonl import ByteCounter
-from toolscore.lint import lint_files
 from toolscore.model import Case, CaseResult
-from toolscore.outputs import read_outputs
 from toolscore.parallel import ParallelScoring, default_workers
-from toolscore.report.json_report import ReportWriter, report_header
-from toolscore.report.printable import printable
-from toolscore.report.terminal import render_summary, state_lines
 from toolscore.scoring import Summary
 from toolscore.specs import MAX_TIMEOUT, SpecSet, load_specs, read_mapping
-from toolscore.state import Environment, check_state, diff_states, load_environment, replay_case
-from toolscore.state.replay import ReplayStoppedError
-from toolscore.store import RunMeta, RunWriter, describe_previous, open_store
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from toolscore.report.json_report import ReportWriter
+    from toolscore.state import Environment
+    from toolscore.store import RunWriter
 
 PROGRESS_AFTER_SECONDS = 2.0
 SPEC_ENVIRONMENT = "spec"
@@ -62,7 +55,40 @@ def _show_version(context: click.Context, _: click.Parameter, value: bool) -> No
         context.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+LAZY_COMMANDS = {
+    "import": "toolscore.commands.bfcl",
+    "runs": "toolscore.commands.store",
+    "show": "toolscore.commands.store",
+    "rescore": "toolscore.commands.store",
+    "compare": "toolscore.commands.store",
+    "spec-diff": "toolscore.commands.store",
+    "label": "toolscore.commands.label",
+    "disagreements": "toolscore.commands.calibration",
+    "batches": "toolscore.commands.calibration",
+    "labels": "toolscore.commands.calibration",
+    "calibrate": "toolscore.commands.calibration",
+}
+"""The commands other modules add (with their `register`), and the module of each."""
+
+
+class _LazyGroup(click.Group):
+    """The `toolscore` group: a command of `LAZY_COMMANDS` is registered, its module
+    imported, only when it is asked for, so that `toolscore score` does not import the
+    results store, calibration or BFCL code (nor what they import)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            wanted = LAZY_COMMANDS.get(cmd_name)
+            # An unknown name registers them all: click's "Did you mean" looks among them.
+            for module in [wanted] if wanted else sorted(set(LAZY_COMMANDS.values())):
+                importlib.import_module(module).register(self)
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
     is_flag=True,
@@ -91,6 +117,15 @@ class _ProgressBar:
         if self.progress is None:
             if time.monotonic() - self.started < PROGRESS_AFTER_SECONDS:
                 return
+            from rich.console import Console  # noqa: PLC0415 - only a long run shows it
+            from rich.progress import (  # noqa: PLC0415
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
             self.progress = Progress(
                 TextColumn("scoring"),
                 BarColumn(),
@@ -182,7 +217,7 @@ def score_command(
     check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = optional_environment(specs, specs_path, env_path, tool_timeout)
     counter = ByteCounter()
-    report = ReportWriter(json_target, sys.stdout.buffer) if json_target else None
+    report = _report_writer(json_target)
     failed: list[CaseResult] = []
     earlier: list[str] = []
     run_id: int | None = None
@@ -190,18 +225,9 @@ def score_command(
         saving = None
         sources = (cases_path, outputs_path)
         if save or db_path is not None:
-            # A saved run hashes its inputs first and stores them last: streams are copied.
-            sources = (
-                stack.enter_context(rereadable(cases_path, CaseError)),
-                stack.enter_context(rereadable(outputs_path, OutputError)),
+            sources, saving, earlier = _begin_saving(
+                stack, specs, specs_path, sources, db_path, label
             )
-            store = stack.enter_context(open_store(db_path))
-            meta = RunMeta.from_files(
-                specs, specs_path, *sources, label, __version__, names=(cases_path, outputs_path)
-            )
-            previous = store.previous_scores(meta.cases_file.sha256, meta.outputs_file.sha256)
-            earlier = describe_previous(previous, specs)
-            saving = stack.enter_context(store.begin_run(meta))
         size = input_size(sources[0])
         bar = _ProgressBar(counter, size)
         try:
@@ -218,6 +244,8 @@ def score_command(
             raise
     bar.close()
     if report is not None:
+        from toolscore.report.json_report import report_header  # noqa: PLC0415
+
         described = env.describe() if env is not None else None
         try:
             report.finish(report_header(specs, __version__, described), summary)
@@ -226,6 +254,8 @@ def score_command(
                 raise
             saved = f"{error.message} (the run was saved as run {run_id})"
             raise InputError(error.source, saved) from None
+    from toolscore.report.terminal import render_summary  # noqa: PLC0415 - rich, when printing
+
     out = console(err=json_target == "-")
     render_summary(out, specs, f"{__version__} ({build_kind()})", summary, failed)
     for line in earlier:
@@ -235,6 +265,39 @@ def score_command(
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
         out.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
         sys.exit(1)
+
+
+def _report_writer(json_target: str | None) -> ReportWriter | None:
+    """The writer of the report `--json` asks for, or None without `--json`."""
+    if not json_target:
+        return None
+    from toolscore.report.json_report import ReportWriter  # noqa: PLC0415 - only --json needs it
+
+    return ReportWriter(json_target, sys.stdout.buffer)
+
+
+def _begin_saving(
+    stack: contextlib.ExitStack,
+    specs: SpecSet,
+    specs_path: str,
+    names: tuple[str, str],
+    db_path: str | None,
+    label: str | None,
+) -> tuple[tuple[str, str], RunWriter, list[str]]:
+    """Open the results store and begin a run in it: the inputs to score (streams copied, as
+    a saved run hashes its inputs first and stores them last), the run's writer, and lines
+    about earlier runs of the same inputs."""
+    from toolscore.store import RunMeta, describe_previous, open_store  # noqa: PLC0415
+
+    sources = (
+        stack.enter_context(rereadable(names[0], CaseError)),
+        stack.enter_context(rereadable(names[1], OutputError)),
+    )
+    store = stack.enter_context(open_store(db_path))
+    meta = RunMeta.from_files(specs, specs_path, *sources, label, __version__, names=names)
+    previous = store.previous_scores(meta.cases_file.sha256, meta.outputs_file.sha256)
+    earlier = describe_previous(previous, specs)
+    return sources, stack.enter_context(store.begin_run(meta)), earlier
 
 
 def auto_workers(cases_bytes: int | None) -> int:
@@ -273,8 +336,7 @@ def _score_chunks(
     for outcome in run:
         bar.tick()
         if report is not None:
-            for line in outcome.report_lines:
-                report.add_encoded(line)
+            report.add_all_encoded(outcome.report_lines)
         if saving is not None:
             saving.add_rows(outcome.rows)
         failed.extend(outcome.failures[: show_failures - len(failed)])
@@ -288,6 +350,8 @@ def _score_chunks(
 @input_errors
 def lint_command(specs_path: str, cases_path: str | None, strict: bool) -> None:
     """Check a spec (and cases) for problems before scoring with them."""
+    from toolscore.lint import lint_files  # noqa: PLC0415 - only `lint` needs it
+
     findings = lint_files(specs_path, cases_path)
     out = sys.stdout
     for finding in findings:
@@ -329,6 +393,8 @@ def environment(
         config, base, source = block, Path(env_path).parent, env_path
     if tool_timeout is not None:
         config = {**config, "timeout": tool_timeout}
+    from toolscore.state import load_environment  # noqa: PLC0415 - only replay needs it
+
     env = load_environment(config, base, source)
     lacking = env.lacking(specs.tools)
     if lacking:
@@ -372,6 +438,14 @@ def replay_command(
 ) -> None:
     """Replay one case's calls against the store and print each call's outcome and the final
     state's difference from the goal (with --cases) or from the initial state."""
+    import orjson  # noqa: PLC0415 - what only replay needs is imported here
+
+    from toolscore.cases import read_cases  # noqa: PLC0415
+    from toolscore.outputs import read_outputs  # noqa: PLC0415
+    from toolscore.report.terminal import state_lines  # noqa: PLC0415
+    from toolscore.state import check_state, diff_states, replay_case  # noqa: PLC0415
+    from toolscore.state.replay import ReplayStoppedError  # noqa: PLC0415
+
     specs = load_specs(specs_path)
     check_inputs(("--outputs", outputs_path), ("--cases", cases_path))
     env = environment(specs, specs_path, env_path, tool_timeout)
@@ -408,6 +482,8 @@ def replay_command(
 
 def example_dir() -> Path:
     """The bundled support-desk example (installed with the package)."""
+    from importlib import resources  # noqa: PLC0415 - only the demo and tests need it
+
     return Path(str(resources.files("toolscore") / "examples" / "support"))
 
 
@@ -423,9 +499,3 @@ def demo_command() -> None:
 def main() -> None:
     """Entry point of the `toolscore` script."""
     cli(prog_name="toolscore")
-
-
-register_bfcl(cli)
-register_store(cli)
-register_label(cli)
-register_calibration(cli)

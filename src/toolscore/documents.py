@@ -11,20 +11,21 @@ recursive alias is refused too. JSON is read by orjson and held to the same dept
 from __future__ import annotations
 
 import gc
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
-import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from toolscore.errors import SpecError
+
+if TYPE_CHECKING:
+    import yaml
+    from yaml.nodes import MappingNode, Node
 
 MAX_DEPTH: Final = 100
 """Deepest nesting of mappings and lists a spec file may have (a real one has under 20)."""
 MAX_ALIAS_VALUES: Final = 100_000
 """How many values aliases may repeat in all, beyond those written out in the file."""
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _STR: Final = "tag:yaml.org,2002:str"
 _MERGE: Final = "tag:yaml.org,2002:merge"
 
@@ -58,8 +59,19 @@ def _check_depth(data: Any, source: str) -> None:
             stack.extend((item, depth + 1) for item in items)
 
 
+def safe_loader() -> type[yaml.SafeLoader]:
+    """PyYAML's safe loader: libyaml's `CSafeLoader` where PyYAML was built with it (several
+    times faster), else the pure-Python one. PyYAML is imported here, when a YAML file is
+    read, not with the package."""
+    import yaml  # noqa: PLC0415
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _load_yaml(content: bytes, source: str) -> Any:
-    loader = _Loader(content)
+    import yaml  # noqa: PLC0415 - see safe_loader
+
+    loader = safe_loader()(content)
     collecting = gc.isenabled()
     gc.disable()  # a large spec makes many objects, none garbage yet: collecting is wasted
     try:
@@ -87,17 +99,11 @@ def _line(node: Node) -> int:
     return int(node.start_mark.line) + 1
 
 
-def _children(node: Node) -> list[Node]:
-    if isinstance(node, MappingNode):
-        return [child for pair in node.value for child in pair]
-    if isinstance(node, SequenceNode):
-        return list(node.value)
-    return []
-
-
 def _check_nodes(root: Node, loader: yaml.SafeLoader, source: str) -> None:
     """Refuse duplicate keys, deep nesting, recursive aliases and alias bombs, walking each
     distinct node once (an alias is the same node object again)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode  # noqa: PLC0415
+
     size: dict[int, int] = {}  # values a node stands for, aliases expanded
     depth: dict[int, int] = {}  # collections nested in a node, itself included
     entered: set[int] = set()
@@ -121,8 +127,12 @@ def _check_nodes(root: Node, loader: yaml.SafeLoader, source: str) -> None:
             continue
         if isinstance(node, MappingNode):
             _check_keys(node, loader, source)
+            children = [child for pair in node.value for child in pair]
+        elif isinstance(node, SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
         entered.add(key)
-        children = _children(node)
         stack.append((node, children))
         stack.extend((child, None) for child in reversed(children))
     repeated = size[id(root)] - len(size)
@@ -135,6 +145,8 @@ def _check_nodes(root: Node, loader: yaml.SafeLoader, source: str) -> None:
 
 
 def _check_keys(node: MappingNode, loader: yaml.SafeLoader, source: str) -> None:
+    from yaml.nodes import ScalarNode  # noqa: PLC0415
+
     first: dict[Any, int] = {}
     for key_node, _ in node.value:
         if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE:

@@ -1,7 +1,8 @@
 """Errors about the user's input (specs, cases, outputs files): each names file, line and field.
 
 They are distinct from anything an agent produced: bad produced output is a scored failure,
-never an exception.
+never an exception. `ReplayInterrupted` lives here too, beside them, because the command
+line reports it as one line without importing the replay machinery.
 """
 
 from __future__ import annotations
@@ -44,6 +45,17 @@ class CaseError(InputError):
 
 class OutputError(InputError):
     """An outputs file line whose structure (not the agent's content) is broken."""
+
+
+class ReplayInterrupted(KeyboardInterrupt):
+    """A KeyboardInterrupt (Ctrl-C, or raised by tool code) during a replay, with where."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.where = where
+
+    def __str__(self) -> str:
+        return f"interrupted during {self.where}"
 
 
 def _rebuild(

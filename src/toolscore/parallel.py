@@ -11,25 +11,25 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from toolscore.cases import parse_case
+from toolscore.cases import may_hold_markers, parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import ByteCounter, parse_line
 from toolscore.model import MISSING, CaseResult, Trajectory
 from toolscore.outputs import parse_output
-from toolscore.rawjoin import Chunk, RawLine, joined_chunks, pairs
-from toolscore.report.json_report import case_to_json, plain
+from toolscore.rawjoin import Aligned, Chunk, joined_chunks
 from toolscore.scoring import SummaryBuilder, outcome_passed, score_case, with_state
 from toolscore.specs import SpecSet
-from toolscore.state import Environment
-from toolscore.state.limits import alarms_installed
-from toolscore.store.codec import ResultRow
-from toolscore.store.writer import result_row
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from toolscore.state import Environment
+    from toolscore.store.codec import ResultRow
 
 CHUNK = 2000
 """Cases per chunk: large enough that passing work between processes costs little."""
@@ -48,11 +48,31 @@ class ChunkOutcome(NamedTuple):
     values (an agent's may be nested too deep to send from one process to another)."""
 
 
-def _load(line: RawLine, path: str, error: type[InputError]) -> dict[str, Any]:
+LinePair = tuple[int, bytes, str, int | None, bytes | None]
+"""A case line's number, text and id, and its output line's number and text (both None when
+the case has no output): the two lines share the id they were joined by."""
+
+
+def _line_pairs(chunk: Chunk) -> Iterable[LinePair]:
+    """The (case, output) lines of a chunk; an aligned chunk's columns are zipped as they
+    come, with no object made per line."""
+    if isinstance(chunk, Aligned):
+        return zip(
+            chunk.numbers, chunk.lines, chunk.ids, chunk.out_numbers, chunk.out_lines, strict=True
+        )
+    return [
+        (case.line, case.raw, case.id, None, None)
+        if output is None
+        else (case.line, case.raw, case.id, output.line, output.raw)
+        for case, output in chunk
+    ]
+
+
+def _load(raw: bytes, number: int, line_id: str, path: str, error: type[InputError]) -> Any:
     """A line parsed in the worker, with the id the main process joined it by checked."""
-    data = parse_line(line.raw, path, line.line, error, lenient=error is OutputError)
-    if data.get("id") != line.id:
-        raise error(path, "a line must be a JSON object with one string id", line=line.line)
+    data = parse_line(raw, path, number, error, lenient=error is OutputError)
+    if data.get("id") != line_id:
+        raise error(path, "a line must be a JSON object with one string id", line=number)
     return data
 
 
@@ -76,6 +96,10 @@ def _start_worker(specs: SpecSet, sources: tuple[str, str], env: Environment | N
 def _score_chunk(
     chunk: Chunk, want_report: bool, want_rows: bool, keep_failures: int
 ) -> ChunkOutcome:
+    if _state.env is None:  # no call is replayed: nothing to time
+        return _score_cases(chunk, want_report, want_rows, keep_failures)
+    from toolscore.state.limits import alarms_installed  # noqa: PLC0415 - only replay needs it
+
     with alarms_installed():  # once a chunk, not once a case (see state.limits)
         return _score_cases(chunk, want_report, want_rows, keep_failures)
 
@@ -83,21 +107,25 @@ def _score_chunk(
 def _score_cases(
     chunk: Chunk, want_report: bool, want_rows: bool, keep_failures: int
 ) -> ChunkOutcome:
+    # The report's and the store's code is imported only by runs that write them.
+    if want_report:
+        from toolscore.report.json_report import case_to_json, plain  # noqa: PLC0415
+    if want_rows:
+        from toolscore.store.writer import result_row  # noqa: PLC0415
     specs = _state.specs
     cases_source, outputs_source = _state.sources
     summary = SummaryBuilder(specs)
     lines: list[bytes] = []
     rows: list[ResultRow] = []
     failures: list[CaseResult] = []
-    for case_line, output_line in pairs(chunk):
-        raw = case_line.raw
-        data = _load(case_line, cases_source, CaseError)
-        case = parse_case(data, specs, cases_source, case_line.line, b'"$' in raw)
-        if output_line is None:
+    for number, raw, line_id, out_number, out_raw in _line_pairs(chunk):
+        data = _load(raw, number, line_id, cases_source, CaseError)
+        case = parse_case(data, specs, cases_source, number, may_hold_markers(raw))
+        if out_number is None or out_raw is None:
             trajectory = Trajectory(case.id, (), missing=True)
         else:
-            data = _load(output_line, outputs_source, OutputError)
-            trajectory = parse_output(data, outputs_source, output_line.line)
+            data = _load(out_raw, out_number, line_id, outputs_source, OutputError)
+            trajectory = parse_output(data, outputs_source, out_number)
         result = score_case(specs, case, trajectory)
         if _state.env is not None:
             result = with_state(_state.env, case, trajectory, result, cases_source)
@@ -167,6 +195,8 @@ class ParallelScoring:
             for chunk in self._chunks():
                 yield self._merged(_score_chunk(chunk, *wants))
             return
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for workers
+
         with ProcessPoolExecutor(
             self.workers,
             initializer=_start_worker,

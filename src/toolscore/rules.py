@@ -683,6 +683,9 @@ class ObjectRule(Rule):
     """For each argument the walk compares (not `text` or `ignored`): its name, rule, default,
     and whether the rule is a scalar that judges two present values directly; precomputed
     because the walk runs for every call of every case."""
+    nested_args: frozenset[str] = field(default=frozenset(), compare=False)
+    """The arguments whose rule is not scalar (an object or a list), whose expected values
+    reading a case checks key by key; precomputed for the same reason."""
 
     def __post_init__(self) -> None:
         compared = tuple(
@@ -691,6 +694,8 @@ class ObjectRule(Rule):
             if rule.compared
         )
         object.__setattr__(self, "compared_args", compared)
+        nested = frozenset(name for name, rule in self.args.items() if not rule.scalar)
+        object.__setattr__(self, "nested_args", nested)
 
     def describe(self) -> str:
         return "object"

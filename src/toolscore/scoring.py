@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolscore.errors import CaseError, OutputError
 from toolscore.matching import best_plan, names_match
 from toolscore.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
 from toolscore.rules import json_equal, show
 from toolscore.specs import SpecSet
-from toolscore.state import Environment, check_state
+
+if TYPE_CHECKING:
+    from toolscore.state import Environment
 
 DISAGREEMENT_IDS_KEPT = 10_000
 """How many ids of cases where a baseline and the rules disagree the summary keeps."""
@@ -621,5 +623,7 @@ def with_state(
 ) -> CaseResult:
     """`result` with the outcome verdict: every call of the trajectory (all turns change the
     store) replayed against `env`, the final state compared with the case's goal."""
+    from toolscore.state import check_state  # noqa: PLC0415 - only runs with --env replay
+
     state = check_state(env, case, trajectory.calls, trajectory.response, source=source)
     return result._replace(state=state)

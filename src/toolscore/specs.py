@@ -12,9 +12,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError as JsonSchemaError
-
 from toolscore.documents import parse_document
 from toolscore.errors import SpecError
 from toolscore.matching import value_problem
@@ -298,6 +295,10 @@ _SCHEMA_KINDS = {
 
 
 def _openai_tools(items: list[Any], problems: _Problems) -> Iterator[tuple[str, ToolSpec]]:
+    # Only tool lists carry JSON Schema: native specs never pay for importing its validator.
+    from jsonschema import Draft202012Validator  # noqa: PLC0415
+    from jsonschema.exceptions import SchemaError as JsonSchemaError  # noqa: PLC0415
+
     if not items:
         problems.add("(top)", "the tool list is empty")
     for index, item in enumerate(items):

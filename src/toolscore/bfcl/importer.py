@@ -34,6 +34,7 @@ from toolscore.bfcl.jsonsafe import escape_surrogates, json_problem, loads, poin
 from toolscore.bfcl.schema import Node, SchemaError, ToolDraft, parameters, tool_args
 from toolscore.bfcl.strings import standardize_answer, standardize_produced
 from toolscore.cases import parse_case
+from toolscore.documents import safe_loader
 from toolscore.errors import CaseError, InputError
 from toolscore.specs import parse_specs
 
@@ -379,7 +380,7 @@ def _check(spec: dict[str, Any], cases: list[dict[str, Any]], source: str) -> No
     """Load the result as toolscore's own readers will (the spec from its YAML text, the
     cases through orjson): what is written must load."""
     try:
-        loaded = yaml.safe_load(spec_yaml(spec))
+        loaded = yaml.load(spec_yaml(spec), Loader=safe_loader())  # libyaml's, where present
     except (yaml.YAMLError, RecursionError) as error:
         raise InputError(source, f"converted spec does not load: {error}") from None
     specs, problems = parse_specs(loaded, f"{source} (converted)")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from toolscore.calibration.batches import BatchCase
 from toolscore.calibration.sample import stratified_sample
 from toolscore.calibration.view import case_view, stratum, stratum_view
-from toolscore.cases import parse_case
+from toolscore.cases import may_hold_markers, parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import parse_line
 from toolscore.model import Case, Trajectory
@@ -156,7 +156,7 @@ def _cases(
             continue
         data = parse_line(raw, source, number, CaseError)
         if data.get("id") in wanted:
-            yield parse_case(data, specs, source, number, has_markers=b'"$' in raw)
+            yield parse_case(data, specs, source, number, has_markers=may_hold_markers(raw))
 
 
 def _outputs(

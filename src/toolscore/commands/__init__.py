@@ -10,14 +10,15 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
 
-from toolscore.errors import InputError
-from toolscore.report.printable import printable
-from toolscore.state.limits import ReplayInterrupted
+from toolscore.errors import InputError, ReplayInterrupted
+from toolscore.escape import printable
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,8 +45,11 @@ def console(err: bool = False) -> Console:
     """A console on stdout (or stderr) at least 100 columns wide, so tables do not fold.
 
     It never reads text as rich markup or emoji codes, so that `[red]` or `:x:` in a name
-    prints as written (control characters are `report.printable`'s job).
+    prints as written (control characters are `report.printable`'s job). Rich is imported
+    here, when something is printed with it, not when a command starts.
     """
+    from rich.console import Console  # noqa: PLC0415
+
     stream = sys.stderr if err else sys.stdout
     return Console(
         file=stream,

@@ -29,6 +29,7 @@ FORMATS: Final = ("openai-chat", "openai-responses", "anthropic", "gemini", "ote
 
 TRANSCRIPT_KEYS: Final = ("messages", "items", "contents", "spans", "resourceSpans")
 """The keys that can hold a transcript, one per line."""
+_TRANSCRIPT_KEY_SET: Final = frozenset(TRANSCRIPT_KEYS)
 
 READERS: Final[Mapping[str, Callable[[Any, str, Transcript], None]]] = {
     "openai-chat": openai_chat.read,
@@ -52,6 +53,8 @@ __all__ = ["FORMATS", "has_transcript", "read_transcript"]
 
 def has_transcript(data: Mapping[str, Any]) -> bool:
     """True when an outputs line carries a transcript instead of a `calls` list."""
+    if data.keys().isdisjoint(_TRANSCRIPT_KEY_SET):
+        return False  # the common case, a `calls` line, decided without a loop in Python
     return any(data.get(key) is not None for key in TRANSCRIPT_KEYS)
 
 

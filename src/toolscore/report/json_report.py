@@ -160,9 +160,14 @@ class ReportWriter:
 
     def add_encoded(self, case_json: bytes) -> None:
         """Append one case result already encoded as JSON (by a worker process)."""
+        self.add_all_encoded([case_json])
+
+    def add_all_encoded(self, cases_json: list[bytes]) -> None:
+        """Append case results already encoded as JSON (a worker's chunk), in one write."""
+        if not cases_json:
+            return
         with _writing(self.target):
-            self._spool.write(b"\n" if self._first else b",\n")
-            self._spool.write(case_json)
+            self._spool.write((b"\n" if self._first else b",\n") + b",\n".join(cases_json))
         self._first = False
 
     def finish(self, header: dict[str, Any], summary: Summary) -> None:

@@ -24,11 +24,11 @@ from types import ModuleType
 from typing import Any, Literal, NamedTuple
 from urllib.parse import quote as quote_uri
 
-from toolscore.errors import InputError
+from toolscore.errors import InputError, ReplayInterrupted
 from toolscore.rules import show, suggest
 from toolscore.specs import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.guard import ReplayConnection, guard
-from toolscore.state.limits import PROGRESS_STEPS, ReplayInterrupted, exit_call, watch
+from toolscore.state.limits import PROGRESS_STEPS, exit_call, watch
 from toolscore.state.snapshot import (
     Ignore,
     Snapshot,

@@ -58,17 +58,6 @@ class CallTimeout(BaseException):
         return f"did not return within {self.seconds:g} s (the time limit per call)"
 
 
-class ReplayInterrupted(KeyboardInterrupt):
-    """A KeyboardInterrupt (Ctrl-C, or raised by tool code) during a replay, with where."""
-
-    def __init__(self, where: str) -> None:
-        super().__init__(where)
-        self.where = where
-
-    def __str__(self) -> str:
-        return f"interrupted during {self.where}"
-
-
 def exit_call(error: SystemExit) -> str:
     """How tool code asked the process to end, as it would be written: `sys.exit(3)`."""
     return "sys.exit()" if error.code is None else f"sys.exit({error.code!r})"

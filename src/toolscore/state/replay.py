@@ -23,13 +23,12 @@ from typing import Any, NamedTuple
 import orjson
 
 from toolscore.dataflow import dependencies, has_unresolved, substitute, topological
-from toolscore.errors import CaseError, InputError
+from toolscore.errors import CaseError, InputError, ReplayInterrupted
 from toolscore.model import OMITTED, AnyOf, Call, Case
 from toolscore.state.environment import Environment, Tool, ToolContext
 from toolscore.state.guard import DeniedError, ReplayConnection, refusing, trusted
 from toolscore.state.limits import (
     CallTimeout,
-    ReplayInterrupted,
     alarms_installed,
     exit_call,
     time_limit,

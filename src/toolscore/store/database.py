@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 import yaml
 
+from toolscore.documents import safe_loader
 from toolscore.errors import InputError, SpecError
 from toolscore.specs import Relaxation, SpecSet, parse_specs
 from toolscore.store.codec import case_json, unpack_json
@@ -269,7 +270,7 @@ class Store:
             if run.specs_path.endswith(".json"):
                 data = orjson.loads(content)
             else:
-                data = yaml.safe_load(content)
+                data = yaml.load(content, Loader=safe_loader())  # libyaml's, where present
         except (orjson.JSONDecodeError, yaml.YAMLError) as error:
             raise SpecError(source, f"cannot be read again: {error}") from None
         specs, problems = parse_specs(data, source, run.specs_sha256)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolscore import __version__
-from toolscore.cases import parse_case
+from toolscore.cases import may_hold_markers, parse_case
 from toolscore.errors import CaseError, OutputError
 from toolscore.jsonl import parse_line
 from toolscore.model import Case, Trajectory
@@ -60,7 +60,7 @@ def rescore(store: Store, run_id: int, specs_path: str | Path, label: str | None
 def _cases(store: Store, sha256: str, specs: SpecSet, source: str) -> Iterator[Case]:
     for number, raw in store.content_lines(sha256):
         data = parse_line(raw, source, number, CaseError)
-        yield parse_case(data, specs, source, number, has_markers=b'"$' in raw)
+        yield parse_case(data, specs, source, number, has_markers=may_hold_markers(raw))
 
 
 def _outputs(store: Store, sha256: str, source: str) -> Iterator[Trajectory]:
