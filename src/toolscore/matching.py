@@ -235,16 +235,31 @@ def max_matching(
         if left is not None:
             right_of[left] = right
 
-    def augment(left: int, seen: list[bool]) -> bool:
-        for right in candidates[left]:
-            if seen[right] or not fits(left, right):
-                continue
-            seen[right] = True
-            owner = left_of[right]
-            if owner is None or augment(owner, seen):
-                left_of[right] = left
-                right_of[left] = right
-                return True
+    def augment(start: int, seen: list[bool]) -> bool:
+        # Depth first from `start`, with a stack rather than recursion (paths can be as long
+        # as the plan): each level is a left, the rights it has still to try, and the right
+        # that led to the next level. A free right reached flips every pair on the path.
+        stack = [(start, iter(candidates[start]))]
+        path: list[int] = []
+        while stack:
+            left, rights = stack[-1]
+            for right in rights:
+                if seen[right] or not fits(left, right):
+                    continue
+                seen[right] = True
+                path.append(right)
+                owner = left_of[right]
+                if owner is None:
+                    for (on_path, _), taken in zip(stack, path, strict=True):
+                        left_of[taken] = on_path
+                        right_of[on_path] = taken
+                    return True
+                stack.append((owner, iter(candidates[owner])))
+                break
+            else:
+                stack.pop()
+                if path:
+                    path.pop()  # the right that led here: its owner found no other
         return False
 
     for left in range(len(candidates)) if order is None else order:
@@ -816,13 +831,16 @@ def mismatch_counts(
     by looking keys up. Fifty refunds in one currency with fifty order ids then take fifty
     currency lookups and 2,500 key lookups, not 2,500 walks of every argument.
     """
-    objects = [j for j, call in enumerate(produced) if type(call.args) is dict]
+    objects: list[int] = []  # the produced calls whose arguments are an object
+    given: list[dict[str, Any]] = []
+    for j, call in enumerate(produced):
+        if type(call.args) is dict:
+            objects.append(j)
+            given.append(call.args)
     if not objects:
         return [[_mismatch_count(rule, e, p) for p in produced] for e in expected]
-    given = [produced[j].args for j in objects]  # type: ignore[misc] # dicts, checked above
     unknown = [
-        0 if rule.allow_unknown else sum(1 for name in args if name not in rule.args)
-        for args in given
+        0 if rule.allow_unknown else sum(name not in rule.args for name in args) for args in given
     ]
     arguments = [_ArgumentCounts(rule, arg, given) for arg in rule.compared_args]
     every = len(objects) == len(produced)
@@ -836,13 +854,12 @@ def mismatch_counts(
             counts = argument.counts(e.args)
             if counts is not None:
                 total = [a + b for a, b in zip(total, counts, strict=True)]
-        if every:
-            table.append(total if total is not unknown else list(total))
-            continue
-        row = [_mismatch_count(rule, e, p) for p in produced]  # unparsed arguments and such
-        for j, count in zip(objects, total, strict=True):
-            row[j] = count
-        table.append(row)
+        if not every:  # some arguments are not an object (unparsed): walked pair by pair
+            row = [_mismatch_count(rule, e, p) if type(p.args) is not dict else 0 for p in produced]
+            for j, count in zip(objects, total, strict=True):
+                row[j] = count
+            total = row
+        table.append(total if total is not unknown else list(total))
     return table
 
 
@@ -856,7 +873,10 @@ class _ArgumentCounts:
     __slots__ = ("alone", "arg", "firsts", "groups", "keys", "memo", "owner", "values")
 
     def __init__(
-        self, owner: ObjectRule, arg: tuple[str, Rule, Any, bool], given: Sequence[Mapping[str, Any]]
+        self,
+        owner: ObjectRule,
+        arg: tuple[str, Rule, Any, bool],
+        given: Sequence[Mapping[str, Any]],
     ) -> None:
         self.owner, self.arg = owner, arg
         name, rule = arg[0], arg[1]
