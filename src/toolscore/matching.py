@@ -236,11 +236,24 @@ def max_matching(
             right_of[left] = right
 
     def augment(start: int, seen: list[bool]) -> bool:
-        # Depth first from `start`, with a stack rather than recursion (paths can be as long
-        # as the plan): each level is a left, the rights it has still to try, and the right
-        # that led to the next level. A free right reached flips every pair on the path.
-        stack = [(start, iter(candidates[start]))]
-        path: list[int] = []
+        # Depth first from `start`. Most paths end at the first level, so that level is a
+        # plain loop; deeper ones go on with a stack (a path can be as long as the plan).
+        rights = iter(candidates[start])
+        for right in rights:
+            if seen[right] or not fits(start, right):
+                continue
+            seen[right] = True
+            owner = left_of[right]
+            if owner is None:
+                left_of[right] = start
+                right_of[start] = right
+                return True
+            return deeper([(start, rights), (owner, iter(candidates[owner]))], [right], seen)
+        return False
+
+    def deeper(stack: list[tuple[int, Iterator[int]]], path: list[int], seen: list[bool]) -> bool:
+        # Each level: a left, the rights it has still to try, and (in `path`) the right that
+        # led to the next level. A free right reached flips every pair on the path.
         while stack:
             left, rights = stack[-1]
             for right in rights:
@@ -350,7 +363,7 @@ def cover(
         if len({j for _, j in pairs}) < n or not _only_relaxed_left(calls, pairs, extra_ok):
             return None
         return pairs if all(fits(i, j) for i, j in pairs) else None
-    if narrow is not None:
+    if narrow is not None and n * m >= NARROW_FROM:
         candidates = narrow(candidates)
         if not all(candidates):
             return None  # a plan call that nothing fits
@@ -382,7 +395,7 @@ def cover(
     return tuple((i, j) for i, j in enumerate(right_of) if j is not None)
 
 
-NARROW_FROM = 16
+NARROW_FROM = 36
 """Candidate pairs of one tool (plan calls x produced calls) from which `cover` looks the
 produced calls up by an argument (`narrowed`); on fewer, trying each pair costs less."""
 
@@ -781,7 +794,7 @@ def _mismatch_count(rule: ObjectRule, expected: Call, produced: Call) -> int:
     return sum(1 for _ in iter_mismatches(rule, expected.args, produced.args, (), False))
 
 
-COUNT_TABLE_FROM = 16
+COUNT_TABLE_FROM = 25
 """Pairs of one tool from which `_pair_counts` counts mismatches an argument at a time
 (`mismatch_counts`); on fewer, walking each pair costs less."""
 
@@ -796,6 +809,11 @@ def _pair_counts(
     """The mismatch count of each candidate pair, 0 for the plan calls in `required` (their
     pairs are chosen by links, not by cost). The other plan calls of a tool have every
     produced call of that tool as candidates: a table of counts, worked out in one go."""
+    if len(same_tool) < COUNT_TABLE_FROM:  # no table would be large enough
+        return {
+            (i, j): 0 if i in required else _mismatch_count(tools[plan[i].name], plan[i], calls[j])
+            for i, j in same_tool
+        }
     counts: dict[tuple[int, int], int] = {}
     tables: dict[str, tuple[list[int], list[int]]] = {}
     for i, j in same_tool:
