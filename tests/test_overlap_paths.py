@@ -340,3 +340,21 @@ def test_matching_without_recursion_is_the_recursive_one(graph: Any) -> None:
     candidates, n_right, fits, order = graph
     found = matching.max_matching(candidates, n_right, lambda i, j: fits[i][j], order=order)
     assert found == recursive_matching(candidates, n_right, fits, order)
+
+
+@SETTINGS
+@given(CASES)
+def test_pairs_counted_right_are_described_as_such(case: Any) -> None:
+    """The diagnosis skips describing a chosen pair it counted no mismatch for: what it
+    returns for each pair is what describing it finds, fast paths on or off."""
+    plan, produced, relax = case
+    specs = spec_set(relax)
+    for on in (True, False):
+        with fast_paths(on):
+            found = matching._best_pairing(specs.rules, plan, produced)
+        assert found is not None
+        pairs, described = found
+        assert described == [
+            matching._call_mismatches(specs.rules[plan[i].name], plan[i], produced[j])
+            for i, j in pairs
+        ]

@@ -107,32 +107,32 @@ def _shortest_path(
     # Columns left to reach, scanned in this order; a reached column is replaced by the last
     # one. Starting from the highest makes a constant matrix give the identity.
     remaining = list(range(len(v) - 1, -1, -1))
+    inf = math.inf
     shortest = 0.0
     i = start
     while True:
         seen_rows.append(i)
-        lowest = math.inf
+        lowest = inf
         best = -1
         row_cost, ui = cost[i], u[i]
-        for k, j in enumerate(remaining):
-            reduced = shortest + row_cost[j] - ui - v[j]
-            if reduced < distance[j]:
-                via[j] = i
-                distance[j] = reduced
+        for j in remaining:
             d = distance[j]
+            reduced = shortest + row_cost[j] - ui - v[j]
+            if reduced < d:
+                via[j] = i
+                distance[j] = d = reduced
             # Among equally near columns, a free one ends the path now.
             if d < lowest or (d == lowest and row_of[j] == -1):
                 lowest = d
-                best = k
+                best = j
         shortest = lowest
-        if shortest == math.inf:
+        if shortest == inf:
             raise ValueError("cost matrix is infeasible")
-        j = remaining[best]
-        seen_cols.append(j)
-        if row_of[j] == -1:
+        seen_cols.append(best)
+        if row_of[best] == -1:
             return shortest
-        i = row_of[j]
-        remaining[best] = remaining[-1]
+        i = row_of[best]
+        remaining[remaining.index(best)] = remaining[-1]
         remaining.pop()
 
 

@@ -748,7 +748,11 @@ def _best_single(
     fewest = min(counts.values())
     tied = [j for j, count in counts.items() if count == fewest]
     j = tied[0] if len(tied) == 1 else min(tied, key=lambda j: (_content_key(calls[j]), j))
-    return ((i, j),), [_call_mismatches(rule, plan[i], calls[j])]
+    # A pair counted without a mismatch has none to describe (the same walk, explained).
+    described = (
+        [] if fewest == 0 and i not in required else _call_mismatches(rule, plan[i], calls[j])
+    )
+    return ((i, j),), [described]
 
 
 def _best_sorted_pairing(
@@ -782,7 +786,13 @@ def _best_sorted_pairing(
     )
     if len({i for i, _ in pairs} & set(required)) < len(required):
         return None
-    described = [_call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs]
+    # A pair counted without a mismatch has none to describe (the same walk, explained).
+    described = [
+        []
+        if counts[i, j] == 0 and i not in required
+        else _call_mismatches(tools[plan[i].name], plan[i], calls[j])
+        for i, j in pairs
+    ]
     return tuple(pairs), described
 
 
