@@ -714,6 +714,8 @@ def _best_pairing(
         ]
     if len(paired_plan) == 1:
         return _best_single(tools, plan, calls, same_tool, required)
+    if not required and all(j == same_tool[0][1] for _, j in same_tool):
+        return _best_for_one_call(tools, plan, calls, same_tool)
     order = canonical_order(calls)
     rank = [0] * len(calls)
     for position, j in enumerate(order):
@@ -752,6 +754,24 @@ def _best_single(
     described = (
         [] if fewest == 0 and i not in required else _call_mismatches(rule, plan[i], calls[j])
     )
+    return ((i, j),), [described]
+
+
+def _best_for_one_call(
+    tools: Mapping[str, ObjectRule],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    same_tool: Sequence[tuple[int, int]],
+) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+    """`_best_pairing` when every candidate pair has the same produced call and no plan call
+    must be paired: the plan call with fewest mismatches, the first in plan order among
+    equals, as the assignment would choose (its rows come in plan order, and a row takes
+    the column an earlier row holds only when that costs strictly less)."""
+    j = same_tool[0][1]
+    count, i = min(
+        (_mismatch_count(tools[plan[i].name], plan[i], calls[j]), i) for i, _ in same_tool
+    )
+    described = [] if count == 0 else _call_mismatches(tools[plan[i].name], plan[i], calls[j])
     return ((i, j),), [described]
 
 
