@@ -281,7 +281,7 @@ def test_overlapping_calls_are_tried_against_their_two_candidates_only(
     assert (found is None) is (wrong is not None)
     if found is not None:
         assert found == tuple((k, 999 - k) for k in range(1000))
-    assert judged <= 2 * len(plan)
+    assert len(plan) // 2 <= judged <= 2 * len(plan)  # counted, so the spy was called
 
 
 def test_overlap_diagnosis_is_the_straightforward_one() -> None:
