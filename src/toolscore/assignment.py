@@ -63,7 +63,7 @@ def _solve(cost: Sequence[Sequence[float]]) -> list[int]:
     """Rows added one at a time, each by the shortest augmenting path from it (Dijkstra on
     reduced costs, with row duals `u` and column duals `v`); needs rows <= columns."""
     rows, cols = len(cost), len(cost[0])
-    if any(math.isnan(value) or value == -math.inf for row in cost for value in row):
+    if not all(map(_valid, cost)):
         raise ValueError("matrix contains invalid numeric entries")
     u = [0.0] * rows
     v = [0.0] * cols
@@ -107,30 +107,39 @@ def _shortest_path(
     # Columns left to reach, scanned in this order; a reached column is replaced by the last
     # one. Starting from the highest makes a constant matrix give the identity.
     remaining = list(range(len(v) - 1, -1, -1))
+    inf = math.inf
     shortest = 0.0
     i = start
     while True:
         seen_rows.append(i)
-        lowest = math.inf
+        lowest = inf
         best = -1
         row_cost, ui = cost[i], u[i]
-        for k, j in enumerate(remaining):
-            reduced = shortest + row_cost[j] - ui - v[j]
-            if reduced < distance[j]:
-                via[j] = i
-                distance[j] = reduced
+        for j in remaining:
             d = distance[j]
+            reduced = shortest + row_cost[j] - ui - v[j]
+            if reduced < d:
+                via[j] = i
+                distance[j] = d = reduced
             # Among equally near columns, a free one ends the path now.
             if d < lowest or (d == lowest and row_of[j] == -1):
                 lowest = d
-                best = k
+                best = j
         shortest = lowest
-        if shortest == math.inf:
+        if shortest == inf:
             raise ValueError("cost matrix is infeasible")
-        j = remaining[best]
-        seen_cols.append(j)
-        if row_of[j] == -1:
+        seen_cols.append(best)
+        if row_of[best] == -1:
             return shortest
-        i = row_of[j]
-        remaining[best] = remaining[-1]
+        i = row_of[best]
+        remaining[remaining.index(best)] = remaining[-1]
         remaining.pop()
+
+
+def _valid(row: Sequence[float]) -> bool:
+    """No NaN and no minus infinity in `row`. Its sum says so at C speed, unless the sum is
+    NaN or minus infinity: only then is the row checked value by value."""
+    total = sum(row)
+    if not math.isnan(total) and total != -math.inf:
+        return True
+    return not any(math.isnan(value) or value == -math.inf for value in row)

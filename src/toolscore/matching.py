@@ -235,16 +235,44 @@ def max_matching(
         if left is not None:
             right_of[left] = right
 
-    def augment(left: int, seen: list[bool]) -> bool:
-        for right in candidates[left]:
-            if seen[right] or not fits(left, right):
+    def augment(start: int, seen: list[bool]) -> bool:
+        # Depth first from `start`. Most paths end at the first level, so that level is a
+        # plain loop; deeper ones go on with a stack (a path can be as long as the plan).
+        rights = iter(candidates[start])
+        for right in rights:
+            if seen[right] or not fits(start, right):
                 continue
             seen[right] = True
             owner = left_of[right]
-            if owner is None or augment(owner, seen):
-                left_of[right] = left
-                right_of[left] = right
+            if owner is None:
+                left_of[right] = start
+                right_of[start] = right
                 return True
+            return deeper([(start, rights), (owner, iter(candidates[owner]))], [right], seen)
+        return False
+
+    def deeper(stack: list[tuple[int, Iterator[int]]], path: list[int], seen: list[bool]) -> bool:
+        # Each level: a left, the rights it has still to try, and (in `path`) the right that
+        # led to the next level. A free right reached flips every pair on the path.
+        while stack:
+            left, rights = stack[-1]
+            for right in rights:
+                if seen[right] or not fits(left, right):
+                    continue
+                seen[right] = True
+                path.append(right)
+                owner = left_of[right]
+                if owner is None:
+                    for (on_path, _), taken in zip(stack, path, strict=True):
+                        left_of[taken] = on_path
+                        right_of[on_path] = taken
+                    return True
+                stack.append((owner, iter(candidates[owner])))
+                break
+            else:
+                stack.pop()
+                if path:
+                    path.pop()  # the right that led here: its owner found no other
         return False
 
     for left in range(len(candidates)) if order is None else order:
@@ -296,7 +324,11 @@ def plan_passes(
     A `$ref` in the plan is not compared here (see `linked_plan_passes`).
     """
     return cover(
-        plan, calls, extra_ok, lambda i, j: _call_matches(tools[plan[i].name], plan[i], calls[j])
+        plan,
+        calls,
+        extra_ok,
+        lambda i, j: _call_matches(tools[plan[i].name], plan[i], calls[j]),
+        lambda candidates: narrowed(tools, plan, calls, candidates),
     )
 
 
@@ -305,9 +337,15 @@ def cover(
     calls: Sequence[Call],
     extra_ok: frozenset[str],
     fits: Callable[[int, int], bool],
+    narrow: Callable[[list[list[int]]], list[list[int]]] | None = None,
 ) -> tuple[tuple[int, int], ...] | None:
     """A pairing in which every plan call has a produced call of its tool that `fits` it and
-    every produced call is paired (relaxed extras aside), or None when there is none."""
+    every produced call is paired (relaxed extras aside), or None when there is none.
+
+    `narrow` may strike from each plan call's candidates (the produced calls of its tool, in
+    order) some that do not fit it: the search skips those anyway, so it finds the same
+    pairing, without asking `fits` about them.
+    """
     n, m = len(plan), len(calls)
     if n == 0:
         return () if m == 0 else None  # abstaining means no call at all, relaxed or not
@@ -325,6 +363,10 @@ def cover(
         if len({j for _, j in pairs}) < n or not _only_relaxed_left(calls, pairs, extra_ok):
             return None
         return pairs if all(fits(i, j) for i, j in pairs) else None
+    if narrow is not None and n * m >= NARROW_FROM:
+        candidates = narrow(candidates)
+        if not all(candidates):
+            return None  # a plan call that nothing fits
     known: dict[tuple[int, int], bool] = {}
 
     def cached(i: int, j: int) -> bool:
@@ -351,6 +393,83 @@ def cover(
     if any(j is None for j in right_of) or len(set(right_of).intersection(strict)) < len(strict):
         return None
     return tuple((i, j) for i, j in enumerate(right_of) if j is not None)
+
+
+NARROW_FROM = 36
+"""Candidate pairs of one tool (plan calls x produced calls) from which `cover` looks the
+produced calls up by an argument (`narrowed`); on fewer, trying each pair costs less."""
+
+
+def narrowed(
+    tools: Mapping[str, ObjectRule],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    candidates: list[list[int]],
+) -> list[list[int]]:
+    """`candidates` (per plan call, the produced calls of its tool) without the calls whose
+    value of one keyed argument (`Rule.key`) cannot equal the plan call's, order kept.
+
+    Fifty refunds with fifty order ids then leave each plan call one or two candidates
+    instead of fifty. The argument is the one whose produced values have the most keys.
+    """
+    rows_of: dict[str, list[int]] = {}
+    for i, expected in enumerate(plan):
+        rows_of.setdefault(expected.name, []).append(i)
+    narrow = list(candidates)
+    for name, rows in rows_of.items():
+        cols = candidates[rows[0]]
+        if len(rows) * len(cols) < NARROW_FROM:
+            continue
+        found = _keyed_index(tools[name], calls, cols)
+        if found is None:
+            continue
+        index, anywhere, arg, rule, default = found
+        for i in rows:
+            args = plan[i].args
+            keys = _accepted_keys(rule, args.get(arg, default)) if type(args) is dict else None
+            if keys is not None:
+                narrow[i] = sorted([j for key in keys for j in index.get(key, ())] + anywhere)
+    return narrow
+
+
+def _keyed_index(
+    rule: ObjectRule, calls: Sequence[Call], cols: Sequence[int]
+) -> tuple[dict[Any, list[int]], list[int], str, Rule, Any] | None:
+    """The produced calls `cols` by their key for the keyed argument with the most distinct
+    keys, the calls that have no key for it (they stay candidates of every plan call), and
+    the argument's name, rule and default; None when the tool has no keyed argument."""
+    best = None
+    for name, sub, default, _ in rule.compared_args:
+        if not sub.keyed:
+            continue
+        index: dict[Any, list[int]] = {}
+        anywhere: list[int] = []
+        for j in cols:
+            args = calls[j].args
+            if args is None:
+                continue  # unparsed arguments fit no plan call
+            value = args.get(name, MISSING) if type(args) is dict else MISSING
+            # An omitted value may be acceptable in ways a key does not say ($omitted).
+            key = None if value is MISSING else sub.key(value)
+            if key is None:
+                anywhere.append(j)
+            else:
+                index.setdefault(key, []).append(j)
+        if best is None or len(index) > len(best[0]):
+            best = (index, anywhere, name, sub, default)
+    return best
+
+
+def _accepted_keys(rule: Rule, expected: Any) -> frozenset[Any] | None:
+    """The keys of the present values that can equal `expected` under a keyed `rule`: its own
+    key, or those of its `$any` alternatives. None when some such value has no key."""
+    if type(expected) is AnyOf:
+        keys = [rule.key(value) for value in expected if value is not OMITTED]
+    elif expected is MISSING:
+        return None
+    else:
+        keys = [rule.key(expected)]
+    return None if None in keys else frozenset(keys)
 
 
 def diagnose_plan(
@@ -595,6 +714,8 @@ def _best_pairing(
         ]
     if len(paired_plan) == 1:
         return _best_single(tools, plan, calls, same_tool, required)
+    if not required and all(j == same_tool[0][1] for _, j in same_tool):
+        return _best_for_one_call(tools, plan, calls, same_tool)
     order = canonical_order(calls)
     rank = [0] * len(calls)
     for position, j in enumerate(order):
@@ -629,7 +750,29 @@ def _best_single(
     fewest = min(counts.values())
     tied = [j for j, count in counts.items() if count == fewest]
     j = tied[0] if len(tied) == 1 else min(tied, key=lambda j: (_content_key(calls[j]), j))
-    return ((i, j),), [_call_mismatches(rule, plan[i], calls[j])]
+    # A pair counted without a mismatch has none to describe (the same walk, explained).
+    described = (
+        [] if fewest == 0 and i not in required else _call_mismatches(rule, plan[i], calls[j])
+    )
+    return ((i, j),), [described]
+
+
+def _best_for_one_call(
+    tools: Mapping[str, ObjectRule],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    same_tool: Sequence[tuple[int, int]],
+) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+    """`_best_pairing` when every candidate pair has the same produced call and no plan call
+    must be paired: the plan call with fewest mismatches, the first in plan order among
+    equals, as the assignment would choose (its rows come in plan order, and a row takes
+    the column an earlier row holds only when that costs strictly less)."""
+    j = same_tool[0][1]
+    count, i = min(
+        (_mismatch_count(tools[plan[i].name], plan[i], calls[j]), i) for i, _ in same_tool
+    )
+    described = [] if count == 0 else _call_mismatches(tools[plan[i].name], plan[i], calls[j])
+    return ((i, j),), [described]
 
 
 def _best_sorted_pairing(
@@ -642,10 +785,7 @@ def _best_sorted_pairing(
     """`_best_pairing` once the calls are in canonical order, with its candidate pairs given
     in that order: a minimum-cost assignment (`assignment.assign`)."""
     # Costs are counted without describing anything; only the chosen pairs are described.
-    counts = {
-        (i, j): 0 if i in required else _mismatch_count(tools[plan[i].name], plan[i], calls[j])
-        for i, j in same_tool
-    }
+    counts = _pair_counts(tools, plan, calls, same_tool, required)
     rows = sorted({i for i, _ in counts} | set(required))
     cols = sorted({j for _, j in counts})
     # A pair costs its number of mismatches; "no pair" costs more than every real pair put
@@ -666,7 +806,13 @@ def _best_sorted_pairing(
     )
     if len({i for i, _ in pairs} & set(required)) < len(required):
         return None
-    described = [_call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs]
+    # A pair counted without a mismatch has none to describe (the same walk, explained).
+    described = [
+        []
+        if counts[i, j] == 0 and i not in required
+        else _call_mismatches(tools[plan[i].name], plan[i], calls[j])
+        for i, j in pairs
+    ]
     return tuple(pairs), described
 
 
@@ -676,6 +822,186 @@ def _mismatch_count(rule: ObjectRule, expected: Call, produced: Call) -> int:
     if isinstance(expected.args, dict) and isinstance(produced.args, dict):
         return sum(1 for _ in _object(rule, expected.args, produced.args, (), False))
     return sum(1 for _ in iter_mismatches(rule, expected.args, produced.args, (), False))
+
+
+COUNT_TABLE_FROM = 25
+"""Pairs of one tool from which `_pair_counts` counts mismatches an argument at a time
+(`mismatch_counts`); on fewer, walking each pair costs less."""
+
+
+def _pair_counts(
+    tools: Mapping[str, ObjectRule],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    same_tool: Sequence[tuple[int, int]],
+    required: frozenset[int] | set[int],
+) -> dict[tuple[int, int], int]:
+    """The mismatch count of each candidate pair, 0 for the plan calls in `required` (their
+    pairs are chosen by links, not by cost). The other plan calls of a tool have every
+    produced call of that tool as candidates: a table of counts, worked out in one go."""
+    if len(same_tool) < COUNT_TABLE_FROM:  # no table would be large enough
+        return {
+            (i, j): 0 if i in required else _mismatch_count(tools[plan[i].name], plan[i], calls[j])
+            for i, j in same_tool
+        }
+    counts: dict[tuple[int, int], int] = {}
+    tables: dict[str, tuple[list[int], list[int]]] = {}
+    for i, j in same_tool:
+        if i in required:
+            counts[i, j] = 0
+            continue
+        rows, cols = tables.setdefault(plan[i].name, ([], []))
+        if not rows or rows[-1] != i:
+            rows.append(i)
+        if len(rows) == 1:
+            cols.append(j)  # every row of the tool has these same columns
+    for name, (rows, cols) in tables.items():
+        rule = tools[name]
+        if len(rows) * len(cols) < COUNT_TABLE_FROM:
+            for i in rows:
+                for j in cols:
+                    counts[i, j] = _mismatch_count(rule, plan[i], calls[j])
+            continue
+        table = mismatch_counts(rule, [plan[i] for i in rows], [calls[j] for j in cols])
+        for i, row in zip(rows, table, strict=True):
+            for j, count in zip(cols, row, strict=True):
+                counts[i, j] = count
+    return counts
+
+
+def mismatch_counts(
+    rule: ObjectRule, expected: Sequence[Call], produced: Sequence[Call]
+) -> list[list[int]]:
+    """`_mismatch_count` of every expected call with every produced call, as rows.
+
+    Counted an argument at a time (`_ArgumentCounts`): each argument is judged once per
+    distinct pair of values, not once per pair of calls, and a keyed argument (`Rule.key`)
+    by looking keys up. Fifty refunds in one currency with fifty order ids then take fifty
+    currency lookups and 2,500 key lookups, not 2,500 walks of every argument.
+    """
+    objects: list[int] = []  # the produced calls whose arguments are an object
+    given: list[dict[str, Any]] = []
+    for j, call in enumerate(produced):
+        if type(call.args) is dict:
+            objects.append(j)
+            given.append(call.args)
+    if not objects:
+        return [[_mismatch_count(rule, e, p) for p in produced] for e in expected]
+    unknown = [
+        0 if rule.allow_unknown else sum(name not in rule.args for name in args) for args in given
+    ]
+    arguments = [_ArgumentCounts(rule, arg, given) for arg in rule.compared_args]
+    every = len(objects) == len(produced)
+    table = []
+    for e in expected:
+        if type(e.args) is not dict:
+            table.append([_mismatch_count(rule, e, p) for p in produced])
+            continue
+        total = unknown
+        for argument in arguments:
+            counts = argument.counts(e.args)
+            if counts is not None:
+                total = [a + b for a, b in zip(total, counts, strict=True)]
+        if not every:  # some arguments are not an object (unparsed): walked pair by pair
+            row = [_mismatch_count(rule, e, p) if type(p.args) is not dict else 0 for p in produced]
+            for j, count in zip(objects, total, strict=True):
+                row[j] = count
+            total = row
+        table.append(total if total is not unknown else list(total))
+    return table
+
+
+class _ArgumentCounts:
+    """One argument's mismatch counts against fixed produced calls, for any expected call.
+
+    The produced values are grouped by `_value_class`: values of one class count the same
+    against any expected value, so each group is judged once per class of expected value.
+    """
+
+    __slots__ = ("alone", "arg", "firsts", "groups", "keys", "memo", "owner", "values")
+
+    def __init__(
+        self,
+        owner: ObjectRule,
+        arg: tuple[str, Rule, Any, bool],
+        given: Sequence[Mapping[str, Any]],
+    ) -> None:
+        self.owner, self.arg = owner, arg
+        name, rule = arg[0], arg[1]
+        self.values = [args.get(name, MISSING) for args in given]
+        self.groups: list[int] = []  # per produced call, its group; -1: judged on its own
+        self.firsts: list[Any] = []  # per group, its first value
+        group_of: dict[Any, int] = {}
+        for value in self.values:
+            found = _value_class(value)
+            group = -1 if found is None else group_of.setdefault(found, len(group_of))
+            if group == len(self.firsts):
+                self.firsts.append(value)
+            self.groups.append(group)
+        self.alone = -1 in self.groups
+        self.keys = [
+            rule.key(value) if rule.keyed and value is not MISSING else None
+            for value in self.firsts
+        ]
+        self.memo: dict[Any, list[int]] = {}
+
+    def counts(self, expected_args: Mapping[str, Any]) -> list[int] | None:
+        """The argument's count against each produced call; None when every one is 0."""
+        expected = expected_args.get(self.arg[0], self.arg[2])
+        found = _value_class(expected)
+        by_group = None if found is None else self.memo.get(found)
+        if by_group is None:
+            by_group = self._by_group(expected)
+            if found is not None:
+                self.memo[found] = by_group
+        if not self.alone:
+            return [by_group[group] for group in self.groups] if any(by_group) else None
+        return [
+            by_group[group] if group >= 0 else _argument_count(self.owner, self.arg, expected, p)
+            for group, p in zip(self.groups, self.values, strict=True)
+        ]
+
+    def _by_group(self, expected: Any) -> list[int]:
+        """The count of each group against `expected`: by keys where both sides have them."""
+        accepted = _accepted_keys(self.arg[1], expected) if self.arg[1].keyed else None
+        return [
+            (0 if key in accepted else 1)
+            if accepted is not None and key is not None
+            else _argument_count(self.owner, self.arg, expected, value)
+            for key, value in zip(self.keys, self.firsts, strict=True)
+        ]
+
+
+def _argument_count(
+    owner: ObjectRule, arg: tuple[str, Rule, Any, bool], expected: Any, produced: Any
+) -> int:
+    """How many mismatches `_object` finds on one argument, given the expected value (its
+    default applied) and the produced one (MISSING when absent): the same steps, counted."""
+    _, rule, default, plain = arg
+    if produced is MISSING:
+        if type(expected) is AnyOf and OMITTED in expected:
+            return 0
+        produced = default
+    if expected is MISSING or produced is MISSING:
+        return 0 if expected is produced or owner.ignore_missing else 1
+    if plain and expected is not None and produced is not None and type(expected) not in _MARKERS:
+        return 0 if rule.judge(expected, produced) is None else 1
+    return sum(1 for _ in iter_mismatches(rule, expected, produced, (), False))
+
+
+def _value_class(value: Any) -> Any:
+    """A hashable stand-in for a value that no rule tells apart from the value itself: its
+    type and value for a JSON scalar (`1`, `1.0` and `true` are three classes), the classes
+    of its alternatives for `$any`. None for objects, arrays and `$ref`s: judged each time."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return kind, value
+    if value is MISSING or value is OMITTED:
+        return value
+    if kind is AnyOf:
+        parts = tuple(_value_class(alternative) for alternative in value)
+        return None if None in parts else (AnyOf, parts)
+    return None
 
 
 def names_match(

@@ -131,6 +131,8 @@ class Rule:
     compared: ClassVar[bool] = True
     scalar: ClassVar[bool] = True
     judges_null: ClassVar[bool] = False
+    keyed: ClassVar[bool] = False
+    """Whether `key` gives keys (for some values): the matcher looks such arguments up."""
 
     default: Any = MISSING
     reason: str | None = None
@@ -138,6 +140,15 @@ class Rule:
     def judge(self, expected: Any, produced: Any) -> Verdict:
         """Compare two present, non-null values; None means equal."""
         raise NotImplementedError
+
+    def key(self, value: Any) -> Any:
+        """A hashable stand-in for `value`: two values that both have one are equal under this
+        rule exactly when their keys are equal (null included). None when `value` has none.
+
+        It lets the matcher find which calls can agree on an argument by looking keys up,
+        instead of judging every pair of calls; kinds without keys are always judged.
+        """
+        return None
 
     def options(self) -> dict[str, Any]:
         """The kind-specific options that differ from their defaults, for display."""
@@ -164,11 +175,19 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
 
 
+def _scalar_key(value: Any) -> tuple[str, Any] | None:
+    """`enum_key`, but none for NaN, which equals nothing, not even itself."""
+    if type(value) is float and value != value:  # noqa: PLR0124 - true for NaN only
+        return None
+    return enum_key(value)
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class ExactRule(Rule):
     """Same JSON type and value (`true` is never `1`; `1` equals `1.0`)."""
 
     kind: ClassVar[str] = "exact"
+    keyed: ClassVar[bool] = True
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
         if type(expected) is str and type(produced) is str:
@@ -179,6 +198,9 @@ class ExactRule(Rule):
             return _type_error(f"a {json_type(expected)}", produced)
         return _unequal(expected, produced, "exactly")
 
+    def key(self, value: Any) -> Any:
+        return _scalar_key(value)
+
     def lowercased(self) -> Rule:
         return LowercaseRule(self.default, self.reason)
 
@@ -188,11 +210,15 @@ class LowercaseRule(Rule):
     """The lowercase baseline's view of `exact`: strings casefolded, anything else exact."""
 
     kind: ClassVar[str] = "lowercase"
+    keyed: ClassVar[bool] = True
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
         if type(expected) is str and type(produced) is str:
             return None if _fold(expected) == _fold(produced) else _unequal(expected, produced, "")
         return None if json_equal(expected, produced) else _unequal(expected, produced, "")
+
+    def key(self, value: Any) -> Any:
+        return ("string", _fold(value)) if type(value) is str else _scalar_key(value)
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -200,6 +226,7 @@ class CasefoldRule(Rule):
     """Strings equal after Unicode NFC normalisation and `str.casefold()`."""
 
     kind: ClassVar[str] = "casefold"
+    keyed: ClassVar[bool] = True
 
     def is_lenient(self) -> bool:
         return True
@@ -218,6 +245,10 @@ class CasefoldRule(Rule):
         if same:
             return None
         return _unequal(expected, produced, "ignoring case")
+
+    def key(self, value: Any) -> Any:
+        # On ASCII, the `lower()` that `judge` compares is `_fold`.
+        return _fold(value) if type(value) is str else None
 
 
 _NUMBER_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
