@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed-dev
 # was) when `make test` has run the whole suite on the compiled ones.
 PURE_TESTS := tests/test_golden.py tests/test_properties.py tests/test_linked_search.py \
 	tests/test_matching.py tests/test_rules.py tests/test_dataflow.py tests/test_cases.py \
-	tests/test_summary.py tests/test_parallel.py
+	tests/test_summary.py tests/test_parallel.py tests/test_assignment.py \
+	tests/test_overlap_paths.py
 
 .PHONY: demo build test lint typecheck pytest bench mutation clean
 
