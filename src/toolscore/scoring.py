@@ -161,7 +161,8 @@ class Tally:
         data: dict[str, Any] = {"passed": self.passed, "failed": self.failed}
         if self.extra:
             data["extra"] = self.extra
-        data["top_codes"] = [[code, count] for code, count in self.codes.most_common(top)]
+        codes = self.codes.most_common(top) if self.codes else ()
+        data["top_codes"] = [[code, count] for code, count in codes]
         return data
 
 

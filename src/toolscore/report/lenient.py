@@ -91,13 +91,22 @@ def forgiven(rule: Rule) -> tuple[str, ...]:
     return tuple(found)
 
 
+_last: tuple[SpecSet, tuple[LenientRule, ...]] | None = None
+"""The spec set last asked about and its lenient rules: a run asks once per report it writes
+(terminal, JSON, store), and a spec may hold thousands of arguments to walk."""
+
+
 def lenient_rules(specs: SpecSet) -> list[LenientRule]:
     """Every lenient rule of the spec set, tool by tool, in the order the spec gives them."""
-    return [
-        LenientRule(tool, argument, rule.kind, rule.describe(), forgives, rule.reason)
-        for tool, spec in specs.tools.items()
-        for argument, rule, forgives in _walk(spec.args, "")
-    ]
+    global _last  # noqa: PLW0603 - a one-entry cache, keyed by the (immutable) spec set itself
+    if _last is None or _last[0] is not specs:
+        found = tuple(
+            LenientRule(tool, argument, rule.kind, rule.describe(), forgives, rule.reason)
+            for tool, spec in specs.tools.items()
+            for argument, rule, forgives in _walk(spec.args, "")
+        )
+        _last = (specs, found)
+    return list(_last[1])
 
 
 def _walk(rule: ObjectRule, prefix: str) -> Iterator[tuple[str, Rule, tuple[str, ...]]]:
