@@ -13,14 +13,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from toolscore.calls import json_text, produced_call
 from toolscore.errors import OutputError
 from toolscore.formats import has_transcript, read_transcript
 from toolscore.jsonl import read_jsonl
-from toolscore.lenient import Junk, LenientLine, first_junk, loads, text_of
+from toolscore.lenient import LenientLine, first_junk, text_of
 from toolscore.model import MISSING, Call, Trajectory, pointer_of
-from toolscore.rules import json_type, show
 
 NOTED_JUNK = 5
 """How many values JSON does not allow a case's notes list one by one."""
@@ -90,60 +88,3 @@ def _without_junk(call: Call) -> Call:
     if call.result is not MISSING and first_junk(call.result) is not None:
         call = call._replace(result=text_of(call.result))
     return call
-
-
-def _type_name(value: Any) -> str:
-    return value.kind if type(value) is Junk else json_type(value)
-
-
-def produced_call(node: Any) -> Call:
-    """One call as the agent made it: arguments parsed if possible, else the reason why not."""
-    if not isinstance(node, dict):
-        return Call(f"<{_type_name(node)}>", None, args_error="the call is not a JSON object")
-    name = node.get("name")
-    if not isinstance(name, str):
-        return Call(f"<{_type_name(name)}>", None, args_error="the call has no tool name")
-    call_id = node.get("id")
-    call_id = call_id if isinstance(call_id, str) else None
-    result = node.get("result", MISSING)
-    args = node.get("args")
-    if type(args) is dict:
-        return Call(name, args, None, None, None, (), call_id, result)  # the common case
-    if args is None:
-        return Call(name, {}, call_id=call_id, result=result)
-    if isinstance(args, str):
-        try:
-            parsed = orjson.loads(args) if args.strip() else {}
-        except orjson.JSONDecodeError as error:
-            read = loads(args)  # a value JSON does not allow is named; else orjson's complaint
-            why = read[1][0].junk.reason if read else error.msg
-            return Call(name, None, args, f"not valid JSON ({why})", call_id=call_id, result=result)
-        if type(parsed) is dict:
-            return Call(name, parsed, args, call_id=call_id, result=result)
-        return Call(
-            name,
-            None,
-            args,
-            f"JSON {json_type(parsed)}, not an object",
-            call_id=call_id,
-            result=result,
-        )
-    if type(args) is Junk:
-        return Call(name, None, args.text, args.reason, call_id=call_id, result=result)
-    return Call(
-        name,
-        None,
-        json_text(args),
-        f"a {json_type(args)}, not an object",
-        call_id=call_id,
-        result=result,
-    )
-
-
-def json_text(value: Any) -> str:
-    """`value` as JSON text, or its short rendering when no JSON writer can write it (nested
-    deeper than orjson goes, an integer beyond 64 bits, a lone surrogate)."""
-    try:
-        return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        return show(value)

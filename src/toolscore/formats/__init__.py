@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from toolscore import outputs
+from toolscore.calls import json_text
 from toolscore.errors import OutputError
 from toolscore.formats import anthropic, gemini, openai_chat, openai_responses, otel
 from toolscore.formats.detect import detect, evidence
@@ -83,7 +83,7 @@ def read_transcript(
     if response is None:
         response = transcript.response
     elif not isinstance(response, str):
-        response = outputs.json_text(response)
+        response = json_text(response)
     return transcript.trajectory(case_id, response)
 
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolscore import outputs
+from toolscore.calls import produced_call
 from toolscore.errors import OutputError
 from toolscore.model import MISSING, Call, Trajectory
 from toolscore.rules import json_type, show, suggest
@@ -179,7 +179,7 @@ class Transcript:
     ) -> None:
         """A call as the agent made it; junk in `name` or `args` is scored later, never raised."""
         wanted = ident(call_id)
-        made = outputs.produced_call({"name": name, "args": args, "id": wanted})
+        made = produced_call({"name": name, "args": args, "id": wanted})
         if self._new_message:
             self._scope, self._new_message = [], False
         index = len(self.calls)
