@@ -197,6 +197,13 @@ class _ProgressBar:
     type=click.IntRange(0),
     help="How many failing cases to print with their mismatches.",
 )
+@click.option(
+    "--cluster-by",
+    metavar="FIELD",
+    help="Also give the accuracy's clustered 95% interval, cases grouped by FIELD: 'tag' (a "
+    "case's tags), 'prompt', or another top-level key of the case lines; a case lacking it "
+    "is a cluster of its own.",
+)
 @input_errors
 def score_command(
     specs_path: str,
@@ -211,8 +218,11 @@ def score_command(
     save: bool,
     label: str | None,
     show_failures: int,
+    cluster_by: str | None,
 ) -> None:
     """Score an outputs file against a cases file under a spec file."""
+    if cluster_by in ("id", "plans"):
+        raise click.BadParameter(f"{cluster_by!r} cannot group cases", param_hint="--cluster-by")
     specs = load_specs(specs_path)
     check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = optional_environment(specs, specs_path, env_path, tool_timeout)
@@ -233,8 +243,9 @@ def score_command(
         try:
             workers = workers or auto_workers(size)
             summary = _score_chunks(
-                specs, sources, workers, report, saving, failed, show_failures, bar, env
-            )
+                specs, sources, workers, report, saving, failed, show_failures, bar, env,
+                cluster_by,
+            )  # fmt: skip
             if saving is not None:
                 run_id = saving.finish(summary)
         except BaseException:
@@ -319,6 +330,7 @@ def _score_chunks(
     show_failures: int,
     bar: _ProgressBar,
     env: Environment | None,
+    cluster_by: str | None = None,
 ) -> Summary:
     """Score chunk by chunk on `workers` processes, writing the report and the store rows
     the workers made; return the summary."""
@@ -332,6 +344,7 @@ def _score_chunks(
         keep_failures=show_failures,
         counter=bar.counter,
         env=env,
+        cluster_by=cluster_by,
     )
     for outcome in run:
         bar.tick()

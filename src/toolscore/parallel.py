@@ -82,15 +82,22 @@ class _WorkerState:
     specs: SpecSet
     sources: tuple[str, str]
     env: Environment | None
+    cluster_by: str | None
 
 
 _state = _WorkerState()
 
 
-def _start_worker(specs: SpecSet, sources: tuple[str, str], env: Environment | None) -> None:
+def _start_worker(
+    specs: SpecSet,
+    sources: tuple[str, str],
+    env: Environment | None,
+    cluster_by: str | None = None,
+) -> None:
     _state.specs = specs
     _state.sources = sources
     _state.env = env
+    _state.cluster_by = cluster_by
 
 
 def _score_chunk(
@@ -114,7 +121,7 @@ def _score_cases(
         from toolscore.store.writer import result_row  # noqa: PLC0415
     specs = _state.specs
     cases_source, outputs_source = _state.sources
-    summary = SummaryBuilder(specs)
+    summary = SummaryBuilder(specs, _state.cluster_by, cases_source)
     lines: list[bytes] = []
     rows: list[ResultRow] = []
     failures: list[CaseResult] = []
@@ -162,6 +169,7 @@ class ParallelScoring:
         counter: ByteCounter | None = None,
         chunk_size: int = CHUNK,
         env: Environment | None = None,
+        cluster_by: str | None = None,
     ) -> None:
         self.specs = specs
         self.sources = (cases_path, outputs_path)
@@ -172,7 +180,8 @@ class ParallelScoring:
         self.counter = counter
         self.chunk_size = chunk_size
         self.env = env
-        self._summary = SummaryBuilder(specs)
+        self.cluster_by = cluster_by
+        self._summary = SummaryBuilder(specs, cluster_by, cases_path)
 
     def _chunks(self) -> Iterator[Chunk]:
         cases_path, outputs_path = self.sources
@@ -191,7 +200,7 @@ class ParallelScoring:
     def __iter__(self) -> Iterator[ChunkOutcome]:
         wants = (self.want_report, self.want_rows, self.keep_failures)
         if self.workers == 1:
-            _start_worker(self.specs, self.sources, self.env)
+            _start_worker(self.specs, self.sources, self.env, self.cluster_by)
             for chunk in self._chunks():
                 yield self._merged(_score_chunk(chunk, *wants))
             return
@@ -200,7 +209,7 @@ class ParallelScoring:
         with ProcessPoolExecutor(
             self.workers,
             initializer=_start_worker,
-            initargs=(self.specs, self.sources, self.env),
+            initargs=(self.specs, self.sources, self.env, self.cluster_by),
         ) as pool:
             waiting: deque[Future[ChunkOutcome]] = deque()
             for chunk in self._chunks():

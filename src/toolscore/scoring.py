@@ -7,6 +7,7 @@ that the report shows what the rules changed (docs/formats.md, metrics).
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from toolscore.matching import best_plan, names_match
 from toolscore.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
 from toolscore.rules import json_equal, show
 from toolscore.specs import SpecSet
+from toolscore.stats import clustered_se, normal_interval, wilson
 
 if TYPE_CHECKING:
     from toolscore.state import Environment
@@ -110,6 +112,13 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
     )
 
 
+def interval_json(passed: int, n: int) -> list[float] | None:
+    """The 95% Wilson interval of passed / n as the report shows it, `[low, high]` rounded
+    like the rates, or None when n is 0."""
+    bounds = wilson(passed, n)
+    return None if bounds is None else [round(bounds[0], 4), round(bounds[1], 4)]
+
+
 def unread_mismatches(unread: Sequence[str]) -> tuple[Mismatch, ...]:
     """One `transcript_unread` mismatch for each part of a transcript its reader skipped."""
     return tuple(
@@ -131,12 +140,13 @@ class Rate:
         return self.passed / self.n if self.n else None
 
     def to_json(self) -> dict[str, Any]:
-        """The rate as the report shows it: value, denominator, and numerator."""
+        """The rate as the report shows it: value, denominator, numerator, 95% interval."""
         value = self.value
         return {
             "value": None if value is None else round(value, 4),
             "n": self.n,
             "passed": self.passed,
+            "ci95": interval_json(self.passed, self.n),
         }
 
 
@@ -157,12 +167,14 @@ class Tally:
         self.codes.update(other.codes)
 
     def to_json(self, top: int = 3) -> dict[str, Any]:
-        """Counts and the most common mismatch codes."""
+        """Counts, the most common mismatch codes, and the 95% interval of the pass rate
+        passed / (passed + failed)."""
         data: dict[str, Any] = {"passed": self.passed, "failed": self.failed}
         if self.extra:
             data["extra"] = self.extra
         codes = self.codes.most_common(top) if self.codes else ()
         data["top_codes"] = [[code, count] for code, count in codes]
+        data["ci95"] = interval_json(self.passed, self.passed + self.failed)
         return data
 
 
@@ -199,6 +211,7 @@ class BaselineTally:
         return {
             "passed": self.passed,
             "accuracy": round(self.passed / cases, 4) if cases else None,
+            "accuracy_ci95": interval_json(self.passed, cases),
             "disagreements": disagreements,
             "only_rules_pass": self.only_rules_pass,
             "only_baseline_passes": self.only_baseline_passes,
@@ -246,6 +259,40 @@ class OutcomeTally:
         }
 
 
+@dataclass(frozen=True)
+class ClusteredAccuracy:
+    """The interval of the case accuracy when cases come in clusters (`--cluster-by`): the
+    clustered standard error (Miller 2024, "Adding Error Bars to Evals") and accuracy ±
+    1.96 of it, clipped to [0, 1]. A case lacking the field is a cluster of its own."""
+
+    field: str
+    clusters: int
+    se: float | None
+    low: float | None
+    high: float | None
+
+    @classmethod
+    def of(
+        cls, field: str, counts: Iterable[tuple[int, int]], clusters: int, passed: int, n: int
+    ) -> ClusteredAccuracy:
+        """From each cluster's (n, passed) counts and the run's totals."""
+        se = clustered_se(counts, passed, n)
+        if se is None:
+            return cls(field, clusters, None, None, None)
+        low, high = normal_interval(passed / n, se)
+        return cls(field, clusters, se, low, high)
+
+    def to_json(self) -> dict[str, Any]:
+        """The `accuracy_clustered` block of the summary."""
+        bounds = None if self.low is None or self.high is None else [self.low, self.high]
+        return {
+            "field": self.field,
+            "clusters": self.clusters,
+            "se": None if self.se is None else round(self.se, 6),
+            "ci95": None if bounds is None else [round(b, 4) for b in bounds],
+        }
+
+
 @dataclass
 class Summary:
     """The metrics of a scoring run (docs/formats.md), each with its denominator."""
@@ -268,6 +315,8 @@ class Summary:
     codes: Counter[str] = field(default_factory=Counter)
     outcomes: OutcomeTally | None = None
     """State and required-output verdicts, when the run replayed calls against a store."""
+    clustered: ClusteredAccuracy | None = None
+    """The clustered interval of the accuracy, when the run was asked for one."""
 
     @property
     def accuracy(self) -> float | None:
@@ -281,6 +330,8 @@ class Summary:
             "cases": self.cases,
             "passed": self.passed,
             "accuracy": None if accuracy is None else round(accuracy, 4),
+            "accuracy_ci95": interval_json(self.passed, self.cases),
+            **({"accuracy_clustered": self.clustered.to_json()} if self.clustered else {}),
             "name_accuracy": self.name.to_json(),
             "argument_accuracy": self.arguments.to_json(),
             "abstention_accuracy": self.abstention.to_json(),
@@ -297,6 +348,33 @@ class Summary:
         }
 
 
+CLUSTER_TAGS = "tag"
+"""`--cluster-by tag`: a case's cluster is its list of tags (cases with the same tags, in
+any order, form one cluster)."""
+
+
+def cluster_key(case: Case, field_name: str, source: str = "<cases>") -> bytes | None:
+    """The key of `case`'s cluster under `--cluster-by field_name`: its tags (`tag`), its
+    prompt (`prompt`), or the value of that top-level key of its line, as canonical JSON;
+    None when the case lacks the field (null, or no tags), making it a cluster of its own."""
+    if field_name == CLUSTER_TAGS:
+        value: Any = sorted(case.tags) or None
+    elif field_name == "prompt":
+        value = case.prompt
+    else:
+        value = case.extra.get(field_name)
+    if value is None:
+        return None
+    import orjson  # noqa: PLC0415 - only runs with --cluster-by
+
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, RecursionError):
+        raise CaseError(
+            source, "nested too deep to be a cluster key", line=case.line, field=field_name
+        ) from None
+
+
 class SummaryBuilder:
     """Accumulates case results into a `Summary` in constant memory (but for capped id lists).
 
@@ -305,8 +383,16 @@ class SummaryBuilder:
     chunk of cases never calls), rather than building keys or counters per case.
     """
 
-    def __init__(self, specs: SpecSet) -> None:
+    def __init__(
+        self, specs: SpecSet, cluster_by: str | None = None, source: str = "<cases>"
+    ) -> None:
         self._specs = specs
+        self._cluster_by = cluster_by
+        self._source = source
+        self._clusters: dict[bytes, list[int]] = {}
+        """Each cluster's [cases, passed], under `cluster_by`."""
+        self._lone = [0, 0]
+        """[cases, passed] of the cases lacking the field: each a cluster of its own."""
         self.cases = self.passed = self.missing = 0
         self.tool_cases = self.name_ok = self.missed_calls = 0
         self.abstention_n = self.abstention_ok = 0
@@ -341,6 +427,8 @@ class SummaryBuilder:
         if result.unread:
             self.unread_cases += 1
             self.unread_parts += len(result.unread)
+        if self._cluster_by is not None:
+            self._add_to_cluster(case, passed)
         self._exact.add(result.id, result.baselines["exact"], passed)
         self._lowercase.add(result.id, result.baselines["lowercase"], passed)
         if result.kind == "abstention":
@@ -360,6 +448,24 @@ class SummaryBuilder:
             self._tally_passed(plan, result)
         else:
             self._tally_failed(plan, result)
+
+    def _add_to_cluster(self, case: Case, passed: bool) -> None:
+        key = cluster_key(case, self._cluster_by or "", self._source)
+        counts = self._lone if key is None else self._clusters.setdefault(key, [0, 0])
+        counts[0] += 1
+        counts[1] += passed
+
+    def _clustered(self) -> ClusteredAccuracy | None:
+        if self._cluster_by is None:
+            return None
+        lone_n, lone_passed = self._lone
+        counts = itertools.chain(
+            ((n, p) for n, p in self._clusters.values()),
+            itertools.repeat((1, 1), lone_passed),
+            itertools.repeat((1, 0), lone_n - lone_passed),
+        )
+        clusters = len(self._clusters) + lone_n
+        return ClusteredAccuracy.of(self._cluster_by, counts, clusters, self.passed, self.cases)
 
     def _tally_passed(self, plan: Sequence[Call], result: CaseResult) -> None:
         calls = result.calls
@@ -440,6 +546,12 @@ class SummaryBuilder:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self._exact.merge(other._exact)
         self._lowercase.merge(other._lowercase)
+        for cluster, (n, passed) in other._clusters.items():
+            counts = self._clusters.setdefault(cluster, [0, 0])
+            counts[0] += n
+            counts[1] += passed
+        self._lone[0] += other._lone[0]
+        self._lone[1] += other._lone[1]
         if other._outcomes is not None:
             if self._outcomes is None:
                 self._outcomes = OutcomeTally()
@@ -474,6 +586,7 @@ class SummaryBuilder:
             per_argument={k: v for k, v in self._args.items() if v.passed or v.failed},
             codes=self._codes,
             outcomes=self._outcomes,
+            clustered=self._clustered(),
         )
 
 
@@ -565,12 +678,13 @@ class Scoring:
         outputs: Iterable[Trajectory],
         sources: tuple[str, str] = ("<cases>", "<outputs>"),
         env: Environment | None = None,
+        cluster_by: str | None = None,
     ) -> None:
         self.specs = specs
         self.env = env
         self.sources = sources
         self.unmatched_output_ids: list[str] = []
-        self._builder = SummaryBuilder(specs)
+        self._builder = SummaryBuilder(specs, cluster_by, sources[0])
         self._pairs = join(cases, outputs, self._unmatched, sources)
         self._done = False
 
@@ -602,13 +716,15 @@ def score(
     outputs: Iterable[Trajectory],
     sources: tuple[str, str] = ("<cases>", "<outputs>"),
     env: Environment | None = None,
+    cluster_by: str | None = None,
 ) -> Scoring:
     """Score `cases` against `outputs` (joined by id) under `specs`, lazily and in one pass.
 
     `sources` names the two inputs in error messages (duplicate ids). With `env`, each case
-    is also replayed against the environment's store and judged on its final state.
+    is also replayed against the environment's store and judged on its final state. With
+    `cluster_by`, the summary also gives the accuracy's clustered interval (`cluster_key`).
     """
-    return Scoring(specs, cases, outputs, sources, env)
+    return Scoring(specs, cases, outputs, sources, env, cluster_by)
 
 
 def outcome_passed(result: CaseResult) -> bool:

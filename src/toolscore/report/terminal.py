@@ -15,6 +15,7 @@ from toolscore.report.lenient import lenient_rules
 from toolscore.report.printable import printable, safe_text
 from toolscore.scoring import OutcomeTally, Rate, Summary, Tally
 from toolscore.specs import SpecSet
+from toolscore.stats import wilson
 
 LINES_PER_CASE = 20
 """Lines printed under one case at most (mismatches, then outcome lines); the rest are
@@ -26,8 +27,15 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def _rate_row(label: str, rate: Rate) -> tuple[str, str, str]:
-    return label, percent(rate.value), f"{rate.passed}/{rate.n}"
+def interval(bounds: tuple[float, float] | None) -> str:
+    """A 95% interval as two percentages, or a dash when nothing was measured."""
+    return "-" if bounds is None else f"{percent(bounds[0])} - {percent(bounds[1])}"
+
+
+def _rate_row(label: str, rate: Rate) -> tuple[str, str, str, str]:
+    return (
+        label, percent(rate.value), f"{rate.passed}/{rate.n}", interval(wilson(rate.passed, rate.n))
+    )  # fmt: skip
 
 
 def provenance(specs: SpecSet, version: str, cases: int) -> Text:
@@ -73,12 +81,23 @@ def relaxations(specs: SpecSet) -> Text:
 
 
 def metrics_table(summary: Summary) -> Table:
-    """The four metrics with their denominators, and the counts beside them."""
+    """The four metrics with their denominators and 95% intervals (Wilson; clustered too
+    under `--cluster-by`), and the counts beside them."""
     table = Table(title="Metrics", title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("passed/n", justify="right")
-    table.add_row("accuracy", percent(summary.accuracy), f"{summary.passed}/{summary.cases}")
+    table.add_column("95% interval", justify="right")
+    table.add_row(*_rate_row("accuracy", Rate(summary.passed, summary.cases)))
+    clustered = summary.clustered
+    if clustered is not None:
+        bounds = None if clustered.low is None or clustered.high is None else (
+            clustered.low, clustered.high
+        )  # fmt: skip
+        table.add_row(
+            safe_text(f"  clustered by {clustered.field} ({clustered.clusters} clusters)"),
+            "", "", interval(bounds),
+        )  # fmt: skip
     table.add_row(*_rate_row("name accuracy (tool cases)", summary.name))
     table.add_row(*_rate_row("argument accuracy (paired calls)", summary.arguments))
     table.add_row(*_rate_row("abstention accuracy", summary.abstention))
@@ -95,9 +114,12 @@ def metrics_table(summary: Summary) -> Table:
 def baselines_table(summary: Summary) -> Table:
     """The rules beside exact JSON and global lower-casing, with where they disagree."""
     table = Table(title="Scorers side by side", title_justify="left")
-    for column in ("scorer", "passed", "accuracy", "disagrees with rules"):
+    for column in ("scorer", "passed", "accuracy", "95% interval", "disagrees with rules"):
         table.add_column(column, justify="left" if column == "scorer" else "right")
-    table.add_row("rules", f"{summary.passed}/{summary.cases}", percent(summary.accuracy), "-")
+    table.add_row(
+        "rules", f"{summary.passed}/{summary.cases}", percent(summary.accuracy),
+        interval(wilson(summary.passed, summary.cases)), "-",
+    )  # fmt: skip
     names = {"exact": "exact JSON", "lowercase": "lowercase"}
     for key, tally in summary.baselines.items():
         accuracy = tally.passed / summary.cases if summary.cases else None
@@ -107,8 +129,9 @@ def baselines_table(summary: Summary) -> Table:
             f"{tally.only_baseline_passes} only {names.get(key, key)} passes)"
         )
         table.add_row(
-            names.get(key, key), f"{tally.passed}/{summary.cases}", percent(accuracy), detail
-        )
+            names.get(key, key), f"{tally.passed}/{summary.cases}", percent(accuracy),
+            interval(wilson(tally.passed, summary.cases)), detail,
+        )  # fmt: skip
     return table
 
 
@@ -118,10 +141,11 @@ def outcomes_table(outcomes: OutcomeTally) -> Table:
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("passed/n", justify="right")
+    table.add_column("95% interval", justify="right")
     table.add_row(*_rate_row("state accuracy", Rate(outcomes.state_ok, outcomes.state_n)))
     table.add_row(*_rate_row("required outputs", Rate(outcomes.outputs_ok, outcomes.outputs_n)))
-    table.add_row("calls passed, state failed", "", str(outcomes.calls_passed_state_failed))
-    table.add_row("calls failed, state passed", "", str(outcomes.calls_failed_state_passed))
+    table.add_row("calls passed, state failed", "", str(outcomes.calls_passed_state_failed), "")
+    table.add_row("calls failed, state passed", "", str(outcomes.calls_failed_state_passed), "")
     return table
 
 

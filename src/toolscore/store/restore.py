@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolscore.model import MISSING, CaseResult, Mismatch
-from toolscore.scoring import BaselineTally, OutcomeTally, Rate, Summary, Tally
+from toolscore.scoring import (
+    BaselineTally,
+    ClusteredAccuracy,
+    OutcomeTally,
+    Rate,
+    Summary,
+    Tally,
+)
 from toolscore.state.verdict import StateVerdict
 
 
@@ -118,4 +125,12 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         per_argument={name: _tally(node) for name, node in data["per_argument"].items()},
         codes=Counter(data["codes"]),
         outcomes=outcomes,
+        clustered=_clustered(data.get("accuracy_clustered")),
     )
+
+
+def _clustered(node: Mapping[str, Any] | None) -> ClusteredAccuracy | None:
+    if node is None:
+        return None
+    bounds = node["ci95"] or (None, None)
+    return ClusteredAccuracy(node["field"], node["clusters"], node["se"], *bounds)
