@@ -111,12 +111,29 @@ def test_the_summary_counts_every_metric_by_hand() -> None:
     summary = _run().to_json()
     assert (summary["cases"], summary["passed"]) == (10, 4)
     assert summary["accuracy"] == 0.4
+    assert summary["accuracy_ci95"] == [0.1682, 0.6873]  # Wilson, 4 of 10
+    assert "accuracy_clustered" not in summary  # only with cluster_by
     # tool cases: all but the two abstentions; names right in all but "silent" and "counts"
-    assert summary["name_accuracy"] == {"value": 0.75, "n": 8, "passed": 6}
+    assert summary["name_accuracy"] == {
+        "value": 0.75,
+        "n": 8,
+        "passed": 6,
+        "ci95": [0.4093, 0.9285],
+    }
     # pairs: same 1, tolerance 1, reordered 2, case-of-id 1 (wrong), wrong-amount 2 (one wrong),
     # bad-date 1 (wrong), counts 2 (both right; the third plan call found no partner)
-    assert summary["argument_accuracy"] == {"value": 0.7, "n": 10, "passed": 7}
-    assert summary["abstention_accuracy"] == {"value": 0.5, "n": 2, "passed": 1}
+    assert summary["argument_accuracy"] == {
+        "value": 0.7,
+        "n": 10,
+        "passed": 7,
+        "ci95": [0.3968, 0.8922],
+    }
+    assert summary["abstention_accuracy"] == {
+        "value": 0.5,
+        "n": 2,
+        "passed": 1,
+        "ci95": [0.0945, 0.9055],
+    }
     assert summary["missed_calls"] == 1
     assert summary["missing_outputs"] == 1
     assert summary["codes"] == {"value_mismatch": 3, "extra_call": 1, "missing_call": 1,
@@ -147,28 +164,48 @@ def test_per_tool_and_per_argument_tallies() -> None:
         "passed": 4,
         "failed": 3,
         "top_codes": [["value_mismatch", 2], ["wrong_tool", 1]],
+        "ci95": [0.2505, 0.8418],
     }
     # reordered, wrong-amount, counts; the extra is the notify of counts in a refund's place
-    assert per_tool["notify"] == {"passed": 3, "failed": 0, "extra": 1, "top_codes": []}
+    assert per_tool["notify"] == {
+        "passed": 3,
+        "failed": 0,
+        "extra": 1,
+        "top_codes": [],
+        "ci95": [0.4385, 1.0],
+    }
     assert per_tool["get_order"] == {
         "passed": 0,
         "failed": 1,
         "extra": 1,
         "top_codes": [["extra_call", 1], ["missing_call", 1]],
+        "ci95": [0.0, 0.7935],
     }
-    assert per_tool["visit"] == {"passed": 0, "failed": 1, "top_codes": [["value_mismatch", 1]]}
+    assert per_tool["visit"] == {
+        "passed": 0,
+        "failed": 1,
+        "top_codes": [["value_mismatch", 1]],
+        "ci95": [0.0, 0.7935],
+    }
     per_argument = summary["per_argument"]
     assert per_argument["refund.order_id"] == {
         "passed": 5,
         "failed": 1,
         "top_codes": [["value_mismatch", 1]],
+        "ci95": [0.4365, 0.9699],
     }
     assert per_argument["refund.amount"] == {
         "passed": 5,
         "failed": 1,
         "top_codes": [["value_mismatch", 1]],
+        "ci95": [0.4365, 0.9699],
     }
-    assert per_argument["notify.user"] == {"passed": 3, "failed": 0, "top_codes": []}
+    assert per_argument["notify.user"] == {
+        "passed": 3,
+        "failed": 0,
+        "top_codes": [],
+        "ci95": [0.4385, 1.0],
+    }
     assert "notify.text" not in per_argument  # free text is never compared
     assert per_argument["visit.day"]["failed"] == 1
 
@@ -176,8 +213,10 @@ def test_per_tool_and_per_argument_tallies() -> None:
 def test_an_empty_run_has_no_rates() -> None:
     summary = score(SPECS, [], []).summary().to_json()
     assert summary["accuracy"] is None
-    assert summary["name_accuracy"] == {"value": None, "n": 0, "passed": 0}
+    assert summary["name_accuracy"] == {"value": None, "n": 0, "passed": 0, "ci95": None}
+    assert summary["accuracy_ci95"] is None
     assert summary["baselines"]["exact"]["accuracy"] is None
+    assert summary["baselines"]["exact"]["accuracy_ci95"] is None
     assert summary["per_tool"] == {}
 
 
@@ -266,6 +305,7 @@ def test_merging_keeps_the_first_disagreement_ids_up_to_the_cap(
     assert first.to_json(6) == {
         "passed": 3,
         "accuracy": 0.5,
+        "accuracy_ci95": [0.1876, 0.8124],
         "disagreements": 4,
         "only_rules_pass": 2,
         "only_baseline_passes": 2,
@@ -384,8 +424,8 @@ def test_outcomes_are_counted_beside_the_calls(tmp_path: Path) -> None:
     summary = builder.finish().to_json()
     assert summary["passed"] == 5
     assert summary["state"] == {
-        "state_accuracy": {"value": 0.5, "n": 4, "passed": 2},
-        "required_outputs": {"value": 0.5, "n": 2, "passed": 1},
+        "state_accuracy": {"value": 0.5, "n": 4, "passed": 2, "ci95": [0.15, 0.85]},
+        "required_outputs": {"value": 0.5, "n": 2, "passed": 1, "ci95": [0.0945, 0.9055]},
         "calls_passed_state_failed": 2,
         "calls_failed_state_passed": 1,
     }
@@ -502,12 +542,28 @@ def test_arguments_outside_the_plan_and_tools_outside_the_spec_are_tallied() -> 
         }
     )
     assert summary["per_argument"] == {
-        "pay.id": {"passed": 2, "failed": 1, "top_codes": [["value_mismatch", 1]]},
-        "pay.memo": {"passed": 1, "failed": 0, "top_codes": []},
-        "pay.colour": {"passed": 0, "failed": 1, "top_codes": [["unexpected_argument", 1]]},
+        "pay.id": {
+            "passed": 2,
+            "failed": 1,
+            "top_codes": [["value_mismatch", 1]],
+            "ci95": [0.2077, 0.9385],
+        },
+        "pay.memo": {"passed": 1, "failed": 0, "top_codes": [], "ci95": [0.2065, 1.0]},
+        "pay.colour": {
+            "passed": 0,
+            "failed": 1,
+            "top_codes": [["unexpected_argument", 1]],
+            "ci95": [0.0, 0.7935],
+        },
     }
     assert summary["per_tool"] == {
-        "drop": {"passed": 0, "failed": 0, "extra": 1, "top_codes": [["unknown_tool", 1]]},
+        "drop": {  # no call of it was paired: no pass rate, no interval
+            "passed": 0,
+            "failed": 0,
+            "extra": 1,
+            "top_codes": [["unknown_tool", 1]],
+            "ci95": None,
+        },
         "pay": {
             "passed": 2,
             "failed": 2,
@@ -516,9 +572,15 @@ def test_arguments_outside_the_plan_and_tools_outside_the_spec_are_tallied() -> 
                 ["unexpected_argument", 1],
                 ["arguments_unparseable", 1],
             ],
+            "ci95": [0.15, 0.85],
         },
     }
-    assert summary["argument_accuracy"] == {"value": 0.5, "n": 4, "passed": 2}
+    assert summary["argument_accuracy"] == {
+        "value": 0.5,
+        "n": 4,
+        "passed": 2,
+        "ci95": [0.15, 0.85],
+    }
 
 
 def test_merging_tallies_made_only_in_the_later_part() -> None:
@@ -542,6 +604,7 @@ def test_a_tally_lists_its_three_most_common_codes() -> None:
         "passed": 1,
         "failed": 9,
         "top_codes": [["a", 4], ["b", 3], ["c", 2]],
+        "ci95": [0.0179, 0.4042],
     }
     assert tally.to_json(top=1)["top_codes"] == [["a", 4]]
 
@@ -551,7 +614,13 @@ def test_rates_and_accuracy_are_rounded_to_four_places() -> None:
     assert summary["accuracy"] == 0.3333
     assert summary["baselines"]["exact"]["accuracy"] == 0.3333
     assert summary["name_accuracy"]["value"] == 1.0
-    assert scoring.Rate(2, 3).to_json() == {"value": 0.6667, "n": 3, "passed": 2}
+    assert scoring.Rate(2, 3).to_json() == {
+        "value": 0.6667,
+        "n": 3,
+        "passed": 2,
+        "ci95": [0.2077, 0.9385],
+    }
+    assert summary["accuracy_ci95"] == [0.0615, 0.7923]
     assert scoring.Rate(0, 0).value is None
 
 
