@@ -1,0 +1,169 @@
+"""Paired comparison of two runs' verdicts on the same cases: is B really better than A?
+
+Each case gives one pair of verdicts (A's, B's). The difference of the two pass rates gets a
+percentile bootstrap interval that resamples cases (so each case's two verdicts stay
+together), and the exact McNemar test asks whether the discordant cases (passed in one run
+only) split evenly. Both come from scipy.stats, imported when a comparison is computed so
+that starting the CLI does not pay for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+CONFIDENCE = 0.95
+DEFAULT_RESAMPLES = 10_000
+DEFAULT_SEED = 0
+_BATCH_CELLS = 4_000_000
+"""Resampled case indexes held in memory at once (scipy's `batch`): bounds memory on big runs."""
+
+
+class PairedTest(NamedTuple):
+    """One metric of two runs over the cases both have: B - A with its bootstrap interval,
+    and McNemar's exact test on the discordant cases."""
+
+    metric: str
+    n: int
+    a: float
+    b: float
+    low: float | None
+    high: float | None
+    n01: int
+    """Cases that failed in A and passed in B."""
+    n10: int
+    """Cases that passed in A and failed in B."""
+    p_value: float
+    seed: int
+    resamples: int
+
+    @property
+    def difference(self) -> float:
+        """B's pass rate minus A's on the shared cases."""
+        return self.b - self.a
+
+    @property
+    def detectable(self) -> bool:
+        """True when the interval excludes zero (False without an interval)."""
+        if self.low is None or self.high is None:
+            return False
+        return self.low > 0 or self.high < 0
+
+    def sentence(self) -> str:
+        """The result in plain words, with its numbers."""
+        numbers = (
+            f"B - A = {_points(self.difference)} over {self.n} shared cases"
+            + (
+                f", 95% interval [{_points(self.low)}, {_points(self.high)}]"
+                if self.low is not None and self.high is not None
+                else " (too few cases for an interval)"
+            )
+            + f"; McNemar exact p = {self.p_value:.3g} (n01={self.n01}, n10={self.n10})"
+        )
+        if not self.detectable:
+            return f"{self.metric}: no detectable difference: {numbers}"
+        better, worse = ("B", "A") if self.difference > 0 else ("A", "B")
+        return (
+            f"{self.metric}: {better} is better than {worse} by "
+            f"{abs(100 * self.difference):.1f} points: {numbers}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The test as `compare --json` lists it (rates and bounds rounded to 4 places)."""
+        return {
+            "metric": self.metric,
+            "n": self.n,
+            "a": round(self.a, 4),
+            "b": round(self.b, 4),
+            "difference": round(self.difference, 4),
+            "interval": None
+            if self.low is None or self.high is None
+            else [round(self.low, 4), round(self.high, 4)],
+            "confidence": CONFIDENCE,
+            "method": "paired percentile bootstrap over cases",
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "mcnemar": {"n01": self.n01, "n10": self.n10, "p_value": self.p_value},
+            "detectable": self.detectable,
+            "sentence": self.sentence(),
+        }
+
+
+def _points(value: float | None) -> str:
+    """A rate difference in percentage points, signed."""
+    return "-" if value is None else f"{100 * value:+.1f} pts"
+
+
+def mcnemar_exact(n01: int, n10: int) -> float:
+    """Two-sided exact McNemar p-value: n01 out of n01 + n10 discordant cases against an even
+    split (1.0 when no case is discordant)."""
+    from scipy.stats import binomtest
+
+    if n01 + n10 == 0:
+        return 1.0
+    return float(binomtest(n01, n01 + n10, 0.5).pvalue)
+
+
+def paired_test(
+    metric: str,
+    a: Sequence[bool],
+    b: Sequence[bool],
+    *,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> PairedTest | None:
+    """Compare the verdicts `a[i]`, `b[i]` of the same cases; None when there is no case.
+
+    With one case, or when every case has the same difference, there is nothing to
+    resample: the interval is absent (one case) or the observed difference (all equal).
+    """
+    import numpy as np
+
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} verdicts of A against {len(b)} of B")
+    n = len(a)
+    if n == 0:
+        return None
+    first = np.fromiter(a, dtype=np.int8, count=n)
+    second = np.fromiter(b, dtype=np.int8, count=n)
+    differences = second - first
+    n01 = int(np.count_nonzero(differences == 1))
+    n10 = int(np.count_nonzero(differences == -1))
+    low, high = _interval(differences, seed, resamples)
+    return PairedTest(
+        metric,
+        n,
+        float(first.mean()),
+        float(second.mean()),
+        low,
+        high,
+        n01,
+        n10,
+        mcnemar_exact(n01, n10),
+        seed,
+        resamples,
+    )
+
+
+def _interval(differences: Any, seed: int, resamples: int) -> tuple[float | None, float | None]:
+    """The percentile bootstrap interval of the mean per-case difference."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    n = len(differences)
+    if n < 2:
+        return None, None
+    if np.all(differences == differences[0]):
+        value = float(differences[0])
+        return value, value
+    result = bootstrap(
+        (differences.astype(np.float64),),
+        np.mean,
+        n_resamples=resamples,
+        batch=max(1, _BATCH_CELLS // n),
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    interval = result.confidence_interval
+    return float(interval.low), float(interval.high)
