@@ -115,3 +115,20 @@ def test_one_case_has_no_interval_and_no_case_no_test() -> None:
 def test_verdict_lists_of_different_lengths_are_refused() -> None:
     with pytest.raises(ValueError, match="2 verdicts of A against 1 of B"):
         paired_test("accuracy", [True, False], [True])
+
+
+def test_a_bootstrap_difference_mcnemar_does_not_confirm_is_flagged() -> None:
+    """Six cases, three broken: the percentile interval excludes zero, yet the exact test
+    (p = 2 * 0.5**3 = 0.25) cannot tell; the sentence says both."""
+    test = paired_test("accuracy", [True] * 3 + [False] * 3, [False] * 6)
+    assert test is not None and test.detectable
+    assert test.p_value == pytest.approx(0.25)
+    sentence = test.sentence()
+    assert sentence.startswith("accuracy: A is better than B by 50.0 points: ")
+    assert sentence.endswith(
+        "but McNemar's test does not reject equal rates at the 0.05 level "
+        "(too few discordant cases to be sure)"
+    )
+    clear = paired_test("accuracy", [False] * 60 + [True] * 40, [True] * 100)
+    assert clear is not None and clear.p_value < 0.05
+    assert "McNemar's test does not reject" not in clear.sentence()

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 CONFIDENCE = 0.95
+ALPHA = 0.05
+"""McNemar p-values at or above this get a word of caution beside a bootstrap difference."""
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
 _BATCH_CELLS = 4_000_000
@@ -52,7 +54,8 @@ class PairedTest(NamedTuple):
     def sentence(self) -> str:
         """The result in plain words, with its numbers."""
         numbers = (
-            f"B - A = {_points(self.difference)} over {self.n} shared cases"
+            f"B - A = {_points(self.difference)} over {self.n} shared "
+            + ("case" if self.n == 1 else "cases")
             + (
                 f", 95% interval [{_points(self.low)}, {_points(self.high)}]"
                 if self.low is not None and self.high is not None
@@ -63,9 +66,15 @@ class PairedTest(NamedTuple):
         if not self.detectable:
             return f"{self.metric}: no detectable difference: {numbers}"
         better, worse = ("B", "A") if self.difference > 0 else ("A", "B")
+        caution = (
+            f"; but McNemar's test does not reject equal rates at the {ALPHA:g} level "
+            "(too few discordant cases to be sure)"
+            if self.p_value >= ALPHA
+            else ""
+        )
         return (
             f"{self.metric}: {better} is better than {worse} by "
-            f"{abs(100 * self.difference):.1f} points: {numbers}"
+            f"{abs(100 * self.difference):.1f} points: {numbers}{caution}"
         )
 
     def to_json(self) -> dict[str, Any]:
