@@ -48,10 +48,13 @@ def test_bootstrap_is_deterministic_for_a_seed_and_contains_the_difference() -> 
     first = paired_test("accuracy", a, b, seed=3, resamples=2000)
     again = paired_test("accuracy", a, b, seed=3, resamples=2000)
     other = paired_test("accuracy", a, b, seed=4, resamples=2000)
-    assert first is not None and again is not None and other is not None
+    assert first is not None
+    assert again is not None
+    assert other is not None
     assert first == again
     assert (first.low, first.high) != (other.low, other.high)
-    assert first.low is not None and first.high is not None
+    assert first.low is not None
+    assert first.high is not None
     assert first.low < first.difference < first.high
 
 
@@ -60,7 +63,9 @@ def test_bootstrap_spread_matches_the_normal_approximation() -> None:
     standard error being the per-case differences' standard deviation over sqrt(n)."""
     a, b = _runs(2000, 11)
     test = paired_test("accuracy", a, b, resamples=4000)
-    assert test is not None and test.low is not None and test.high is not None
+    assert test is not None
+    assert test.low is not None
+    assert test.high is not None
     diffs = [int(y) - int(x) for x, y in zip(a, b, strict=True)]
     mean = sum(diffs) / len(diffs)
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
@@ -72,7 +77,9 @@ def test_bootstrap_spread_matches_the_normal_approximation() -> None:
 def test_the_sentence_says_no_detectable_difference_when_zero_is_inside() -> None:
     a, b = _runs(200, 1)
     test = paired_test("accuracy", a, b)
-    assert test is not None and test.low is not None and test.high is not None
+    assert test is not None
+    assert test.low is not None
+    assert test.high is not None
     assert test.low < 0 < test.high
     assert not test.detectable
     sentence = test.sentence()
@@ -84,7 +91,8 @@ def test_the_sentence_names_the_better_run() -> None:
     a = [False] * 60 + [True] * 40
     b = [True] * 30 + [False] * 30 + [True] * 40  # 30 fixed, none broken
     test = paired_test("accuracy", a, b)
-    assert test is not None and test.detectable
+    assert test is not None
+    assert test.detectable
     assert test.sentence().startswith("accuracy: B is better than A by 30.0 points: ")
     worse = paired_test("accuracy", b, a)
     assert worse is not None
@@ -121,7 +129,8 @@ def test_a_bootstrap_difference_mcnemar_does_not_confirm_is_flagged() -> None:
     """Six cases, three broken: the percentile interval excludes zero, yet the exact test
     (p = 2 * 0.5**3 = 0.25) cannot tell; the sentence says both."""
     test = paired_test("accuracy", [True] * 3 + [False] * 3, [False] * 6)
-    assert test is not None and test.detectable
+    assert test is not None
+    assert test.detectable
     assert test.p_value == pytest.approx(0.25)
     sentence = test.sentence()
     assert sentence.startswith("accuracy: A is better than B by 50.0 points: ")
@@ -130,5 +139,6 @@ def test_a_bootstrap_difference_mcnemar_does_not_confirm_is_flagged() -> None:
         "(too few discordant cases to be sure)"
     )
     clear = paired_test("accuracy", [False] * 60 + [True] * 40, [True] * 100)
-    assert clear is not None and clear.p_value < 0.05
+    assert clear is not None
+    assert clear.p_value < 0.05
     assert "McNemar's test does not reject" not in clear.sentence()

@@ -106,7 +106,8 @@ def test_compare_tests_the_renamed_unit_on_the_paired_cases(tmp_path: Path, exam
     assert data["per_tool"][0]["tool"] == "refund"
     assert data["per_tool"][0]["difference"] == -0.75
     unmoved = [move for move in data["per_argument"] if move["argument"] != "refund.unit"]
-    assert unmoved and all(move["difference"] == 0 for move in unmoved)
+    assert unmoved
+    assert all(move["difference"] == 0 for move in unmoved)
 
     again = orjson.loads(invoke("compare", "1", "2", "--db", str(db), "--json").stdout)
     assert again["paired"] == data["paired"]  # a fixed seed: the same intervals
@@ -133,7 +134,8 @@ def test_runs_of_reordered_cases_are_paired_by_id(tmp_path: Path, example: Path)
     accuracy = comparison.paired[0]
     assert (accuracy.metric, accuracy.n, accuracy.n01, accuracy.n10) == ("accuracy", 5, 1, 0)
     # A passed 4 of the 6 (the failing "thanks" is not shared); B fixes wrong-case-id.
-    assert (accuracy.a, accuracy.b) == (pytest.approx(4 / 5), 1.0)
+    assert accuracy.a == pytest.approx(4 / 5)
+    assert accuracy.b == 1.0
     # "thanks" is gone and "new-case" only in B: no abstention case is in both runs.
     assert [test.metric for test in comparison.paired] == [
         "accuracy",
@@ -158,4 +160,5 @@ def test_runs_with_no_shared_case_say_so(tmp_path: Path, example: Path) -> None:
     assert "6 cases only in A, 6 only in B" in shown.stdout
     data = orjson.loads(invoke("compare", "1", "2", "--db", str(db), "--json").stdout)
     assert (data["shared_cases"], data["paired"]) == (0, [])
-    assert data["per_tool"] and all(move["difference"] == 0 for move in data["per_tool"])
+    assert data["per_tool"]
+    assert all(move["difference"] == 0 for move in data["per_tool"])

@@ -106,7 +106,7 @@ def _points(value: float | None) -> str:
 def mcnemar_exact(n01: int, n10: int) -> float:
     """Two-sided exact McNemar p-value: n01 out of n01 + n10 discordant cases against an even
     split (1.0 when no case is discordant)."""
-    from scipy.stats import binomtest
+    from scipy.stats import binomtest  # noqa: PLC0415 - scipy only when a comparison runs
 
     if n01 + n10 == 0:
         return 1.0
@@ -126,7 +126,7 @@ def paired_test(
     With one case, or when every case has the same difference, there is nothing to
     resample: the interval is absent (one case) or the observed difference (all equal).
     """
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - numpy only when a comparison runs
 
     if len(a) != len(b):
         raise ValueError(f"{len(a)} verdicts of A against {len(b)} of B")
@@ -156,8 +156,8 @@ def paired_test(
 
 def _interval(differences: Any, seed: int, resamples: int) -> tuple[float | None, float | None]:
     """The percentile bootstrap interval of the mean per-case difference."""
-    import numpy as np
-    from scipy.stats import bootstrap
+    import numpy as np  # noqa: PLC0415 - numpy and scipy only when a comparison runs
+    from scipy.stats import bootstrap  # noqa: PLC0415
 
     n = len(differences)
     if n < 2:

@@ -325,8 +325,8 @@ def _paired_tests(verdicts: list[Verdicts], seed: int, resamples: int) -> list[P
     tests: list[PairedTest | None] = []
 
     def add(name: str, rows: list[Verdicts], column: int, bit: int | None = None) -> None:
-        def verdict(value: int) -> bool:
-            return bool(value) if bit is None else bool(value >> bit & 1)
+        def verdict(value: Any) -> bool:
+            return bool(value) if bit is None else bool(int(value) >> bit & 1)
 
         tests.append(
             paired_test(
