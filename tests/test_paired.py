@@ -142,3 +142,21 @@ def test_a_bootstrap_difference_mcnemar_does_not_confirm_is_flagged() -> None:
     assert clear is not None
     assert clear.p_value < 0.05
     assert "McNemar's test does not reject" not in clear.sentence()
+
+
+def test_large_runs_draw_counts_and_agree_with_resampling_cases() -> None:
+    """Past the resampling budget the interval comes from multinomial counts: on the same
+    cases it matches scipy.stats.bootstrap's to within a fraction of a point."""
+    a, b = _runs(5000, 3)
+    cases = paired_test("accuracy", a, b, resamples=4000)
+    counts = paired_test("accuracy", a, b, resamples=4000, budget=1000)
+    assert cases is not None
+    assert counts is not None
+    assert (cases.method, counts.method) == ("bootstrap", "multinomial")
+    assert cases.low is not None
+    assert cases.high is not None
+    assert counts.low == pytest.approx(cases.low, abs=0.003)
+    assert counts.high == pytest.approx(cases.high, abs=0.003)
+    assert counts == paired_test("accuracy", a, b, resamples=4000, budget=1000)
+    assert counts.to_json()["method"] == "multinomial"
+    assert paired_test("accuracy", [True], [False]).to_json()["method"] == "none"  # type: ignore[union-attr]

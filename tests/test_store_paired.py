@@ -88,6 +88,7 @@ def test_compare_tests_the_renamed_unit_on_the_paired_cases(tmp_path: Path, exam
     )
     assert accuracy["mcnemar"] == {"n01": 0, "n10": 3, "p_value": pytest.approx(0.25)}
     assert (accuracy["seed"], accuracy["resamples"], accuracy["confidence"]) == (0, 10000, 0.95)
+    assert accuracy["method"] == "bootstrap"
     low, high = accuracy["interval"]
     assert low <= -0.5 <= high < 0
     assert accuracy["detectable"] is True

@@ -18,7 +18,12 @@ ALPHA = 0.05
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
 _BATCH_CELLS = 4_000_000
-"""Resampled case indexes held in memory at once (scipy's `batch`): bounds memory on big runs."""
+"""Resampled case indexes held in memory at once (scipy's `batch`): bounds memory."""
+RESAMPLING_BUDGET = 200_000_000
+"""Above this many resampled cases (cases x resamples), the bootstrap draws each resample's
+counts of -1, 0 and +1 differences from the multinomial distribution instead of resampling
+case by case: the same distribution, at a cost that does not grow with the run (with the
+default 10,000 resamples, runs of more than 20,000 shared cases)."""
 
 
 class PairedTest(NamedTuple):
@@ -38,6 +43,9 @@ class PairedTest(NamedTuple):
     p_value: float
     seed: int
     resamples: int
+    method: str
+    """How the interval was drawn: `bootstrap` (scipy.stats.bootstrap over cases),
+    `multinomial` (resample counts, for large runs) or `none` (one case, or no spread)."""
 
     @property
     def difference(self) -> float:
@@ -89,7 +97,7 @@ class PairedTest(NamedTuple):
             if self.low is None or self.high is None
             else [round(self.low, 4), round(self.high, 4)],
             "confidence": CONFIDENCE,
-            "method": "paired percentile bootstrap over cases",
+            "method": self.method,
             "seed": self.seed,
             "resamples": self.resamples,
             "mcnemar": {"n01": self.n01, "n10": self.n10, "p_value": self.p_value},
@@ -120,11 +128,14 @@ def paired_test(
     *,
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
+    budget: int = RESAMPLING_BUDGET,
 ) -> PairedTest | None:
     """Compare the verdicts `a[i]`, `b[i]` of the same cases; None when there is no case.
 
     With one case, or when every case has the same difference, there is nothing to
     resample: the interval is absent (one case) or the observed difference (all equal).
+    Up to `budget` resampled cases, scipy.stats.bootstrap resamples the cases; beyond,
+    each resample is a multinomial draw of counts (`RESAMPLING_BUDGET`).
     """
     import numpy as np  # noqa: PLC0415 - numpy only when a comparison runs
 
@@ -138,7 +149,7 @@ def paired_test(
     differences = second - first
     n01 = int(np.count_nonzero(differences == 1))
     n10 = int(np.count_nonzero(differences == -1))
-    low, high = _interval(differences, seed, resamples)
+    low, high, method = _interval(differences, seed, resamples, budget)
     return PairedTest(
         metric,
         n,
@@ -151,20 +162,33 @@ def paired_test(
         mcnemar_exact(n01, n10),
         seed,
         resamples,
+        method,
     )
 
 
-def _interval(differences: Any, seed: int, resamples: int) -> tuple[float | None, float | None]:
-    """The percentile bootstrap interval of the mean per-case difference."""
+def _interval(
+    differences: Any, seed: int, resamples: int, budget: int
+) -> tuple[float | None, float | None, str]:
+    """The percentile bootstrap interval of the mean per-case difference, and the method."""
     import numpy as np  # noqa: PLC0415 - numpy and scipy only when a comparison runs
-    from scipy.stats import bootstrap  # noqa: PLC0415
+    from scipy.stats import bootstrap, multinomial  # noqa: PLC0415
 
     n = len(differences)
     if n < 2:
-        return None, None
+        return None, None, "none"
     if np.all(differences == differences[0]):
         value = float(differences[0])
-        return value, value
+        return value, value, "none"
+    rng = np.random.default_rng(seed)
+    if n * resamples > budget:
+        # A difference is -1, 0 or +1, so a resample's mean depends only on how many of
+        # each it drew: a multinomial draw of n. Same distribution, no n-sized resamples.
+        counts = np.array([np.count_nonzero(differences == v) for v in (-1, 0, 1)])
+        drawn = multinomial.rvs(n, counts / n, size=resamples, random_state=rng)
+        means = (drawn[:, 2] - drawn[:, 0]) / n
+        tail = 100 * (1 - CONFIDENCE) / 2
+        low, high = np.percentile(means, [tail, 100 - tail])
+        return float(low), float(high), "multinomial"
     result = bootstrap(
         (differences.astype(np.float64),),
         np.mean,
@@ -172,7 +196,7 @@ def _interval(differences: Any, seed: int, resamples: int) -> tuple[float | None
         batch=max(1, _BATCH_CELLS // n),
         confidence_level=CONFIDENCE,
         method="percentile",
-        rng=np.random.default_rng(seed),
+        rng=rng,
     )
     interval = result.confidence_interval
-    return float(interval.low), float(interval.high)
+    return float(interval.low), float(interval.high), "bootstrap"
