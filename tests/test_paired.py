@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from toolscore.paired import mcnemar_exact, paired_test
+from toolscore.paired import Table, mcnemar_exact, paired_test, table_test
 
 
 @pytest.mark.parametrize(
@@ -160,3 +160,17 @@ def test_large_runs_draw_counts_and_agree_with_resampling_cases() -> None:
     assert counts == paired_test("accuracy", a, b, resamples=4000, budget=1000)
     assert counts.to_json()["method"] == "multinomial"
     assert paired_test("accuracy", [True], [False]).to_json()["method"] == "none"  # type: ignore[union-attr]
+
+
+def test_the_table_counts_pairs_and_the_order_of_cases_does_not_matter() -> None:
+    a, b = _runs(400, 5)
+    table = Table.of(a, b)
+    assert table.n == 400
+    assert table.both == sum(x and y for x, y in zip(a, b, strict=True))
+    assert table.a_only == sum(x and not y for x, y in zip(a, b, strict=True))
+    order = list(range(400))
+    random.Random(2).shuffle(order)
+    shuffled = paired_test("accuracy", [a[i] for i in order], [b[i] for i in order])
+    assert shuffled == paired_test("accuracy", a, b)
+    assert shuffled == table_test("accuracy", table)
+    assert table_test("accuracy", Table(0, 0, 0, 0)) is None

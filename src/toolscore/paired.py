@@ -9,6 +9,7 @@ that starting the CLI does not pay for it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -121,6 +122,34 @@ def mcnemar_exact(n01: int, n10: int) -> float:
     return float(binomtest(n01, n01 + n10, 0.5).pvalue)
 
 
+class Table(NamedTuple):
+    """The 2x2 table of paired verdicts: how many cases passed in both runs, in A only, in B
+    only, in neither. Everything the paired statistics need (the bootstrap of a mean of
+    -1/0/+1 differences does not depend on the cases' order)."""
+
+    both: int
+    a_only: int
+    """n10: passed in A, failed in B."""
+    b_only: int
+    """n01: failed in A, passed in B."""
+    neither: int
+
+    @property
+    def n(self) -> int:
+        """How many cases."""
+        return self.both + self.a_only + self.b_only + self.neither
+
+    @classmethod
+    def of(cls, a: Sequence[bool], b: Sequence[bool]) -> Table:
+        """The table of verdicts `a[i]`, `b[i]` of the same cases."""
+        if len(a) != len(b):
+            raise ValueError(f"{len(a)} verdicts of A against {len(b)} of B")
+        counts = Counter(zip(map(bool, a), map(bool, b), strict=True))
+        return cls(
+            counts[True, True], counts[True, False], counts[False, True], counts[False, False]
+        )
+
+
 def paired_test(
     metric: str,
     a: Sequence[bool],
@@ -130,36 +159,39 @@ def paired_test(
     resamples: int = DEFAULT_RESAMPLES,
     budget: int = RESAMPLING_BUDGET,
 ) -> PairedTest | None:
-    """Compare the verdicts `a[i]`, `b[i]` of the same cases; None when there is no case.
+    """Compare the verdicts `a[i]`, `b[i]` of the same cases; None when there is no case."""
+    return table_test(metric, Table.of(a, b), seed=seed, resamples=resamples, budget=budget)
+
+
+def table_test(
+    metric: str,
+    table: Table,
+    *,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+    budget: int = RESAMPLING_BUDGET,
+) -> PairedTest | None:
+    """The paired test of a 2x2 table of verdicts; None when it counts no case.
 
     With one case, or when every case has the same difference, there is nothing to
     resample: the interval is absent (one case) or the observed difference (all equal).
     Up to `budget` resampled cases, scipy.stats.bootstrap resamples the cases; beyond,
     each resample is a multinomial draw of counts (`RESAMPLING_BUDGET`).
     """
-    import numpy as np  # noqa: PLC0415 - numpy only when a comparison runs
-
-    if len(a) != len(b):
-        raise ValueError(f"{len(a)} verdicts of A against {len(b)} of B")
-    n = len(a)
+    n = table.n
     if n == 0:
         return None
-    first = np.fromiter(a, dtype=np.int8, count=n)
-    second = np.fromiter(b, dtype=np.int8, count=n)
-    differences = second - first
-    n01 = int(np.count_nonzero(differences == 1))
-    n10 = int(np.count_nonzero(differences == -1))
-    low, high, method = _interval(differences, seed, resamples, budget)
+    low, high, method = _interval(table, seed, resamples, budget)
     return PairedTest(
         metric,
         n,
-        float(first.mean()),
-        float(second.mean()),
+        (table.both + table.a_only) / n,
+        (table.both + table.b_only) / n,
         low,
         high,
-        n01,
-        n10,
-        mcnemar_exact(n01, n10),
+        table.b_only,
+        table.a_only,
+        mcnemar_exact(table.b_only, table.a_only),
         seed,
         resamples,
         method,
@@ -167,30 +199,32 @@ def paired_test(
 
 
 def _interval(
-    differences: Any, seed: int, resamples: int, budget: int
+    table: Table, seed: int, resamples: int, budget: int
 ) -> tuple[float | None, float | None, str]:
     """The percentile bootstrap interval of the mean per-case difference, and the method."""
     import numpy as np  # noqa: PLC0415 - numpy and scipy only when a comparison runs
     from scipy.stats import bootstrap, multinomial  # noqa: PLC0415
 
-    n = len(differences)
+    n = table.n
     if n < 2:
         return None, None, "none"
-    if np.all(differences == differences[0]):
-        value = float(differences[0])
+    # The per-case differences B - A: -1 (A only), 0 (both or neither), +1 (B only).
+    counts = np.array([table.a_only, table.both + table.neither, table.b_only])
+    if np.count_nonzero(counts) == 1:
+        value = float(np.flatnonzero(counts)[0] - 1)
         return value, value, "none"
     rng = np.random.default_rng(seed)
     if n * resamples > budget:
-        # A difference is -1, 0 or +1, so a resample's mean depends only on how many of
-        # each it drew: a multinomial draw of n. Same distribution, no n-sized resamples.
-        counts = np.array([np.count_nonzero(differences == v) for v in (-1, 0, 1)])
+        # A resample's mean depends only on how many -1, 0 and +1 it drew: a multinomial
+        # draw of n. The same distribution, without n-sized resamples.
         drawn = multinomial.rvs(n, counts / n, size=resamples, random_state=rng)
         means = (drawn[:, 2] - drawn[:, 0]) / n
         tail = 100 * (1 - CONFIDENCE) / 2
         low, high = np.percentile(means, [tail, 100 - tail])
         return float(low), float(high), "multinomial"
+    differences = np.repeat(np.array([-1.0, 0.0, 1.0]), counts)
     result = bootstrap(
-        (differences.astype(np.float64),),
+        (differences,),
         np.mean,
         n_resamples=resamples,
         batch=max(1, _BATCH_CELLS // n),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from toolscore.errors import InputError
-from toolscore.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, paired_test
+from toolscore.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, Table, table_test
 from toolscore.rules import ListRule, ObjectRule, Rule
 from toolscore.specs import SpecSet
 from toolscore.store.codec import BASELINES, case_json
@@ -41,22 +41,17 @@ _FLIPS_OTHER_CASES = """
     ORDER BY a.seq
 """
 
-_VERDICTS_SAME_CASES = """
-    SELECT a.passed, a.kind, a.baselines, b.passed, b.kind, b.baselines
-    FROM results AS a JOIN results AS b ON b.run_id = ? AND b.seq = a.seq
+_VERDICT_GROUPS = """
+    SELECT a.passed, b.passed, a.baselines, b.baselines,
+           a.kind = 'abstention' AND b.kind = 'abstention', count(*)
+    FROM results AS a {join}
     WHERE a.run_id = ?
-    ORDER BY a.seq
+    GROUP BY 1, 2, 3, 4, 5
 """
-"""Both runs' verdicts of every shared case, for the paired statistics."""
-
-_VERDICTS_OTHER_CASES = """
-    SELECT a.passed, a.kind, a.baselines, b.passed, b.kind, b.baselines
-    FROM results AS a
-    JOIN temp.compare_ids AS other ON other.case_id = a.case_id
-    JOIN results AS b ON b.run_id = ? AND b.seq = other.seq
-    WHERE a.run_id = ?
-    ORDER BY a.seq
-"""
+"""Both runs' verdicts of the shared cases, counted by kind of pair: a handful of rows."""
+_JOIN_SAME_CASES = "JOIN results AS b ON b.run_id = ? AND b.seq = a.seq"
+_JOIN_OTHER_CASES = """JOIN temp.compare_ids AS other ON other.case_id = a.case_id
+    JOIN results AS b ON b.run_id = ? AND b.seq = other.seq"""
 
 _CALL_LEVEL_CHANGES = {
     "unknown_tool": ("tool_removed", "tool_added"),
@@ -270,7 +265,11 @@ def compare(
     if a.specs_sha256 != b.specs_sha256 and specs_a is not None and specs_b is not None:
         changes = spec_diff(specs_a, specs_b)
     flips, only_a, only_b = _flipped(store, a, b, _Explainer(specs_a, specs_b, changes))
-    verdicts = _shared_verdicts(store, a, b)
+    shared, tables = _shared_tables(store, a, b)
+    paired = [
+        table_test(name, Table(*counts), seed=seed, resamples=resamples)
+        for name, counts in tables.items()
+    ]
     return Comparison(
         a,
         b,
@@ -280,8 +279,8 @@ def compare(
         only_a,
         only_b,
         _argument_moves(summary_a, summary_b),
-        _paired_tests(verdicts, seed, resamples),
-        len(verdicts),
+        [test for test in paired if test is not None],
+        shared,
         _rate_moves(summary_a["per_tool"], summary_b["per_tool"]),
         _rate_moves(summary_a["per_argument"], summary_b["per_argument"]),
     )
@@ -296,55 +295,51 @@ def _specs(store: Store, run: RunInfo) -> SpecSet | None:
         return None
 
 
-Verdicts = tuple[int, str, int | None, int, str, int | None]
-"""(passed, kind, baselines bits) of run a, then of run b, for one shared case."""
-
-
-def _shared_verdicts(store: Store, a: RunInfo, b: RunInfo) -> list[Verdicts]:
-    """Both runs' verdicts of each case they share (by position for the same cases file,
-    else by case id)."""
+def _shared_tables(store: Store, a: RunInfo, b: RunInfo) -> tuple[int, dict[str, list[int]]]:
+    """How many cases both runs have, and the 2x2 tables (both, A only, B only, neither
+    passed) of each paired metric: accuracy; abstention accuracy over the cases that are
+    abstention cases in both runs; each baseline when both runs kept it as bits. Name and
+    argument accuracy are not kept per case, so they have no table."""
     db = store.db
     if a.cases_sha256 == b.cases_sha256:
-        return list(db.execute(_VERDICTS_SAME_CASES, (b.id, a.id)))
-    db.execute("DROP TABLE IF EXISTS temp.compare_ids")
-    db.execute("CREATE TEMP TABLE compare_ids (case_id TEXT PRIMARY KEY, seq INTEGER)")
-    try:
-        db.execute(
-            "INSERT INTO temp.compare_ids SELECT case_id, seq FROM results WHERE run_id = ?",
-            (b.id,),
-        )
-        return list(db.execute(_VERDICTS_OTHER_CASES, (b.id, a.id)))
-    finally:
-        db.execute("DROP TABLE temp.compare_ids")
-
-
-def _paired_tests(verdicts: list[Verdicts], seed: int, resamples: int) -> list[PairedTest]:
-    """Accuracy over the shared cases; abstention accuracy over those that are abstention
-    cases in both runs; the exact and lowercase baselines when both runs kept them as bits.
-    (Name and argument accuracy are not kept per case, so they get no paired test.)"""
-    tests: list[PairedTest | None] = []
-
-    def add(name: str, rows: list[Verdicts], column: int, bit: int | None = None) -> None:
-        def verdict(value: Any) -> bool:
-            return bool(value) if bit is None else bool(int(value) >> bit & 1)
-
-        tests.append(
-            paired_test(
-                name,
-                [verdict(row[column]) for row in rows],
-                [verdict(row[column + 3]) for row in rows],
-                seed=seed,
-                resamples=resamples,
+        groups = list(db.execute(_VERDICT_GROUPS.format(join=_JOIN_SAME_CASES), (b.id, a.id)))
+    else:
+        db.execute("DROP TABLE IF EXISTS temp.compare_ids")
+        db.execute("CREATE TEMP TABLE compare_ids (case_id TEXT PRIMARY KEY, seq INTEGER)")
+        try:
+            db.execute(
+                "INSERT INTO temp.compare_ids SELECT case_id, seq FROM results WHERE run_id = ?",
+                (b.id,),
             )
-        )
+            query = _VERDICT_GROUPS.format(join=_JOIN_OTHER_CASES)
+            groups = list(db.execute(query, (b.id, a.id)))
+        finally:
+            db.execute("DROP TABLE temp.compare_ids")
+    tables: dict[str, list[int]] = {"accuracy": [0, 0, 0, 0]}
+    baselines = all(
+        bits_a is not None and bits_b is not None for _, _, bits_a, bits_b, *_ in groups
+    )
+    if any(abstention for *_, abstention, _ in groups):
+        tables["abstention accuracy"] = [0, 0, 0, 0]
+    if baselines:
+        for name in BASELINES:
+            tables[f"{name} baseline accuracy"] = [0, 0, 0, 0]
+    shared = 0
+    for passed_a, passed_b, bits_a, bits_b, abstention, count in groups:
+        shared += count
+        _count(tables["accuracy"], passed_a, passed_b, count)
+        if abstention:
+            _count(tables["abstention accuracy"], passed_a, passed_b, count)
+        if baselines:
+            for bit, name in enumerate(BASELINES):
+                table = tables[f"{name} baseline accuracy"]
+                _count(table, bits_a >> bit & 1, bits_b >> bit & 1, count)
+    return shared, tables
 
-    add("accuracy", verdicts, 0)
-    abstentions = [row for row in verdicts if row[1] == row[4] == "abstention"]
-    add("abstention accuracy", abstentions, 0)
-    if all(row[2] is not None and row[5] is not None for row in verdicts):
-        for bit, name in enumerate(BASELINES):
-            add(f"{name} baseline accuracy", verdicts, 2, bit)
-    return [test for test in tests if test is not None]
+
+def _count(table: list[int], passed_a: int, passed_b: int, count: int) -> None:
+    """Add `count` cases to a (both, A only, B only, neither) table."""
+    table[2 * (not passed_a) + (not passed_b)] += count
 
 
 def _flipped(
