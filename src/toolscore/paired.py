@@ -3,8 +3,9 @@
 Each case gives one pair of verdicts (A's, B's). The difference of the two pass rates gets a
 percentile bootstrap interval that resamples cases (so each case's two verdicts stay
 together), and the exact McNemar test asks whether the discordant cases (passed in one run
-only) split evenly. Both come from scipy.stats, imported when a comparison is computed so
-that starting the CLI does not pay for it.
+only) split evenly. Both come from scipy.stats (bootstrap, or multinomial draws of counts on
+large runs; binomtest), imported when a comparison is computed so that starting the CLI
+does not pay for it. All they need is the 2x2 table of paired verdicts (`Table`).
 """
 
 from __future__ import annotations
