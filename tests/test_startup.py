@@ -106,6 +106,16 @@ def test_the_listing_sees_a_feature_once_a_run_uses_it(tmp_path: Path, inputs: l
     assert found(modules, ("toolscore.calibration", "toolscore.bfcl", "jsonschema")) == []
 
 
+def test_saving_a_run_imports_no_scipy_and_compare_does(tmp_path: Path, inputs: list[str]) -> None:
+    """The paired statistics of `compare` import scipy when they run, not with the store."""
+    db = str(tmp_path / "results.db")
+    saved = imported(tmp_path, *inputs, "--db", db)
+    assert "toolscore.paired" in saved
+    assert found(saved, ("scipy",)) == []
+    imported(tmp_path, *inputs, "--db", db)
+    assert "scipy.stats" in imported(tmp_path, "compare", "1", "2", "--db", db)
+
+
 def test_a_tool_list_spec_imports_json_schema_and_a_native_one_does_not(
     tmp_path: Path, inputs: list[str]
 ) -> None:

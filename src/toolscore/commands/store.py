@@ -210,14 +210,37 @@ def rescore_command(
     type=click.IntRange(0),
     help="How many flipped cases to print.",
 )
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Seed of the paired bootstrap (the same seed gives the same intervals).",
+)
+@click.option(
+    "--resamples",
+    default=10_000,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Bootstrap resamples of the shared cases.",
+)
 @db_option
 @json_option
 @input_errors
-def compare_command(run_a: str, run_b: str, limit: int, db_path: str | None, as_json: bool) -> None:
-    """Compare two stored runs: metrics side by side, the cases whose verdict flipped and the
+def compare_command(
+    run_a: str,
+    run_b: str,
+    limit: int,
+    seed: int,
+    resamples: int,
+    db_path: str | None,
+    as_json: bool,
+) -> None:
+    """Compare two stored runs: metrics side by side, B - A on the shared cases with a paired
+    bootstrap 95% interval and McNemar's exact test, the cases whose verdict flipped and the
     rule (and spec change) that decided each."""
     with open_store(db_path, read_only=True) as store:
-        comparison = compare(store, run_a, run_b)
+        comparison = compare(store, run_a, run_b, seed=seed, resamples=resamples)
     if as_json:
         print_json(comparison.to_json())
     else:

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from toolscore.errors import InputError
+from toolscore.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, Table, table_test
 from toolscore.rules import ListRule, ObjectRule, Rule
 from toolscore.specs import SpecSet
-from toolscore.store.codec import case_json
+from toolscore.store.codec import BASELINES, case_json
 from toolscore.store.database import RunInfo, Store
 from toolscore.store.restore import pointer_path
 from toolscore.store.specdiff import LIST_ITEMS, Change, spec_diff
@@ -39,6 +40,18 @@ _FLIPS_OTHER_CASES = """
     WHERE a.run_id = ? AND a.passed != other.passed
     ORDER BY a.seq
 """
+
+_VERDICT_GROUPS = """
+    SELECT a.passed, b.passed, a.baselines, b.baselines,
+           a.kind = 'abstention' AND b.kind = 'abstention', count(*)
+    FROM results AS a {join}
+    WHERE a.run_id = ?
+    GROUP BY 1, 2, 3, 4, 5
+"""
+"""Both runs' verdicts of the shared cases, counted by kind of pair: a handful of rows."""
+_JOIN_SAME_CASES = "JOIN results AS b ON b.run_id = ? AND b.seq = a.seq"
+_JOIN_OTHER_CASES = """JOIN temp.compare_ids AS other ON other.case_id = a.case_id
+    JOIN results AS b ON b.run_id = ? AND b.seq = other.seq"""
 
 _CALL_LEVEL_CHANGES = {
     "unknown_tool": ("tool_removed", "tool_added"),
@@ -139,6 +152,14 @@ class Comparison:
     only_in_b: int = 0
     arguments: list[tuple[str, tuple[int, int], tuple[int, int]]] = field(default_factory=list)
     """Per `tool.argument` whose counts moved: (name, (passed, failed) in a, in b)."""
+    paired: list[PairedTest] = field(default_factory=list)
+    """Paired tests on the cases both runs have (empty when they share none)."""
+    shared: int = 0
+    """How many cases both runs have."""
+    tool_rates: list[RateMove] = field(default_factory=list)
+    """Per tool: pass rates of both runs, largest move first."""
+    argument_rates: list[RateMove] = field(default_factory=list)
+    """Per `tool.argument`: pass rates of both runs, largest move first."""
 
     def by_rule(self) -> list[tuple[str, str | None, str, str, int, Change | None]]:
         """Flips grouped by what decided them: (tool.argument, kind, code, direction, count,
@@ -185,11 +206,58 @@ class Comparison:
             ],
             "spec_changes": [change.to_json() for change in self.spec_changes],
             "flips": [flip.to_json() for flip in self.flips],
+            "shared_cases": self.shared,
+            "paired": [test.to_json() for test in self.paired],
+            "per_tool": [move.to_json("tool") for move in self.tool_rates],
+            "per_argument": [move.to_json("argument") for move in self.argument_rates],
         }
 
 
-def compare(store: Store, run_a: int | str, run_b: int | str) -> Comparison:
-    """Compare run `run_a` (before) with run `run_b` (after)."""
+class RateMove(NamedTuple):
+    """One tool's or argument's pass rate in both runs (from their summaries)."""
+
+    name: str
+    a: tuple[int, int]
+    """(passed, failed) in run a."""
+    b: tuple[int, int]
+
+    @staticmethod
+    def rate(counts: tuple[int, int]) -> float | None:
+        """passed / (passed + failed), or None when nothing was counted."""
+        total = counts[0] + counts[1]
+        return counts[0] / total if total else None
+
+    @property
+    def difference(self) -> float | None:
+        """B's rate minus A's, or None when either run counted nothing."""
+        rate_a, rate_b = self.rate(self.a), self.rate(self.b)
+        return None if rate_a is None or rate_b is None else rate_b - rate_a
+
+    def to_json(self, key: str) -> dict[str, Any]:
+        """The move as `compare --json` lists it under `per_tool` or `per_argument`."""
+        rate_a, rate_b, difference = self.rate(self.a), self.rate(self.b), self.difference
+        return {
+            key: self.name,
+            "a": {"passed": self.a[0], "failed": self.a[1], "rate": _round(rate_a)},
+            "b": {"passed": self.b[0], "failed": self.b[1], "rate": _round(rate_b)},
+            "difference": _round(difference),
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def compare(
+    store: Store,
+    run_a: int | str,
+    run_b: int | str,
+    *,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> Comparison:
+    """Compare run `run_a` (before) with run `run_b` (after); the paired bootstrap draws
+    `resamples` resamples of the shared cases from a generator seeded with `seed`."""
     a, b = store.run(run_a), store.run(run_b)
     summary_a, summary_b = store.summary(a.id), store.summary(b.id)
     specs_a, specs_b = _specs(store, a), _specs(store, b)
@@ -197,6 +265,11 @@ def compare(store: Store, run_a: int | str, run_b: int | str) -> Comparison:
     if a.specs_sha256 != b.specs_sha256 and specs_a is not None and specs_b is not None:
         changes = spec_diff(specs_a, specs_b)
     flips, only_a, only_b = _flipped(store, a, b, _Explainer(specs_a, specs_b, changes))
+    shared, tables = _shared_tables(store, a, b)
+    paired = [
+        table_test(name, Table(*counts), seed=seed, resamples=resamples)
+        for name, counts in tables.items()
+    ]
     return Comparison(
         a,
         b,
@@ -206,6 +279,10 @@ def compare(store: Store, run_a: int | str, run_b: int | str) -> Comparison:
         only_a,
         only_b,
         _argument_moves(summary_a, summary_b),
+        [test for test in paired if test is not None],
+        shared,
+        _rate_moves(summary_a["per_tool"], summary_b["per_tool"]),
+        _rate_moves(summary_a["per_argument"], summary_b["per_argument"]),
     )
 
 
@@ -216,6 +293,53 @@ def _specs(store: Store, run: RunInfo) -> SpecSet | None:
         return store.specs(run)
     except InputError:
         return None
+
+
+def _shared_tables(store: Store, a: RunInfo, b: RunInfo) -> tuple[int, dict[str, list[int]]]:
+    """How many cases both runs have, and the 2x2 tables (both, A only, B only, neither
+    passed) of each paired metric: accuracy; abstention accuracy over the cases that are
+    abstention cases in both runs; each baseline when both runs kept it as bits. Name and
+    argument accuracy are not kept per case, so they have no table."""
+    db = store.db
+    if a.cases_sha256 == b.cases_sha256:
+        groups = list(db.execute(_VERDICT_GROUPS.format(join=_JOIN_SAME_CASES), (b.id, a.id)))
+    else:
+        db.execute("DROP TABLE IF EXISTS temp.compare_ids")
+        db.execute("CREATE TEMP TABLE compare_ids (case_id TEXT PRIMARY KEY, seq INTEGER)")
+        try:
+            db.execute(
+                "INSERT INTO temp.compare_ids SELECT case_id, seq FROM results WHERE run_id = ?",
+                (b.id,),
+            )
+            query = _VERDICT_GROUPS.format(join=_JOIN_OTHER_CASES)
+            groups = list(db.execute(query, (b.id, a.id)))
+        finally:
+            db.execute("DROP TABLE temp.compare_ids")
+    tables: dict[str, list[int]] = {"accuracy": [0, 0, 0, 0]}
+    baselines = all(
+        bits_a is not None and bits_b is not None for _, _, bits_a, bits_b, *_ in groups
+    )
+    if any(abstention for *_, abstention, _ in groups):
+        tables["abstention accuracy"] = [0, 0, 0, 0]
+    if baselines:
+        for name in BASELINES:
+            tables[f"{name} baseline accuracy"] = [0, 0, 0, 0]
+    shared = 0
+    for passed_a, passed_b, bits_a, bits_b, abstention, count in groups:
+        shared += count
+        _count(tables["accuracy"], passed_a, passed_b, count)
+        if abstention:
+            _count(tables["abstention accuracy"], passed_a, passed_b, count)
+        if baselines:
+            for bit, name in enumerate(BASELINES):
+                table = tables[f"{name} baseline accuracy"]
+                _count(table, bits_a >> bit & 1, bits_b >> bit & 1, count)
+    return shared, tables
+
+
+def _count(table: list[int], passed_a: int, passed_b: int, count: int) -> None:
+    """Add `count` cases to a (both, A only, B only, neither) table."""
+    table[2 * (not passed_a) + (not passed_b)] += count
 
 
 def _flipped(
@@ -382,3 +506,18 @@ def _argument_moves(
         if counts_a != counts_b:
             moves.append((name, counts_a, counts_b))
     return moves
+
+
+def _rate_moves(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[RateMove]:
+    """Pass rates of every tool (or argument) of either summary, largest move first; those
+    with no rate in one run last, by name."""
+    moves = []
+    for name in sorted(a.keys() | b.keys()):
+        node_a = a.get(name, {"passed": 0, "failed": 0})
+        node_b = b.get(name, {"passed": 0, "failed": 0})
+        moves.append(
+            RateMove(
+                name, (node_a["passed"], node_a["failed"]), (node_b["passed"], node_b["failed"])
+            )
+        )
+    return sorted(moves, key=lambda m: (m.difference is None, -abs(m.difference or 0.0), m.name))

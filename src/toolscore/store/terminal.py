@@ -11,7 +11,7 @@ from rich.text import Text
 
 from toolscore.report.printable import printable, safe_text
 from toolscore.report.terminal import LINES_PER_CASE, capped, mismatch_line, percent
-from toolscore.store.compare import Cause, Comparison
+from toolscore.store.compare import Cause, Comparison, RateMove
 from toolscore.store.database import RunInfo
 from toolscore.store.restore import result_from_json
 from toolscore.store.specdiff import Change
@@ -100,6 +100,7 @@ def render_comparison(console: Console, comparison: Comparison, limit: int) -> N
             _signed(metric.difference),
         )
     console.print(table)
+    _render_paired(console, comparison)
     flips = comparison.flips
     down = sum(1 for f in flips if f.before)
     console.print(
@@ -150,6 +151,80 @@ def render_comparison(console: Console, comparison: Comparison, limit: int) -> N
         render_changes(console, comparison.spec_changes)
     elif a.specs_sha256 == b.specs_sha256:
         console.print("Both runs used the same spec file.")
+
+
+TOP_MOVES = 5
+"""How many tools and arguments `compare` prints with their pass-rate moves."""
+
+
+def _render_paired(console: Console, comparison: Comparison) -> None:
+    """The paired tests on the shared cases, each with its sentence, then the tools and
+    arguments whose pass rates moved most."""
+    if not comparison.paired:
+        console.print("No case is in both runs: no paired comparison.")
+    else:
+        table = Table(
+            title=f"Paired on the {comparison.shared} cases in both runs "
+            f"(bootstrap seed {comparison.paired[0].seed}, "
+            f"{comparison.paired[0].resamples} resamples)",
+            title_justify="left",
+        )
+        for column in ("metric", "n", "A", "B", "B - A", "95% interval", "n01", "n10", "p"):
+            table.add_column(column, justify="left" if column == "metric" else "right")
+        for test in comparison.paired:
+            interval = (
+                "-"
+                if test.low is None or test.high is None
+                else f"[{_signed(test.low)}, {_signed(test.high)}]"
+            )
+            table.add_row(
+                test.metric,
+                str(test.n),
+                percent(test.a),
+                percent(test.b),
+                _signed(test.difference),
+                interval,
+                str(test.n01),
+                str(test.n10),
+                f"{test.p_value:.3g}",
+            )
+        console.print(table)
+        console.print(
+            "n01: failed in A, passed in B; n10: passed in A, failed in B; p: McNemar exact."
+        )
+        for test in comparison.paired:
+            console.print(Text(test.sentence()), soft_wrap=True)
+    for title, moves in (
+        ("Tools", comparison.tool_rates),
+        ("Arguments", comparison.argument_rates),
+    ):
+        moved = [m for m in moves if m.difference]
+        if moved:
+            console.print(_moves_table(f"{title} whose pass rate moved most", moved))
+
+
+def _moves_table(title: str, moves: Sequence[RateMove]) -> Table:
+    """The first `TOP_MOVES` pass-rate moves, with a count of the rest."""
+    shown = moves[:TOP_MOVES]
+    more = len(moves) - len(shown)
+    table = Table(
+        title=title + (f" (first {len(shown)} of {len(moves)})" if more else ""),
+        title_justify="left",
+    )
+    for column in ("name", "A", "B", "B - A"):
+        table.add_column(column, justify="left" if column == "name" else "right")
+    for move in shown:
+        table.add_row(
+            safe_text(move.name),
+            _rate_cell(move.a),
+            _rate_cell(move.b),
+            _signed(move.difference),
+        )
+    return table
+
+
+def _rate_cell(counts: tuple[int, int]) -> str:
+    return f"{percent(RateMove.rate(counts))} of {counts[0] + counts[1]}"
 
 
 def _cause_lines(causes: Sequence[Cause]) -> Iterator[str]:
