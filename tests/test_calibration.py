@@ -23,6 +23,10 @@ from toolscore.calibration.view import stratum as stratum_of_view
 from toolscore.cli import cli, example_dir
 from toolscore.store import open_store
 
+UNDEF_RULES = (
+    "the rule scorer gave the same verdict on every labelled case, "
+    "so kappa is undefined: chance agreement explains all of it"
+)
 KAPPA = orjson.loads((Path(__file__).parent / "calibration" / "kappa.json").read_bytes())
 
 SPEC = """\
@@ -296,8 +300,10 @@ def test_kappa_against_hand_computed_values(table: dict[str, Any]) -> None:
     assert (found.agreed, found.n) == (table["agreed"], table["n"])
     if table["kappa"] is None:
         assert found.kappa is None
+        assert found.kappa_undefined == table["reason"]
     else:
         assert found.kappa == pytest.approx(table["kappa"], abs=1e-12)
+        assert found.kappa_undefined is None
 
 
 @given(st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from("abc")), min_size=1))
@@ -338,7 +344,13 @@ def test_calibrate_counts_kappa_confusion_and_bugs_by_rule(support_db: Path) -> 
     report = orjson.loads(result.output)
     assert report["labels"] == {"correct": 2, "incorrect": 1, "unsure": 1}
     # rules pass all four: agrees with the two corrects, not with the incorrect
-    assert report["agreement"]["rules"] == {"n": 3, "agreed": 2, "rate": 2 / 3, "kappa": 0.0}
+    assert report["agreement"]["rules"] == {
+        "n": 3,
+        "agreed": 2,
+        "rate": 2 / 3,
+        "kappa": None,
+        "kappa_undefined": UNDEF_RULES,
+    }
     assert report["agreement"]["exact"]["agreed"] == 1
     assert report["confusion"]["rules"]["incorrect"] == {"passed": 1, "failed": 0}
     assert report["confusion"]["exact"]["correct"] == {"passed": 0, "failed": 2}
@@ -353,6 +365,9 @@ def test_calibrate_counts_kappa_confusion_and_bugs_by_rule(support_db: Path) -> 
     assert (amount["tool"], amount["rule"], amount["expected"]) == ("refund", "number", 20.0)
     text = invoke("calibrate", "1", "--db", str(support_db))
     assert "refund.amount [number]: 1 cases passed by the rules" in text.output
+    assert "undefined" in text.output
+    assert "0.00" not in text.output
+    assert "kappa rules: the rule scorer gave the same verdict" in text.output
 
 
 def test_calibrate_between_labellers_and_for_one(support_db: Path) -> None:

@@ -16,13 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolscore.calibration.agreement import Agreement, agreement
+from toolscore.calibration.agreement import Agreement, Rater, agreement
 from toolscore.calibration.batches import SCORERS, BatchCase, Batches, BatchInfo, Label
 from toolscore.errors import InputError
 
 PERSON_LABELS = ("correct", "incorrect", "unsure")
 FORGIVEN = "passed by the rules, incorrect for the person"
 REJECTED = "failed by the rules, correct for the person"
+PERSON = Rater("the person")
 
 
 @dataclass(frozen=True)
@@ -203,13 +204,20 @@ def _against_scorers(cases: Sequence[BatchCase], person: Mapping[str, str]) -> d
             for case in cases
             if person.get(case.case_id) in ("correct", "incorrect")
         ]
-        result[scorer] = agreement(pairs)
+        name = "the rule scorer" if scorer == "rules" else f"the {scorer} scorer"
+        result[scorer] = agreement(pairs, PERSON, Rater(name, "verdict"))
     return result
 
 
 def _between(by_case: Mapping[str, Mapping[str, Label]], a: str, b: str) -> Agreement:
     return agreement(
-        (given[a].label, given[b].label) for given in by_case.values() if a in given and b in given
+        (
+            (given[a].label, given[b].label)
+            for given in by_case.values()
+            if a in given and b in given
+        ),
+        Rater(a),
+        Rater(b),
     )
 
 

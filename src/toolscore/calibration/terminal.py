@@ -46,7 +46,17 @@ def evidence_line(item: Mapping[str, Any]) -> str:
 
 
 def _kappa(found: Agreement) -> str:
-    return "-" if found.kappa is None else f"{found.kappa:.2f}"
+    if found.kappa is not None:
+        return f"{found.kappa:.2f}"
+    return "undefined" if found.n else "-"
+
+
+def _kappa_notes(out: Console, rows: list[tuple[str, Agreement]]) -> None:
+    """Why each undefined kappa of a table is undefined, one sentence per row (a kappa of 0
+    printed instead would read as "no better than chance" when it measures nothing)."""
+    for name, found in rows:
+        if found.n and found.kappa_undefined:
+            out.print(safe_text(f"  kappa {name}: {found.kappa_undefined}"), soft_wrap=True)
 
 
 def _agreed(found: Agreement) -> str:
@@ -77,6 +87,7 @@ def render_calibration(out: Console, result: Calibration, limit: int) -> None:
     for name, found in result.scorers.items():
         table.add_row(name, _agreed(found), _kappa(found))
     out.print(table)
+    _kappa_notes(out, list(result.scorers.items()))
     if len(result.labellers) > 1 and result.chosen_labeller is None:
         per = Table(title="Each labeller against each scorer", title_justify="left", min_width=60)
         per.add_column("labeller")
@@ -88,6 +99,14 @@ def render_calibration(out: Console, result: Calibration, limit: int) -> None:
                 *(f"{_agreed(scores[s])} {_kappa(scores[s])}" for s in SCORERS),
             )
         out.print(per)
+        _kappa_notes(
+            out,
+            [
+                (f"{labeller}/{s}", scores[s])
+                for labeller, scores in result.per_labeller.items()
+                for s in SCORERS
+            ],
+        )
         between = Table(
             title="Between labellers (three labels)", title_justify="left", min_width=60
         )
@@ -97,6 +116,7 @@ def render_calibration(out: Console, result: Calibration, limit: int) -> None:
         for a, b, found in result.between:
             between.add_row(safe_text(f"{a} / {b}"), _agreed(found), _kappa(found))
         out.print(between)
+        _kappa_notes(out, [(f"{a} / {b}", found) for a, b, found in result.between])
     confusion = Table(title="Confusion: person (rows) by scorer verdict", title_justify="left")
     confusion.add_column("person")
     for name in SCORERS:
