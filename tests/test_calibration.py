@@ -13,9 +13,11 @@ import pytest
 from click.testing import CliRunner, Result
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy.stats import binomtest, norm
 
 from toolscore.calibration.agreement import agreement
-from toolscore.calibration.batches import Label
+from toolscore.calibration.batches import BatchCase, Label
+from toolscore.calibration.bugrate import StratumEstimate, bug_rate
 from toolscore.calibration.calibrate import calibrate, consensus
 from toolscore.calibration.page import case_page
 from toolscore.calibration.sample import stratified_sample
@@ -470,3 +472,104 @@ def test_csv_export_neutralises_formulas_and_import_restores_them(
     assert invoke("labels", "import", "1", str(exported), "--db", str(other)).exit_code == 0
     with open_store(other) as store:
         assert store.batches.labels(1) == before
+
+
+# --- the scorer-bug rate and its estimate in the run ------------------------------------------
+
+
+def label_weather(db: Path, wrong: set[int]) -> None:
+    """Label every case of batch 1: `incorrect` the cases numbered in `wrong`, else correct."""
+    with open_store(db) as store:
+        for case_id in store.batches.case_ids(1):
+            label = "incorrect" if int(case_id.split("-")[1]) in wrong else "correct"
+            store.batches.set_label(1, case_id, "ann", label)
+
+
+@pytest.mark.parametrize("in_run", [10, 50])
+def test_kappa_undefined_and_the_bug_rate_on_a_disagreement_only_sample(
+    tmp_path: Path, in_run: int
+) -> None:
+    # the rule scorer passes every case of the run; the person finds 2 of the 10 sampled wrong
+    db = weather_run(tmp_path, folded=in_run, aliased=0)
+    assert invoke("disagreements", "1", "--n", "10", "--db", str(db)).exit_code == 0
+    with open_store(db) as store:
+        sampled = sorted(int(c.split("-")[1]) for c in store.batches.case_ids(1))
+    label_weather(db, set(sampled[:2]))
+    result = invoke("calibrate", "1", "--db", str(db), "--json")
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.output)
+    rules = report["agreement"]["rules"]
+    assert (rules["n"], rules["agreed"], rules["kappa"]) == (10, 8, None)
+    assert rules["kappa_undefined"] == UNDEF_RULES
+    rate = report["scorer_bug_rate"]
+    assert (rate["labelled"], rate["bugs"], rate["rate"]) == (10, 2, 0.2)
+    # Wilson by hand, z = 1.96: center (0.2 + 0.19208) / 1.38415 = 0.28330, half 0.22654;
+    # scipy.stats.binomtest(2, 10).proportion_ci(method="wilson") gives the same bounds
+    assert rate["interval"] == pytest.approx([0.0566822, 0.5098375], abs=1e-6)
+    # one stratum: a simple random sample of the run's disagreements, Wilson bounds times N
+    assert rate["run_disagreements"] == in_run
+    assert rate["estimated_bugs"] == pytest.approx(0.2 * in_run)
+    assert rate["estimated_bugs_interval"] == pytest.approx(
+        [0.0566822 * in_run, 0.5098375 * in_run], abs=1e-4
+    )
+    assert rate["method"].startswith("Wilson interval of the bug rate times")
+    text = invoke("calibrate", "1", "--db", str(db)).output
+    assert "Cohen's kappa" in text
+    assert "undefined" in text
+    assert "kappa rules: the rule scorer gave the same verdict on every labelled case" in text
+    assert "scorer-bug rate: 2/10 labelled cases (20.0%, 95% CI 5.7% - 51.0%)" in text
+    assert f"scaled to the run's {in_run} disagreements: about {0.2 * in_run:.1f}" in text
+
+
+def test_the_wilson_interval_of_the_bug_rate_is_scipys() -> None:
+    found = bug_rate([StratumEstimate("s", 40, 10, 2)])
+    expected = binomtest(2, 10).proportion_ci(0.95, method="wilson")
+    assert found.interval == pytest.approx((expected.low, expected.high), abs=1e-12)
+    assert found.estimate_interval == pytest.approx((40 * expected.low, 40 * expected.high))
+
+
+def test_the_stratified_estimate_and_its_normal_interval() -> None:
+    found = bug_rate([StratumEstimate("a", 30, 5, 1), StratumEstimate("b", 6, 5, 2)])
+    assert (found.labelled, found.bugs, found.rate) == (10, 3, 0.3)
+    # 30 * 1/5 + 6 * 2/5 = 8.4; variance 30^2 * 0.2 * 0.8 / 5 + 6^2 * 0.4 * 0.6 / 5 = 30.528,
+    # so 8.4 -/+ 1.96 * 5.5253 = -2.43 (clipped to 0) .. 19.23
+    assert found.estimate == pytest.approx(8.4)
+    half = norm.ppf(0.975) * 30.528**0.5
+    assert found.estimate_interval == pytest.approx((0.0, 8.4 + half))
+    assert 8.4 + half == pytest.approx(19.2292, abs=1e-4)
+    assert found.method is not None
+    assert found.method.startswith("stratified")
+    # an unlabelled stratum is left out of the estimate and widens the upper bound
+    partial = bug_rate([StratumEstimate("a", 30, 5, 1), StratumEstimate("c", 4, 0, 0)])
+    assert partial.estimate == pytest.approx(6.0)
+    assert partial.uncovered == 4
+    upper = 6.0 + norm.ppf(0.975) * (900 * 0.16 / 5) ** 0.5 + 4
+    assert partial.estimate_interval == pytest.approx((0.0, upper))
+    # clipped at the run's total
+    clipped = bug_rate([StratumEstimate("a", 10, 2, 1), StratumEstimate("b", 10, 2, 2)])
+    assert clipped.estimate_interval is not None
+    assert clipped.estimate_interval[1] == 20.0
+    nothing = bug_rate([StratumEstimate("a", 10, 0, 0)])
+    assert (nothing.rate, nothing.interval, nothing.estimate) == (None, None, None)
+
+
+def test_kappa_where_it_is_defined_is_unchanged(support_db: Path) -> None:
+    # a batch made by hand where the rule scorer passes 6 and fails 4 of 10 labelled cases:
+    # person correct & rules pass 5, incorrect & pass 1, correct & fail 1, incorrect & fail 3
+    # p_o = 0.8, p_e = 0.6 * 0.6 + 0.4 * 0.4 = 0.52, kappa = 0.28 / 0.48 = 0.58333
+    rows = [(True, "correct")] * 5 + [(True, "incorrect")] + [(False, "correct")]
+    rows += [(False, "incorrect")] * 3
+    cases = [
+        BatchCase(n, f"c{n}", "s", {"rules": passed, "exact": not passed, "lowercase": False}, {})
+        for n, (passed, _) in enumerate(rows, 1)
+    ]
+    with open_store(support_db) as store:
+        batch = store.batches.create(1, "exact", 0, 10, 10, {"s": 10}, cases)
+        for case, (_, label) in zip(cases, rows, strict=True):
+            store.batches.set_label(batch, case.case_id, "ann", label)
+        found = calibrate(store.batches, batch)
+    rules = found.scorers["rules"]
+    assert (rules.n, rules.agreed, rules.kappa_undefined) == (10, 8, None)
+    assert rules.kappa == pytest.approx(0.28 / 0.48)
+    assert found.scorers["lowercase"].kappa is None  # fails every case
+    assert (found.bug_rate.bugs, found.bug_rate.labelled) == (2, 10)

@@ -18,6 +18,7 @@ from typing import Any
 
 from toolscore.calibration.agreement import Agreement, Rater, agreement
 from toolscore.calibration.batches import SCORERS, BatchCase, Batches, BatchInfo, Label
+from toolscore.calibration.bugrate import BugRate, StratumEstimate, bug_rate
 from toolscore.errors import InputError
 
 PERSON_LABELS = ("correct", "incorrect", "unsure")
@@ -71,32 +72,6 @@ class BugGroup:
 
 
 @dataclass(frozen=True)
-class StratumEstimate:
-    """One stratum: its disagreements in the run, how many were labelled, how many of those
-    were scorer bugs, and the bugs that rate implies for the whole stratum."""
-
-    stratum: str
-    in_run: int
-    labelled: int
-    bugs: int
-
-    @property
-    def estimated_bugs(self) -> float | None:
-        """Bugs expected among the stratum's disagreements in the run (None: none labelled)."""
-        return self.bugs / self.labelled * self.in_run if self.labelled else None
-
-    def to_json(self) -> dict[str, Any]:
-        """The stratum as `calibrate --json` shows it."""
-        return {
-            "stratum": self.stratum,
-            "in_run": self.in_run,
-            "labelled": self.labelled,
-            "bugs": self.bugs,
-            "estimated_bugs": self.estimated_bugs,
-        }
-
-
-@dataclass(frozen=True)
 class Calibration:
     """The scorers measured against the person on one batch."""
 
@@ -121,6 +96,11 @@ class Calibration:
         """How many labelled cases are scorer bugs."""
         return sum(len(group.bugs) for group in self.groups)
 
+    @property
+    def bug_rate(self) -> BugRate:
+        """The scorer-bug rate of the labelled cases, and the bugs it implies in the run."""
+        return bug_rate(self.strata)
+
     def to_json(self) -> dict[str, Any]:
         """The calibration as `calibrate --json` prints it."""
         return {
@@ -141,6 +121,7 @@ class Calibration:
             "scorer_bugs": self.bug_count,
             "bug_groups": [group.to_json() for group in self.groups],
             "strata": [s.to_json() for s in self.strata],
+            "scorer_bug_rate": self.bug_rate.to_json(),
         }
 
 

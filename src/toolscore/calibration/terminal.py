@@ -13,7 +13,7 @@ from toolscore.calibration.agreement import Agreement
 from toolscore.calibration.batches import SCORERS, BatchInfo
 from toolscore.calibration.calibrate import PERSON_LABELS, Calibration
 from toolscore.report.printable import printable, safe_text
-from toolscore.report.terminal import LINES_PER_CASE, capped, percent
+from toolscore.report.terminal import LINES_PER_CASE, capped, interval, percent
 from toolscore.rules import show
 
 
@@ -147,6 +147,7 @@ def _render_bugs(out: Console, result: Calibration, limit: int) -> None:
         return
     if not result.groups:
         out.print("no scorer bugs: the person and the rule scorer agree on every labelled case")
+        _render_bug_rate(out, result)
         return
     out.print(
         Text(
@@ -166,12 +167,27 @@ def _render_bugs(out: Console, result: Calibration, limit: int) -> None:
                 out.print(Text(f"      {line}"))
         if len(group.bugs) > limit:
             out.print(Text(f"    ... and {len(group.bugs) - limit} more (--json lists all)"))
-    estimated = [s for s in result.strata if s.estimated_bugs]
-    if estimated:
-        total = sum(s.estimated_bugs or 0.0 for s in estimated)
-        out.print(
-            Text(
-                f"scaled to the run's {result.batch.disagreements} disagreements "
-                f"(each stratum's bug rate times its size): about {total:.0f} scorer bugs"
-            )
-        )
+    _render_bug_rate(out, result)
+
+
+def _render_bug_rate(out: Console, result: Calibration) -> None:
+    """The scorer-bug rate of the labelled cases and the bugs it implies in the whole run,
+    each with its 95% interval, and how the run's estimate was made."""
+    found = result.bug_rate
+    out.print(
+        Text(
+            f"scorer-bug rate: {found.bugs}/{found.labelled} labelled cases "
+            f"({percent(found.rate)}, 95% CI {interval(found.interval)})"
+        ),
+        soft_wrap=True,
+    )
+    if found.estimate is None or found.estimate_interval is None:
+        return
+    low, high = found.estimate_interval
+    out.print(
+        Text(
+            f"scaled to the run's {found.in_run} disagreements: about {found.estimate:.1f} "
+            f"scorer bugs (95% CI {low:.1f} - {high:.1f}; {found.method})"
+        ),
+        soft_wrap=True,
+    )
