@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from run import BASELINE, dataset
+
 BENCH = Path(__file__).resolve().parent
 SOURCE = BENCH.parent / "src"
 RESULTS = BENCH / "RESULTS.md"
@@ -46,14 +48,9 @@ with open(cases_path, "rb") as lines:
         write(orjson.dumps({"id": case["id"], "valid": passed}) + b"\\n")
 """
 """The leanest runner of the same files: parse, compare each case whole, write a verdict."""
-FLOOR = """\
-import sys, orjson
-for path in sys.argv[1:]:
-    with open(path, "rb") as lines:
-        for line in lines:
-            orjson.loads(line)
-"""
-"""The floor of the large run: read both files line by line and parse every line."""
+FLOOR = BASELINE
+"""The floor of the large run: `bench/run.py`'s, read both files line by line and parse every
+line."""
 MEASURE = """\
 import os, subprocess, sys, time
 start = time.perf_counter()
@@ -101,18 +98,9 @@ def score(folder: Path, workers: int, report: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def generated(n: int, into: Path) -> Path:
-    """A folder of N generated single-call cases (bench/generate.py)."""
-    folder = into / f"single-{n}"
-    if not folder.exists():
-        command = [sys.executable, str(BENCH / "generate.py"), "--kind", "single"]
-        subprocess.run([*command, "--n", str(n), "--out", str(folder)], check=True)
-    return folder
-
-
 def measure(trees: dict[str, Path], args: argparse.Namespace, tmp: Path) -> list[str]:
     """The table rows: each figure for each tree, measured alternately."""
-    small, large = generated(args.small, tmp), generated(args.n, tmp)
+    small, large = dataset(args.small), dataset(args.n)
     report = tmp / "report.json"
     times: dict[tuple[str, str], list[float]] = {}
     peaks: dict[tuple[str, str], int] = {}

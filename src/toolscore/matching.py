@@ -750,11 +750,8 @@ def _best_single(
     fewest = min(counts.values())
     tied = [j for j, count in counts.items() if count == fewest]
     j = tied[0] if len(tied) == 1 else min(tied, key=lambda j: (_content_key(calls[j]), j))
-    # A pair counted without a mismatch has none to describe (the same walk, explained).
-    described = (
-        [] if fewest == 0 and i not in required else _call_mismatches(rule, plan[i], calls[j])
-    )
-    return ((i, j),), [described]
+    clean = fewest == 0 and i not in required
+    return ((i, j),), [_pair_mismatches(tools, plan, calls, i, j, clean)]
 
 
 def _best_for_one_call(
@@ -771,8 +768,7 @@ def _best_for_one_call(
     count, i = min(
         (_mismatch_count(tools[plan[i].name], plan[i], calls[j]), i) for i, _ in same_tool
     )
-    described = [] if count == 0 else _call_mismatches(tools[plan[i].name], plan[i], calls[j])
-    return ((i, j),), [described]
+    return ((i, j),), [_pair_mismatches(tools, plan, calls, i, j, count == 0)]
 
 
 def _best_sorted_pairing(
@@ -806,14 +802,26 @@ def _best_sorted_pairing(
     )
     if len({i for i, _ in pairs} & set(required)) < len(required):
         return None
-    # A pair counted without a mismatch has none to describe (the same walk, explained).
     described = [
-        []
-        if counts[i, j] == 0 and i not in required
-        else _call_mismatches(tools[plan[i].name], plan[i], calls[j])
+        _pair_mismatches(tools, plan, calls, i, j, counts[i, j] == 0 and i not in required)
         for i, j in pairs
     ]
     return tuple(pairs), described
+
+
+def _pair_mismatches(
+    tools: Mapping[str, ObjectRule],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    i: int,
+    j: int,
+    counted_clean: bool,
+) -> list[Mismatch]:
+    """The mismatches of the chosen pair (i, j). A pair already counted without a mismatch
+    has none to describe: the walk that describes them is the one that counted them."""
+    if counted_clean:
+        return []
+    return _call_mismatches(tools[plan[i].name], plan[i], calls[j])
 
 
 def _mismatch_count(rule: ObjectRule, expected: Call, produced: Call) -> int:
