@@ -56,6 +56,46 @@ def test_a_duplicate_key_in_a_flow_mapping_or_a_rule_is_refused(tmp_path: Path) 
     assert "tools.yaml:3: duplicate key 'tol' (first at line 3)" in refused(tmp_path, text)
 
 
+def test_a_duplicate_key_in_a_json_spec_names_its_line(tmp_path: Path) -> None:
+    """orjson, like most JSON readers, keeps the last of two equal keys: a spec whose second
+    `refund` silently replaced the first would score with rules nobody meant."""
+    text = (
+        '{"tools": {\n'
+        '  "refund": {"args": {"a": "exact"}},\n'
+        '  "refund": {"args": {"b": "exact"}}}}\n'
+    )
+    message = refused(tmp_path, text, "tools.json")
+    assert message.endswith(
+        "tools.json:3: duplicate key 'refund' in one object; JSON readers differ on which they keep"
+    )
+
+
+def test_a_duplicate_key_deep_in_json_is_refused(tmp_path: Path) -> None:
+    text = '{"tools": {"t": {"args":\n {"a": {"kind": "number",\n "tol": 1, "tol": 0}}}}}\n'
+    assert "tools.json:3: duplicate key 'tol'" in refused(tmp_path, text, "tools.json")
+
+
+def test_a_duplicate_key_in_json_that_yaml_cannot_read_is_refused_without_a_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The line comes from the YAML reader; JSON it reads otherwise is still refused."""
+
+    def unreadable(content: bytes, source: str) -> object:
+        raise yaml.YAMLError("found unknown escape character")
+
+    monkeypatch.setattr(documents, "_load_yaml", unreadable)
+    text = '{"tools": {"t": {"args": {"a": "exact", "a": "casefold"}}}}'
+    message = refused(tmp_path, text, "tools.json")
+    assert message.endswith(
+        "tools.json: duplicate key 'a' in one object; JSON readers differ on which they keep"
+    )
+
+
+def test_equal_keys_in_different_json_objects_are_fine(tmp_path: Path) -> None:
+    text = '{"tools": {"t": {"args": {"a": "exact"}}, "u": {"args": {"a": "exact"}}}}'
+    assert load(tmp_path, text, "tools.json")
+
+
 def test_keys_equal_as_values_are_duplicates(tmp_path: Path) -> None:
     text = "tools:\n  t:\n    args:\n      a:\n        kind: enum\n        values: [1]\n"
     text += "        aliases: {0x1: 1, 1: 1}\n"

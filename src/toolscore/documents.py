@@ -5,12 +5,14 @@ and three things YAML allows are refused before any value is built, each as one 
 naming the line: a key repeated in one mapping (YAML keeps the last silently), aliases that
 would expand to more values than a spec could need (an "alias bomb" costs minutes to
 validate), and nesting deeper than `MAX_DEPTH` (the validator walks specs recursively). A
-recursive alias is refused too. JSON is read by orjson and held to the same depth.
+recursive alias is refused too. JSON is read by orjson and held to the same depth, and a key
+repeated in one JSON object is refused as in YAML (JSON readers differ on which they keep).
 """
 
 from __future__ import annotations
 
 import gc
+import json
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -40,8 +42,51 @@ def parse_document(content: bytes, source: str) -> Any:
                 raise _deep(source, error.lineno) from None
             raise SpecError(source, f"not valid JSON: {error}", line=error.lineno) from None
         _check_depth(data, source)
+        _check_json_keys(content, source)
         return data
     return _load_yaml(content, source)
+
+
+class _RepeatedKeyError(Exception):
+    """Raised inside the stdlib's JSON parser to stop it at the first repeated key."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> None:
+    """Check one object's keys; the value is not kept (orjson built the document)."""
+    if len(dict(pairs)) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKeyError(key)
+            seen.add(key)
+
+
+def _check_json_keys(content: bytes, source: str) -> None:
+    """Refuse a key repeated in one JSON object. Called after orjson has accepted the
+    document, so only a repeated key can fail here; the stdlib parser's hook sees each
+    object's keys in order, which orjson does not show."""
+    try:
+        json.loads(content, object_pairs_hook=_unique_pairs)
+    except _RepeatedKeyError as repeated:
+        message = (
+            f"duplicate key {repeated.key!r} in one object; JSON readers differ on which they keep"
+        )
+        raise SpecError(source, message, line=_repeated_key_line(content)) from None
+
+
+def _repeated_key_line(content: bytes) -> int | None:
+    """The line of the repeated key, from the YAML reader, which reads JSON documents too and
+    knows where each key is; None where it cannot read this one (tabs, some escapes)."""
+    try:
+        _load_yaml(content, "")
+    except SpecError as error:
+        return error.line if "duplicate key" in error.message else None
+    except Exception:  # JSON that YAML 1.1 reads otherwise: refused all the same, no line
+        return None
+    return None
 
 
 def _deep(source: str, line: int | None = None) -> SpecError:
