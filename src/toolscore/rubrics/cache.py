@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import orjson
 
 from toolscore.rubrics.base import JudgeRubric, RubricTarget, RubricVerdict, SimilarityRubric
-from toolscore.rubrics.judge_prompt import PROMPT_VERSION
+from toolscore.rubrics import judge_prompt
 
 
 class JudgmentCache(Protocol):
@@ -34,7 +34,7 @@ def judge_request(rubric: JudgeRubric, target: RubricTarget) -> dict[str, Any]:
         "kind": "judge",
         "base_url": _base_url(rubric.endpoint.base_url),
         "model": rubric.endpoint.model,
-        "prompt_version": PROMPT_VERSION,
+        "prompt_version": judge_prompt.PROMPT_VERSION,
         "rubric": {
             "text": rubric.text,
             "low": rubric.low,

@@ -68,7 +68,7 @@ class Requester:
         tries = self.endpoint.retries + 1
         for attempt in range(1, tries + 1):
             if self.unreachable is not None:
-                raise EndpointError(f"not sent: {self.unreachable}")
+                raise EndpointError(f"not sent (the endpoint was unreachable): {self.unreachable}")
             self.attempts += 1
             wait_at_least = 0.0
             try:
@@ -84,8 +84,11 @@ class Requester:
                 fault = f"HTTP {status} from the endpoint: {_body(error)}"
                 again = status in (408, 429) or status >= 500
                 wait_at_least = _retry_after(error)
-            except openai.OpenAIError as error:  # an answer the client library cannot read
-                fault, again = f"unreadable answer from the endpoint: {_short(str(error))}", False
+            except Exception as error:
+                # Whatever else the client raises comes from an answer it cannot read (a
+                # body that is not JSON raises a plain ValueError): the endpoint's fault.
+                detail = f"{type(error).__name__}: {_short(str(error))}"
+                fault, again = f"unreadable answer from the endpoint ({detail})", False
             if not again:
                 raise EndpointError(self.redacted(fault))
             if attempt < tries:
