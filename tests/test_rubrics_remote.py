@@ -282,7 +282,8 @@ def test_an_unreachable_endpoint_makes_every_target_unscored_quickly(key: str) -
     with socket.socket() as sock:  # a port nothing listens on once this is closed
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    rubric = JudgeRubric("apology", "Apologises?", Endpoint(f"http://127.0.0.1:{port}/v1", "m"))
+    url = f"http://user:pw-{SECRET}@127.0.0.1:{port}/v1"  # credentials in the URL are not shown
+    rubric = JudgeRubric("apology", "Apologises?", Endpoint(url, "m"))
     targets = [target(f"Sorry {i}") for i in range(20)]
     start = time.monotonic()
     verdicts = score_remote(rubric, targets, None, backoff=FAST)
@@ -291,6 +292,7 @@ def test_an_unreachable_endpoint_makes_every_target_unscored_quickly(key: str) -
     assert all(v.score is None and v.unscored and reason in v.unscored for v in verdicts)
     assert any(v.unscored and v.unscored.endswith("(4 attempts)") for v in verdicts)
     assert any(v.unscored and v.unscored.startswith("not sent") for v in verdicts)
+    assert SECRET not in repr(verdicts)
 
 
 def test_backoff_doubles_and_never_exceeds_its_cap() -> None:

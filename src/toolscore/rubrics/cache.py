@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 import orjson
 
-from toolscore.rubrics.base import JudgeRubric, RubricTarget, RubricVerdict, SimilarityRubric
 from toolscore.rubrics import judge_prompt
+from toolscore.rubrics.base import JudgeRubric, RubricTarget, RubricVerdict, SimilarityRubric
 
 
 class JudgmentCache(Protocol):

@@ -18,6 +18,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
@@ -59,24 +60,24 @@ class Requester:
         self._key = key
         self.unreachable: str | None = None
         """The reason the endpoint was found unreachable, once it was."""
-        self.attempts = 0
-        """Attempts made so far (each retry counts)."""
 
     async def send(self, request: Callable[[], Awaitable[T]]) -> T:
         """The answer to `request()`, tried as often as allowed; EndpointError when none came."""
         timeout = self.endpoint.timeout
-        tries = self.endpoint.retries + 1
+        tries = max(0, self.endpoint.retries) + 1
         for attempt in range(1, tries + 1):
             if self.unreachable is not None:
                 raise EndpointError(f"not sent (the endpoint was unreachable): {self.unreachable}")
-            self.attempts += 1
             wait_at_least = 0.0
             try:
                 return await asyncio.wait_for(request(), timeout)
             except (TimeoutError, openai.APITimeoutError):
                 fault, again = f"no answer within {timeout:g} s", True
             except openai.APIConnectionError as error:
-                fault, again = f"cannot reach {self.endpoint.base_url}: {_cause(error)}", True
+                fault, again = (
+                    f"cannot reach {_shown(self.endpoint.base_url)}: {_cause(error)}",
+                    True,
+                )
                 if attempt == tries:
                     self.unreachable = self.redacted(fault)
             except openai.APIStatusError as error:
@@ -109,6 +110,14 @@ class Requester:
         if self._key and len(self._key) >= 4:
             return text.replace(self._key, "***")
         return text
+
+
+def _shown(url: str) -> str:
+    """`url` without any user and password written into it."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _cause(error: openai.APIConnectionError) -> str:
