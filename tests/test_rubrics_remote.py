@@ -83,7 +83,7 @@ def stores(tmp_path: Path) -> Iterator[Callable[[], StoredJudgments]]:
 
     def store_cache() -> StoredJudgments:
         opened.append(open_store(tmp_path / "results.db"))
-        return StoredJudgments(opened[-1].db)
+        return opened[-1].judgments
 
     yield store_cache
     for store in opened:
@@ -436,6 +436,7 @@ def test_a_second_run_reuses_the_stored_judgments_and_asks_nothing(
     server: FakeOpenAI, key: str, stores: Callable[[], StoredJudgments]
 ) -> None:
     cache = stores()
+    assert score_remote(judge(server), [], cache) == []
     targets = [target("Sorry"), target("Meh")]
     first = score_remote(judge(server), targets, cache)
     assert len(server.requests()) == 2
