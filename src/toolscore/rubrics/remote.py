@@ -17,13 +17,12 @@ the caller's thread. `openai` is imported only when a remote rubric actually ask
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import queue
 import threading
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolscore.errors import InputError
 from toolscore.rubrics.base import (
@@ -34,11 +33,6 @@ from toolscore.rubrics.base import (
     SimilarityRubric,
 )
 from toolscore.rubrics.cache import JudgmentCache, judge_request, key_of, similarity_request
-
-if TYPE_CHECKING:
-    import openai
-
-    from toolscore.rubrics.endpoint import Requester
 
 EMBED_BATCH = 64
 """Targets whose texts go into one embeddings request (at most twice as many texts)."""
@@ -111,7 +105,8 @@ def _request(rubric: RemoteRubric, target: RubricTarget) -> dict[str, Any] | Rub
     if isinstance(rubric, JudgeRubric):
         return judge_request(rubric, target)
     if target.expected is None or not target.expected.strip():
-        return _unscored(rubric, "no expected text to compare the produced text with")
+        why = "no expected text to compare the produced text with"
+        return RubricVerdict(rubric.name, None, None, why, unscored=why)
     if not target.produced.strip():
         return RubricVerdict(rubric.name, 0.0, False, "the produced text is empty")
     return similarity_request(rubric, target.produced, target.expected)
@@ -124,26 +119,13 @@ def _reused(rubric: RemoteRubric, stored: RubricVerdict) -> RubricVerdict:
         stored,
         rubric=rubric.name,
         passed=stored.score >= rubric.threshold,
-        reason=_similarity_reason(stored.score, rubric.threshold)
-        if isinstance(rubric, SimilarityRubric)
-        else stored.reason,
         cached=True,
         tokens=0,
     )
 
 
-def _unscored(rubric: RemoteRubric, why: str, tokens: int = 0) -> RubricVerdict:
-    return RubricVerdict(rubric.name, None, None, why, unscored=why, tokens=tokens)
-
-
-def _similarity_reason(score: float, threshold: float) -> str:
-    return f"cosine similarity {score:.3f} (passes at {threshold:g})"
-
-
 Settle = Callable[[str, RubricVerdict], None]
 """Keeps the verdict that came back for a key (on the caller's thread)."""
-Job = Callable[["openai.AsyncOpenAI"], Coroutine[Any, Any, list[tuple[str, RubricVerdict]]]]
-"""One request to the endpoint, giving the verdicts of the keys it decides."""
 
 
 def _ask(
@@ -154,26 +136,26 @@ def _ask(
 ) -> None:
     """Ask the endpoint about every (key, target) and settle each verdict on this thread as
     it arrives; the requests themselves run on an event loop in a thread of their own."""
-    from toolscore.rubrics import endpoint  # noqa: PLC0415 - imports openai
+    from toolscore.rubrics import endpoint, jobs  # noqa: PLC0415 - they import openai
 
     variable = rubric.endpoint.api_key_env
     key = os.environ.get(variable) if variable else None
     requester = endpoint.Requester(
         rubric.endpoint, key, endpoint.BACKOFF_SECONDS if backoff is None else backoff
     )
-    jobs: list[Job]
+    todo: list[jobs.Job]
     if isinstance(rubric, JudgeRubric):
-        jobs = [_judge_job(rubric, requester, k, target) for k, target in asked]
+        todo = [jobs.judge_job(rubric, requester, k, target) for k, target in asked]
     else:
-        jobs = [
-            _similarity_job(rubric, requester, asked[start : start + EMBED_BATCH])
+        todo = [
+            jobs.similarity_job(rubric, requester, asked[start : start + EMBED_BATCH])
             for start in range(0, len(asked), EMBED_BATCH)
         ]
     arrived: queue.Queue[_Arrival] = queue.Queue()
     stop = threading.Event()
 
     async def work() -> None:
-        pending = iter(jobs)
+        pending = iter(todo)
         async with endpoint.client(rubric.endpoint, key) as client:
 
             async def worker() -> None:
@@ -182,7 +164,7 @@ def _ask(
                         return
                     arrived.put(_Arrival(await job(client)))
 
-            workers = min(max(1, rubric.endpoint.concurrency), len(jobs))
+            workers = min(max(1, rubric.endpoint.concurrency), len(todo))
             await asyncio.gather(*(worker() for _ in range(workers)))
 
     def run() -> None:
@@ -212,138 +194,3 @@ class _Arrival:
 
     settled: list[tuple[str, RubricVerdict]] | None
     error: BaseException | None = None
-
-
-def _judge_job(rubric: JudgeRubric, requester: Requester, key: str, target: RubricTarget) -> Job:
-    """A request asking the judge about one distinct target."""
-    import openai  # noqa: PLC0415 - the `judge` extra
-
-    from toolscore.rubrics import endpoint, judge_prompt  # noqa: PLC0415
-
-    messages: Any = judge_prompt.messages(rubric, target)
-    seed: Any = openai.omit if rubric.seed is None else rubric.seed
-
-    async def job(client: openai.AsyncOpenAI) -> list[tuple[str, RubricVerdict]]:
-        try:
-            response = await requester.send(
-                lambda: client.chat.completions.create(
-                    model=rubric.endpoint.model,
-                    messages=messages,
-                    temperature=0,
-                    seed=seed,
-                    response_format={"type": "json_object"},
-                )
-            )
-        except endpoint.EndpointError as fault:
-            return [(key, _unscored(rubric, str(fault)))]
-        tokens = _tokens(response)
-        try:
-            choice = response.choices[0]
-            answer = choice.message.content
-        except (AttributeError, IndexError, TypeError):
-            why = "the endpoint's answer has no message (not a chat completion)"
-            return [(key, _unscored(rubric, why, tokens))]
-        try:
-            score, reason = judge_prompt.parse_answer(answer, rubric.low, rubric.high)
-        except judge_prompt.MalformedAnswerError as error:
-            return [(key, _unscored(rubric, requester.redacted(str(error)), tokens))]
-        passed = score >= rubric.threshold
-        verdict = RubricVerdict(rubric.name, score, passed, requester.redacted(reason))
-        return [(key, replace(verdict, tokens=tokens))]
-
-    return job
-
-
-def _similarity_job(
-    rubric: SimilarityRubric, requester: Requester, chunk: list[tuple[str, RubricTarget]]
-) -> Job:
-    """One embeddings request for the texts of a chunk of distinct targets."""
-    from toolscore.rubrics import endpoint  # noqa: PLC0415 - imports openai
-
-    texts: list[str] = []
-    position: dict[str, int] = {}
-    for _, target in chunk:
-        for text in (target.produced, target.expected or ""):
-            if text not in position:
-                position[text] = len(texts)
-                texts.append(text)
-
-    async def job(client: openai.AsyncOpenAI) -> list[tuple[str, RubricVerdict]]:
-        def everyone(why: str, tokens: int = 0) -> list[tuple[str, RubricVerdict]]:
-            shares = _shares(tokens, len(chunk))
-            return [(k, _unscored(rubric, why, t)) for (k, _), t in zip(chunk, shares, strict=True)]
-
-        try:
-            response = await requester.send(
-                lambda: client.embeddings.create(
-                    model=rubric.endpoint.model, input=texts, encoding_format="float"
-                )
-            )
-        except endpoint.EndpointError as fault:
-            return everyone(str(fault))
-        tokens = _tokens(response)
-        vectors = _vectors(response, len(texts))
-        if isinstance(vectors, str):
-            return everyone(vectors, tokens)
-        settled = []
-        for (k, target), share in zip(chunk, _shares(tokens, len(chunk)), strict=True):
-            produced = vectors[position[target.produced]]
-            expected = vectors[position[target.expected or ""]]
-            score = _cosine(produced, expected)
-            if score is None:
-                why = "the endpoint gave embeddings of different lengths, or a zero vector"
-                settled.append((k, _unscored(rubric, why, share)))
-                continue
-            reason = _similarity_reason(score, rubric.threshold)
-            passed = score >= rubric.threshold
-            settled.append((k, RubricVerdict(rubric.name, score, passed, reason, tokens=share)))
-        return settled
-
-    return job
-
-
-def _vectors(response: Any, count: int) -> list[list[float]] | str:
-    """The `count` embeddings of a response in input order, or why they cannot be read."""
-    bad = "the endpoint's answer is not the embeddings asked for"
-    try:
-        data = list(response.data)
-        by_index = {item.index: item.embedding for item in data}
-    except (AttributeError, TypeError):
-        return bad
-    if len(data) != count or sorted(by_index) != list(range(count)):
-        return f"{bad} ({len(data)} embeddings for {count} texts)"
-    vectors = []
-    for index in range(count):
-        vector = by_index[index]
-        if not isinstance(vector, list) or not all(
-            isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-            for x in vector
-        ):
-            return f"{bad} (embedding {index} is not a list of numbers)"
-        vectors.append([float(x) for x in vector])
-    return vectors
-
-
-def _cosine(a: list[float], b: list[float]) -> float | None:
-    """The cosine of the angle between `a` and `b`, clamped to -1..1 (None when undefined)."""
-    if len(a) != len(b) or not a:
-        return None
-    norms = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
-    if norms == 0:
-        return None
-    return max(-1.0, min(1.0, math.fsum(x * y for x, y in zip(a, b, strict=True)) / norms))
-
-
-def _tokens(response: Any) -> int:
-    """The tokens an answer says it used (0 when it does not say)."""
-    usage = getattr(response, "usage", None)
-    total = getattr(usage, "total_tokens", None)
-    if not isinstance(total, int):
-        total = getattr(usage, "prompt_tokens", None)
-    return total if isinstance(total, int) and total >= 0 else 0
-
-
-def _shares(tokens: int, parts: int) -> list[int]:
-    """`tokens` split into `parts` near-equal integers that add up to it."""
-    base, extra = divmod(tokens, parts)
-    return [base + (1 if part < extra else 0) for part in range(parts)]
