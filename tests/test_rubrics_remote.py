@@ -184,6 +184,18 @@ def test_a_malformed_answer_makes_the_target_unscored_quoting_a_little_of_it(
     assert len(verdict.reason) < 260
 
 
+def test_a_long_reason_is_shortened_and_missing_usage_counts_no_tokens(
+    server: FakeOpenAI, key: str
+) -> None:
+    answer = judge_answer(orjson.dumps({"score": 2, "reason": "no " * 2000}).decode())
+    del answer.body["usage"]
+    server.chat = lambda body, n: answer
+    [verdict] = score_remote(judge(server), [target("Sorry")], None)
+    assert (verdict.score, verdict.tokens) == (2.0, 0)
+    assert len(verdict.reason) == judge_prompt.REASON_CHARS
+    assert verdict.reason.endswith("…")
+
+
 def test_an_out_of_range_score_is_unscored(server: FakeOpenAI, key: str) -> None:
     server.chat = lambda body, n: judge_answer('{"score": 10, "reason": "great"}')
     [verdict] = score_remote(judge(server), [target("Sorry")], None)
@@ -312,12 +324,12 @@ def test_backoff_doubles_and_never_exceeds_its_cap() -> None:
 
 
 def test_no_more_requests_are_in_flight_than_the_limit(server: FakeOpenAI, key: str) -> None:
-    server.chat = lambda body, n: replace(judge_answer('{"score": 3, "reason": "ok"}'), delay=0.1)
-    targets = [target(f"Sorry {i}") for i in range(12)]
+    server.chat = lambda body, n: replace(judge_answer('{"score": 3, "reason": "ok"}'), delay=0.25)
+    targets = [target(f"Sorry {i}") for i in range(9)]
     verdicts = score_remote(judge(server, concurrency=3), targets, None)
-    assert [v.score for v in verdicts] == [3.0] * 12
-    assert len(server.requests()) == 12
-    assert server.max_in_flight == 3
+    assert [v.score for v in verdicts] == [3.0] * 9
+    assert len(server.requests()) == 9
+    assert server.max_in_flight == 3  # reached (requests overlap), never exceeded
 
 
 def test_retries_stay_within_the_limit_too(server: FakeOpenAI, key: str) -> None:
@@ -409,12 +421,17 @@ def test_similarity_without_an_expected_text_is_unscored_and_an_empty_text_fails
         [{"object": "embedding", "index": 0, "embedding": [1.0, 0.0]}],
         [{"object": "embedding", "index": i, "embedding": ["a", "b"]} for i in range(2)],
         [{"object": "embedding", "index": 0, "embedding": [1.0]} for _ in range(2)],
+        [{"index": None, "embedding": [1.0]}, {"index": "1", "embedding": [1.0]}],
+        [{"index": [0], "embedding": [1.0]}, {"index": 1, "embedding": [1.0]}],
+        b'[{"index": 0, "embedding": [NaN, 1.0]}, {"index": 1, "embedding": [1.0, 1.0]}]',
     ],
 )
 def test_embeddings_that_are_not_what_was_asked_for_are_unscored(
-    server: FakeOpenAI, key: str, data: list[dict[str, Any]]
+    server: FakeOpenAI, key: str, data: list[dict[str, Any]] | bytes
 ) -> None:
-    server.embed = lambda body, n: Reply(body={"object": "list", "model": "m", "data": data})
+    """Bytes are sent as they are: Python's JSON reader (the client's) takes a NaN."""
+    raw = orjson.dumps(data) if isinstance(data, list) else data
+    server.embed = lambda body, n: Reply(body=b'{"object": "list", "data": ' + raw + b"}")
     [verdict] = score_remote(SimilarityRubric("close", endpoint(server)), [target("a", "b")], None)
     assert verdict.unscored is not None
     assert verdict.unscored.startswith("the endpoint's answer is not the embeddings asked for")
