@@ -48,6 +48,8 @@ UNUSED_BY_SCORE = (
     "toolscore.commands.calibration",
     "toolscore.commands.label",
     "toolscore.commands.bfcl",
+    "openai",
+    "toolscore.rubrics.remote",
 )
 
 SPEC = """

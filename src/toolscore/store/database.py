@@ -25,6 +25,7 @@ from toolscore.store.writer import RunWriter
 
 if TYPE_CHECKING:
     from toolscore.calibration.batches import Batches
+    from toolscore.store.judgments import StoredJudgments
 
 _RESULT_COLUMNS = "case_id, passed, kind, plan, baselines, detail"
 
@@ -180,6 +181,13 @@ class Store:
         from toolscore.calibration.batches import Batches  # noqa: PLC0415 - it uses the store
 
         return Batches(self.db, str(self.path))
+
+    @property
+    def judgments(self) -> StoredJudgments:
+        """The judgments of remote rubrics kept here (a `rubrics.cache.JudgmentCache`)."""
+        from toolscore.store.judgments import StoredJudgments  # noqa: PLC0415 - rubric runs only
+
+        return StoredJudgments(self.db, str(self.path))
 
     def begin_run(self, meta: RunMeta) -> RunWriter:
         """A writer for a new run: `with store.begin_run(meta) as writer: writer.add(result)

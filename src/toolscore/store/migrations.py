@@ -126,6 +126,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        "judgments of remote rubrics (judge, similarity), reused instead of asking again",
+        (
+            # One row per scored judgment, keyed by the sha256 of everything that decided it
+            # (rubrics/cache.py). `tokens` is what asking cost; `created` is when it was asked.
+            # Unscored verdicts are never stored, so a later run asks again.
+            """CREATE TABLE judgments (
+                key TEXT PRIMARY KEY,
+                rubric TEXT NOT NULL,
+                score REAL NOT NULL,
+                passed INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                tokens INTEGER NOT NULL,
+                created TEXT NOT NULL
+            ) WITHOUT ROWID""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
