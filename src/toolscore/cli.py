@@ -67,6 +67,7 @@ LAZY_COMMANDS = {
     "batches": "toolscore.commands.calibration",
     "labels": "toolscore.commands.calibration",
     "calibrate": "toolscore.commands.calibration",
+    "report": "toolscore.commands.report",
 }
 """The commands other modules add (with their `register`), and the module of each."""
 

@@ -1,0 +1,67 @@
+"""`toolscore report RUN|REPORT.json --html OUT`: the one-file HTML report of a run.
+
+RUN names a stored run as `show` takes it (an id, `latest`, -N); an existing file is read as
+a report JSON. A missing or invalid report, or an unknown run, is one line and exit 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from toolscore.commands import input_errors
+from toolscore.report.embed import DEFAULT_MAX_CASES, DEFAULT_MAX_PASSING, Caps
+
+F = TypeVar("F")
+
+
+def cap_options(command: Any) -> Any:
+    """`--max-cases` and `--max-passing`: how many cases the page embeds."""
+    command = click.option(
+        "--max-passing",
+        default=DEFAULT_MAX_PASSING,
+        show_default=True,
+        type=click.IntRange(0),
+        help="Passing cases the HTML page embeds at most (passing cases a baseline disagrees "
+        "with first).",
+    )(command)
+    return click.option(
+        "--max-cases",
+        default=DEFAULT_MAX_CASES,
+        show_default=True,
+        type=click.IntRange(0),
+        help="Cases the HTML page embeds at most, failing ones first; its counts and metrics "
+        "always cover every case.",
+    )(command)
+
+
+@click.command("report")
+@click.argument("source", metavar="RUN|REPORT.json")
+@click.option("--html", "html_path", required=True, metavar="PATH", help="Write the page here.")
+@click.option("--db", "db_path", metavar="PATH", help="Results store for RUN (as `show`).")
+@cap_options
+@input_errors
+def report_command(
+    source: str, html_path: str, db_path: str | None, max_cases: int, max_passing: int
+) -> None:
+    """Write the one-file HTML report of a stored run or of a report JSON file."""
+    from toolscore.report.build import html_from_report_file, html_from_store  # noqa: PLC0415
+    from toolscore.report.page import write_page  # noqa: PLC0415
+
+    caps = Caps(max_cases=max_cases, max_passing=max_passing)
+    if Path(source).is_file() or source.endswith(".json"):
+        html = html_from_report_file(source, caps)
+    else:
+        from toolscore.store import open_store  # noqa: PLC0415
+
+        with open_store(db_path, read_only=True) as store:
+            html = html_from_store(store, source, caps)
+    write_page(html_path, html)
+    click.echo(f"wrote {html_path}")
+
+
+def register(group: click.Group) -> None:
+    """Add `report` to the `toolscore` command group."""
+    group.add_command(report_command)
