@@ -201,6 +201,9 @@ def rescore_command(
     type=click.IntRange(1),
     help="Bootstrap resamples of the shared cases.",
 )
+@click.option(
+    "--html", "html_path", metavar="PATH", help="Also write the comparison as one HTML file."
+)
 @db_option
 @json_option
 @input_errors
@@ -212,12 +215,18 @@ def compare_command(
     resamples: int,
     db_path: str | None,
     as_json: bool,
+    html_path: str | None = None,
 ) -> None:
     """Compare two stored runs: metrics side by side, B - A on the shared cases with a paired
     bootstrap 95% interval and McNemar's exact test, the cases whose verdict flipped and the
     rule (and spec change) that decided each."""
     with open_store(db_path, read_only=True) as store:
         comparison = compare(store, run_a, run_b, seed=seed, resamples=resamples)
+    if html_path:
+        from toolscore.report.compare_html import compare_html  # noqa: PLC0415 - jinja2
+        from toolscore.report.page import write_page  # noqa: PLC0415
+
+        write_page(html_path, compare_html(comparison.to_json()))
     if as_json:
         print_json(comparison.to_json())
     else:

@@ -106,7 +106,9 @@ def html_from_score(
         ),
         rest_hint=hint,
         details_note="The inputs were streams, which cannot be read again for the plans and "
-        "produced calls." if streams else "",
+        "produced calls."
+        if streams
+        else "",
     )
     return report_html(report.head, selection, caps, details, provenance)
 
@@ -126,4 +128,3 @@ def _stored_provenance(run: dict[str, Any], path: str | None) -> Provenance:
         if path
         else "",
     )
-

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from toolscore.calibration.page import case_layout, top_key
 from toolscore.report import charts
-from toolscore.report.embed import Caps, Selection, disagrees
+from toolscore.report.embed import Caps, Selection
 from toolscore.report.page import json_bytes, render
 
 RATES = (
@@ -190,7 +190,7 @@ def _embedded(
             break
         parts.append(part)
         size += len(part) + 1
-    return Markup((b"[" + b",".join(parts) + b"]").decode()), len(parts)  # noqa: S704 - escaped
+    return Markup((b"[" + b",".join(parts) + b"]").decode()), len(parts)
 
 
 def case_record(case: Mapping[str, Any], view: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -198,16 +198,12 @@ def case_record(case: Mapping[str, Any], view: Mapping[str, Any] | None) -> dict
     by (tools, arguments, codes, tags, the baselines that disagree), and its layout beside
     the plan when its view is known."""
     mismatches = [m for m in case.get("mismatches", ()) if isinstance(m, Mapping)]
-    record: dict[str, Any] = {
-        key: value for key, value in case.items() if key not in ("mismatches",)
-    }
+    record: dict[str, Any] = {key: value for key, value in case.items() if key != "mismatches"}
     record["mismatches"] = mismatches
     record["codes"] = sorted({str(m.get("code")) for m in mismatches})
-    record["disagree"] = (
-        sorted(name for name, v in (case.get("baselines") or {}).items() if bool(v) != bool(case.get("passed")))
-        if disagrees(case)
-        else []
-    )
+    passed = bool(case.get("passed"))
+    baselines = case.get("baselines") or {}
+    record["disagree"] = sorted(name for name, v in baselines.items() if bool(v) != passed)
     tools, arguments = _facets(mismatches, view)
     record["tools"], record["args"] = sorted(tools), sorted(arguments)
     record["tags"] = [str(tag) for tag in view.get("tags", ())] if view is not None else None
@@ -249,7 +245,9 @@ def _facets(
     return tools, arguments
 
 
-def _mismatch_tool(m: Mapping[str, Any], plan: Sequence[Any], produced: Sequence[Any]) -> str | None:
+def _mismatch_tool(
+    m: Mapping[str, Any], plan: Sequence[Any], produced: Sequence[Any]
+) -> str | None:
     code, call, plan_call = m.get("code"), m.get("call"), m.get("plan_call")
     if isinstance(plan_call, int) and 0 <= plan_call < len(plan):
         return str(plan[plan_call].get("name"))

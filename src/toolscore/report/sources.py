@@ -45,7 +45,9 @@ class ReportFile:
                 raise InputError(path, "must be a list", field="cases")
             self.head, self._whole = data, cases
         if not isinstance(self.head.get("summary"), dict):
-            raise InputError(path, "not a toolscore report JSON: it has no summary", field="summary")
+            raise InputError(
+                path, "not a toolscore report JSON: it has no summary", field="summary"
+            )
 
     def _parse(self, raw: bytes) -> dict[str, Any]:
         try:

@@ -269,7 +269,7 @@
           (x.call !== null && x.call !== undefined ? " call #" + (x.call + 1) : "") +
           (x.path ? " " + x.path : "") + (x.rule ? " [" + x.rule + "]" : "") + ": " + x.message));
         if ("expected" in x || "produced" in x) {
-          var pair = add(li, el("div", "pair"));
+          var pair = add(li, el("div", "values"));
           if ("expected" in x) { var e = add(pair, el("div")); add(e, el("span", "hint", "expected")); add(e, raw(x.expected)); }
           if ("produced" in x) { var q = add(pair, el("div")); add(q, el("span", "hint", "produced")); add(q, raw(x.produced)); }
         }
