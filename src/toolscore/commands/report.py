@@ -51,7 +51,7 @@ def report_command(
     from toolscore.report.page import write_page  # noqa: PLC0415
 
     caps = Caps(max_cases=max_cases, max_passing=max_passing)
-    if Path(source).is_file() or source.endswith(".json"):
+    if Path(source).exists() or source.endswith(".json"):
         html = html_from_report_file(source, caps)
     else:
         from toolscore.store import open_store  # noqa: PLC0415

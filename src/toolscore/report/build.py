@@ -13,7 +13,7 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from toolscore.errors import SpecError
+from toolscore.errors import InputError, SpecError
 from toolscore.report.embed import Caps, select_cases
 from toolscore.report.html import Provenance, report_html
 from toolscore.report.sources import ReportFile, details_from_files, details_from_store, file_sha256
@@ -47,7 +47,11 @@ def html_from_report_file(path: str, caps: Caps) -> str:
                 "(a run saved with --save) show them."
             ),
         )
-    return report_html(head, selection, caps, {}, provenance)
+    try:
+        return report_html(head, selection, caps, {}, provenance)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        # A hand-edited or foreign file: whatever the checks let through is still one line.
+        raise InputError(path, f"not a toolscore report JSON: cannot read {error!r}") from None
 
 
 def html_from_store(store: Store, run_ref: str, caps: Caps) -> str:

@@ -30,7 +30,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader(_PACKAGE, "templates"),
         autoescape=True,
-        undefined=jinja2.StrictUndefined,
+        undefined=jinja2.ChainableUndefined,  # an older report lacks some header keys
         trim_blocks=True,
         lstrip_blocks=True,
     )

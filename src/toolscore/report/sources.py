@@ -44,10 +44,7 @@ class ReportFile:
             if not isinstance(cases, list):
                 raise InputError(path, "must be a list", field="cases")
             self.head, self._whole = data, cases
-        if not isinstance(self.head.get("summary"), dict):
-            raise InputError(
-                path, "not a toolscore report JSON: it has no summary", field="summary"
-            )
+        check_summary(self.head.get("summary"), path)
 
     def _parse(self, raw: bytes) -> dict[str, Any]:
         try:
@@ -83,6 +80,28 @@ class ReportFile:
             with contextlib.suppress(OSError):
                 self._handle.close()
             self._handle = None
+
+
+_RATES = ("name_accuracy", "argument_accuracy", "abstention_accuracy")
+
+
+def check_summary(summary: Any, path: str) -> None:
+    """InputError naming the field unless `summary` has what every page shows: the counts,
+    the accuracy and the three rates (`{"value", "n", "passed"}`)."""
+    if not isinstance(summary, dict):
+        raise InputError(path, "not a toolscore report JSON: no summary", field="summary")
+    for key in ("cases", "passed"):
+        if type(summary.get(key)) is not int:
+            raise InputError(path, "must be a count", field=f"summary.{key}")
+    if not isinstance(summary.get("accuracy"), int | float | None):
+        raise InputError(path, "must be a number or null", field="summary.accuracy")
+    for key in _RATES:
+        node = summary.get(key)
+        if not isinstance(node, dict) or not {"value", "n", "passed"} <= node.keys():
+            raise InputError(path, "must be a rate {value, n, passed}", field=f"summary.{key}")
+    for key in ("baselines", "codes", "per_tool", "per_argument"):
+        if not isinstance(summary.get(key, {}), dict):
+            raise InputError(path, "must be an object", field=f"summary.{key}")
 
 
 def details_from_files(
