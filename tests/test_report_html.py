@@ -156,7 +156,8 @@ def test_the_page_loads_nothing_and_its_csp_allows_only_its_own_script(
         if tag == "script":
             assert attrs.get("type") in (None, "application/json")
     assert not re.search(r"https?:", html.split('<script type="application/json"')[0])
-    assert "url(" not in "".join(page.styles) and "@import" not in "".join(page.styles)
+    assert "url(" not in "".join(page.styles)
+    assert "@import" not in "".join(page.styles)
     policy = page.policy
     assert "default-src 'none'" in policy
     code = [text for attrs, text in page.scripts if "type" not in attrs]
@@ -263,7 +264,9 @@ def test_agent_text_never_reaches_the_markup_unescaped(
     assert "<img" not in html
     assert html.count("<script") == 2  # the data and the page's own script
     data = html.split('<script type="application/json" id="case-data">')[1].split("</script>")[0]
-    assert "<" not in data and ">" not in data and "&" not in data
+    assert "<" not in data
+    assert ">" not in data
+    assert "&" not in data
     assert "&lt;img src=x" in html  # the run's label, escaped in the heading
 
 
@@ -288,7 +291,8 @@ def test_failing_and_disagreeing_cases_come_first_within_the_caps(tmp_path: Path
     ).cases(Caps(max_cases=40, max_passing=10))
     assert [c["id"] for c in chosen[:30]] == [f"c{i:03}" for i in range(0, 90, 3)]
     passing = chosen[30:]
-    assert len(passing) == 10 and all(c["passed"] for c in passing)
+    assert len(passing) == 10
+    assert all(c["passed"] for c in passing)
     assert all(not c["baselines"]["exact"] for c in passing)  # exact disagrees: first
     # Through the command: the page says how many it holds of how many.
     page_path = tmp_path / "big.html"
@@ -296,7 +300,7 @@ def test_failing_and_disagreeing_cases_come_first_within_the_caps(tmp_path: Path
                  "--max-passing", "10")  # fmt: skip
     assert result.exit_code == 0, result.output
     page = Page(page_path.read_text())
-    (section,) = [a for a in page.with_attr("data-embedded")]
+    (section,) = list(page.with_attr("data-embedded"))
     assert (section["data-total"], section["data-failed"], section["data-embedded"]) == (
         "300", "100", "40",
     )  # fmt: skip
@@ -370,11 +374,14 @@ def test_the_calibration_block_renders_as_a_table_with_names_escaped() -> None:
     caps = Caps()
     html = report_html(head, select_cases([], caps), caps, {}, Provenance())
     assert "<h2>Calibration (person's labels)</h2>" in html
-    assert "<img" not in html and "&lt;img src=x" in html
+    assert "<img" not in html
+    assert "&lt;img src=x" in html
     rows = {a["data-calibration"]: a for a in Page(html).with_attr("data-calibration")}
     assert number(rows["scorer-bug rate"]["data-value"]) == 0.125
     assert number(rows["scorer-bug rate"]["data-n"]) == 40
-    assert "12.5%" in html and "5.0% \u2013 26.0%" in html and "undefined" in html
+    assert "12.5%" in html
+    assert "5.0% \u2013 26.0%" in html
+    assert "undefined" in html
     without = report_html({**head, "calibration": None}, select_cases([], caps), caps, {},
                           Provenance())  # fmt: skip
     assert "Calibration (person" not in without
@@ -400,7 +407,9 @@ def test_a_bad_report_is_one_line_and_exit_2(
     result = CliRunner().invoke(cli, ["report", str(source), "--html", str(tmp_path / "o.html")])
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and str(source) in lines[0] and message in lines[0]
+    assert len(lines) == 1
+    assert str(source) in lines[0]
+    assert message in lines[0]
     assert not (tmp_path / "o.html").exists()
 
 
@@ -413,7 +422,8 @@ def test_an_unknown_run_is_one_line_and_exit_2(
         result = CliRunner().invoke(cli, ["report", *args, "--html", str(out)])
         assert result.exit_code == 2
         lines = result.output.strip().splitlines()
-        assert len(lines) == 1 and "toolscore: error:" in lines[0]
+        assert len(lines) == 1
+        assert "toolscore: error:" in lines[0]
     assert not out.exists()
 
 
