@@ -113,6 +113,25 @@ def test_the_report_works_offline_and_agent_text_stays_inert(
     expect(page.locator("#case-rows tr")).to_have_count(len(cases))
     expect(page.locator("#shown")).to_contain_text(f"{len(cases)} of the {len(cases)} cases")
 
+    check_filters(page, cases)
+    check_a_case_opens_beside_its_plan(page)
+    expect(page.locator("#calibration .labeller").first).to_have_text(PWN)
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    page.emulate_media(media="print")
+    expect(page.locator("#filters")).to_be_hidden()
+    expect(page.locator("#metrics")).to_be_visible()
+
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("img").count() == 0
+    assert page.locator("#case-detail script").count() == 0
+    assert watched.dialogs == []
+    assert watched.errors == []
+    assert watched.requests == [page_path.as_uri()]
+    page.close()
+
+
+def check_filters(page: Page, cases: list[dict[str, Any]]) -> None:
+    """Each filter, and the search by id, leaves the rows it should."""
     failing = [c for c in cases if not c["passed"]]
     page.select_option("#f-verdict", "failed")
     expect(page.locator("#case-rows tr")).to_have_count(len(failing))
@@ -146,6 +165,11 @@ def test_the_report_works_offline_and_agent_text_stays_inert(
     page.fill("#f-search", "<img")
     expect(page.locator("#case-rows tr")).to_have_count(1)
     expect(page.locator("#case-rows tr code.case-id")).to_have_text(PWN)
+
+
+def check_a_case_opens_beside_its_plan(page: Page) -> None:
+    """A failing case opens with its plan beside the calls, the differing argument marked
+    rejected and the others same; payloads show as text."""
     page.fill("#f-search", "evil-prompt")
     page.click("#case-rows tr")
 
@@ -165,20 +189,6 @@ def test_the_report_works_offline_and_agent_text_stays_inert(
     page.fill("#f-search", "<img")
     page.click("#case-rows tr")
     expect(detail.locator("h3 code.case-id")).to_have_text(PWN)
-
-    expect(page.locator("#calibration .labeller").first).to_have_text(PWN)
-    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-    page.emulate_media(media="print")
-    expect(page.locator("#filters")).to_be_hidden()
-    expect(page.locator("#metrics")).to_be_visible()
-
-    assert page.evaluate("window.__pwned") is None
-    assert page.locator("img").count() == 0
-    assert page.locator("#case-detail script").count() == 0
-    assert watched.dialogs == []
-    assert watched.errors == []
-    assert watched.requests == [page_path.as_uri()]
-    page.close()
 
 
 def test_the_compare_page_renders_offline(browser: Browser, tmp_path: Path) -> None:
