@@ -143,11 +143,12 @@ def _details(
 
     found: dict[str, dict[str, Any]] = {}
     wanted: Collection[str] = chosen.keys()
-    for case, view, _, _ in rescored_views(
-        specs, case_lines, output_lines, sources, wanted, stored_of
-    ):
+    views = rescored_views(specs, case_lines, output_lines, sources, wanted, stored_of)
+    for case, view, _, _ in views:
         view["tags"] = list(case.tags)
         found[case.id] = view
+        if len(found) == len(wanted):
+            break  # the chosen cases come early in a large run: read no further
     return found
 
 
