@@ -471,3 +471,35 @@ def test_compare_html_shows_the_paired_numbers_of_compare_json(tmp_path: Path) -
     flips = [a["data-flip"] for a in page.with_attr("data-flip")]
     assert flips == [flip["id"] for flip in comparison["flips"]] == [PWN]
     assert "<img" not in page_path.read_text()
+
+
+def test_a_replayed_run_shows_its_calls_against_state_and_each_case_s_diff(
+    tmp_path: Path,
+) -> None:
+    example = Path(__file__).parents[1] / "src" / "toolscore" / "examples" / "support" / "env"
+    report_path, page_path = tmp_path / "report.json", tmp_path / "report.html"
+    result = run(
+        "score", "--specs", str(example / "tools.yaml"), "--cases", str(example / "cases.jsonl"),
+        "--outputs", str(example / "outputs.jsonl"), "--env", "--json", str(report_path),
+        "--html", str(page_path), "--cluster-by", "tag",
+    )  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    report = orjson.loads(report_path.read_bytes())
+    state = report["summary"]["state"]
+    page = Page(page_path.read_text())
+    cells = {a["data-cell"]: int(a.get("data-count") or 0) for a in page.with_attr("data-cell")}
+    assert cells["calls_only"] == state["calls_passed_state_failed"]
+    assert cells["state_only"] == state["calls_failed_state_passed"]
+    assert sum(cells.values()) == state["state_accuracy"]["n"]
+    assert cells["both_passed"] + cells["state_only"] == state["state_accuracy"]["passed"]
+    metrics = {a["data-metric"]: a for a in page.with_attr("data-metric")}
+    assert number(metrics["state_accuracy"]["data-passed"]) == state["state_accuracy"]["passed"]
+    assert number(metrics["required_outputs"]["data-n"]) == state["required_outputs"]["n"]
+    (clustered,) = page.with_attr("data-clusters")
+    expected = report["summary"]["accuracy_clustered"]
+    assert number(clustered["data-clusters"]) == expected["clusters"]
+    assert number(clustered["data-se"]) == expected["se"]
+    cases = {c["id"]: c for c in page.data("case-data")}
+    twice = cases["refund-twice"]
+    assert twice["state"] == next(c for c in report["cases"] if c["id"] == "refund-twice")["state"]
+    assert twice["tags"] == ["calls pass, state fails"]

@@ -209,3 +209,29 @@ def test_the_compare_page_renders_offline(browser: Browser, tmp_path: Path) -> N
     assert watched.errors == []
     assert watched.requests == [page_path.as_uri()]
     page.close()
+
+
+def test_a_replayed_case_shows_its_state_diff_and_replayed_calls(
+    browser: Browser, tmp_path: Path
+) -> None:
+    example = Path(__file__).parents[1] / "src" / "toolscore" / "examples" / "support" / "env"
+    page_path = tmp_path / "report.html"
+    result = run(
+        "score", "--specs", str(example / "tools.yaml"), "--cases", str(example / "cases.jsonl"),
+        "--outputs", str(example / "outputs.jsonl"), "--env", "--html", str(page_path),
+    )  # fmt: skip
+    assert page_path.exists(), result.output
+    watched = Watched(browser.new_page())
+    page = watched.page
+    page.goto(page_path.as_uri())
+    expect(page.locator("#outcomes")).to_be_visible()
+    page.fill("#f-search", "refund-twice")
+    page.click("#case-rows tr")
+    detail = page.locator("#case-detail")
+    expect(detail).to_contain_text("state failed")
+    expect(detail.locator("h5").filter(has_text="Replayed calls")).to_have_count(1)
+    expect(detail.locator("ol.replayed li")).to_have_count(2)
+    expect(detail.locator(".diff").first).to_be_visible()
+    assert watched.errors == []
+    assert watched.requests == [page_path.as_uri()]
+    page.close()
