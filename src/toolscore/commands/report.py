@@ -7,14 +7,12 @@ a report JSON. A missing or invalid report, or an unknown run, is one line and e
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from toolscore.commands import input_errors
 from toolscore.report.embed import DEFAULT_MAX_CASES, DEFAULT_MAX_PASSING, Caps
-
-F = TypeVar("F")
 
 
 def cap_options(command: Any) -> Any:
