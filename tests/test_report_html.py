@@ -503,3 +503,33 @@ def test_a_replayed_run_shows_its_calls_against_state_and_each_case_s_diff(
     twice = cases["refund-twice"]
     assert twice["state"] == next(c for c in report["cases"] if c["id"] == "refund-twice")["state"]
     assert twice["tags"] == ["calls pass, state fails"]
+
+
+def test_a_huge_case_is_embedded_without_its_values() -> None:
+    huge = "x" * 1_000_000
+    mismatch = {
+        "code": "value_mismatch",
+        "call": 0,
+        "plan_call": 0,
+        "path": "/a",
+        "rule": "exact",
+        "expected": "a",
+        "produced": huge,
+        "message": "m" * 10_000,
+    }
+    cases = [
+        {"id": "big", "passed": False, "kind": "tool", "baselines": {}, "mismatches": [mismatch]},
+        {"id": "small", "passed": False, "kind": "tool", "baselines": {}, "mismatches": []},
+    ]  # fmt: skip
+    caps = Caps()
+    head = {"toolscore": "0", "specs": {}, "relaxations": [], "summary": summary_of(2, 0)}
+    html = report_html(head, select_cases(cases, caps), caps, {}, Provenance())
+    assert len(html) < 200_000
+    big, small = Page(html).data("case-data")
+    assert big["slimmed"] > 1_000_000
+    assert big["mismatches"] == [
+        {"code": "value_mismatch", "call": 0, "plan_call": 0, "path": "/a", "rule": "exact",
+         "message": "m" * 500}
+    ]  # fmt: skip
+    assert small["id"] == "small"
+    assert "slimmed" not in small

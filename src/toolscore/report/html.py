@@ -33,6 +33,10 @@ COUNTS = (
     ("unread_cases", "cases with an unread transcript part"),
 )
 SCORERS = (("exact", "exact JSON"), ("lowercase", "lowercase"))
+MAX_CASE_BYTES = 200_000
+"""A case whose page JSON is larger is embedded without its values (`slimmed`)."""
+MAX_LIST_ITEMS = 100
+MAX_TEXT = 500
 
 
 @dataclass(frozen=True)
@@ -181,16 +185,45 @@ def _calibration(block: Any) -> dict[str, Any] | None:
 def _embedded(
     chosen: Sequence[dict[str, Any]], details: Mapping[str, Mapping[str, Any]], max_bytes: int
 ) -> tuple[Markup, int]:
-    """The chosen cases as the page's JSON, stopping before `max_bytes`; and how many."""
+    """The chosen cases as the page's JSON, stopping before `max_bytes`; and how many. A case
+    whose JSON is over `MAX_CASE_BYTES` (an agent can send megabytes) is embedded slimmed."""
     parts: list[bytes] = []
     size = 0
     for case in chosen:
-        part = json_bytes(case_record(case, details.get(case.get("id", ""))))
+        record = case_record(case, details.get(case.get("id", "")))
+        part = json_bytes(record)
+        if len(part) > MAX_CASE_BYTES:
+            part = json_bytes(slimmed(record, len(part)))
         if size + len(part) > max_bytes:
             break
         parts.append(part)
         size += len(part) + 1
     return Markup((b"[" + b",".join(parts) + b"]").decode()), len(parts)
+
+
+def slimmed(record: Mapping[str, Any], size: int) -> dict[str, Any]:
+    """A case too large to embed whole: its verdict, facets and mismatches without their
+    values, each list and text cut short; `slimmed` says how large it was."""
+    cut = MAX_LIST_ITEMS
+    kept = {
+        key: record[key] for key in ("id", "passed", "kind", "plan", "baselines") if key in record
+    }
+    for key in ("codes", "disagree", "tools", "args", "tags"):
+        value = record.get(key)
+        kept[key] = [str(item)[:MAX_TEXT] for item in value[:cut]] if value is not None else None
+    kept["mismatches"] = [
+        {
+            "code": m.get("code"),
+            "call": m.get("call"),
+            "plan_call": m.get("plan_call"),
+            "path": str(m.get("path", ""))[:MAX_TEXT],
+            "rule": m.get("rule"),
+            "message": str(m.get("message", ""))[:MAX_TEXT],
+        }
+        for m in record.get("mismatches", ())[:cut]
+    ]
+    kept["slimmed"] = size
+    return kept
 
 
 def case_record(case: Mapping[str, Any], view: Mapping[str, Any] | None) -> dict[str, Any]:

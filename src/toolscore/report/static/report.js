@@ -229,6 +229,10 @@
       (c.disagree.length ? " (disagrees with the rules: " + c.disagree.join(", ") + ")" : "")));
     if (c.tags && c.tags.length) add(box, el("p", "tags", "tags: " + c.tags.join(", ")));
     if (c.missing_output) add(box, el("p", "problem", "The outputs file has no line for this case."));
+    if (c.slimmed) {
+      add(box, el("p", "note", "This case is too large to show whole (" + c.slimmed +
+        " bytes): its values are left out here; the report JSON has them."));
+    }
     var layout = c.layout;
     if (layout) {
       if (layout.prompt !== null) {
