@@ -533,3 +533,20 @@ def test_a_huge_case_is_embedded_without_its_values() -> None:
     ]  # fmt: skip
     assert small["id"] == "small"
     assert "slimmed" not in small
+
+
+def test_a_report_json_with_its_inputs_opens_its_cases_beside_their_plans(
+    scored: tuple[Path, Path, dict[str, Path]], tmp_path: Path
+) -> None:
+    report_path, page_path, paths = scored
+    out = tmp_path / "with-inputs.html"
+    result = run("report", str(report_path), "--html", str(out), "--specs", str(paths["specs"]),
+                 "--cases", str(paths["cases"]), "--outputs", str(paths["outputs"]))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert Page(out.read_text()).data("case-data") == Page(page_path.read_text()).data("case-data")
+    assert 'id="details-note"' not in out.read_text()
+    lonely = CliRunner().invoke(
+        cli, ["report", str(report_path), "--html", str(out), "--cases", str(paths["cases"])]
+    )
+    assert lonely.exit_code == 2
+    assert "go together" in lonely.output

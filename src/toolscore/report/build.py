@@ -23,9 +23,13 @@ if TYPE_CHECKING:
     from toolscore.store.database import Store
 
 
-def html_from_report_file(path: str, caps: Caps) -> str:
+def html_from_report_file(
+    path: str, caps: Caps, inputs: tuple[SpecSet, str, str] | None = None
+) -> str:
     """The page of a report JSON file (`score --json`, `show --json`). The file keeps no
-    plans or produced calls, so its cases show their verdicts and mismatches only."""
+    plans or produced calls: with `inputs` (the specs, cases and outputs files it was scored
+    from) the chosen cases are scored again for them; without, its cases show their verdicts
+    and mismatches only."""
     report = ReportFile(path)
     try:
         selection = select_cases(report.cases(), caps)
@@ -44,11 +48,19 @@ def html_from_report_file(path: str, caps: Caps) -> str:
             details_note=(
                 "A report JSON keeps each case's verdict and mismatches, not its plans and "
                 "produced calls: `toolscore score ... --html` or `toolscore report RUN --html` "
-                "(a run saved with --save) show them."
+                "(a run saved with --save), or `--specs --cases --outputs` here, show them."
             ),
         )
+    details: dict[str, Any] = {}
+    if inputs is not None:
+        specs, cases_path, outputs_path = inputs
+        chosen = {case["id"]: case for case in selection.cases(caps) if "id" in case}
+        details = details_from_files(specs, cases_path, outputs_path, chosen)
+        given = (("cases", cases_path, file_sha256(cases_path)),
+                 ("outputs", outputs_path, file_sha256(outputs_path)))  # fmt: skip
+        provenance = replace(provenance, inputs=given, details_note="")
     try:
-        return report_html(head, selection, caps, {}, provenance)
+        return report_html(head, selection, caps, details, provenance)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
         # A hand-edited or foreign file: whatever the checks let through is still one line.
         raise InputError(path, f"not a toolscore report JSON: cannot read {error!r}") from None
