@@ -550,3 +550,13 @@ def test_a_report_json_with_its_inputs_opens_its_cases_beside_their_plans(
     )
     assert lonely.exit_code == 2
     assert "go together" in lonely.output
+
+
+def test_score_html_into_a_missing_directory_fails_before_scoring(tmp_path: Path) -> None:
+    paths = write_inputs(tmp_path)
+    target = tmp_path / "nowhere" / "p.html"
+    result = CliRunner().invoke(cli, [*score_args(paths), "--html", str(target)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"toolscore: error: {target}: cannot write: its directory does not exist"
+    ]

@@ -321,6 +321,8 @@ class _HtmlTarget:
 
         if Path(path).is_dir():
             raise InputError(path, "is a directory, not an HTML file")
+        if not Path(path).parent.is_dir():  # found before scoring, not after
+            raise InputError(path, "cannot write: its directory does not exist")
         self.path = path
         self.copy_to: str | None = None
         self.temporary: Path | None = None
