@@ -67,6 +67,7 @@ LAZY_COMMANDS = {
     "batches": "toolscore.commands.calibration",
     "labels": "toolscore.commands.calibration",
     "calibrate": "toolscore.commands.calibration",
+    "report": "toolscore.commands.report",
 }
 """The commands other modules add (with their `register`), and the module of each."""
 
@@ -160,6 +161,13 @@ class _ProgressBar:
     help="Write the report JSON to PATH, or stdout with '-'.",
 )
 @click.option(
+    "--html",
+    "html_path",
+    metavar="PATH",
+    help="Also write the one-file HTML report to PATH (failing cases first, at most 5,000 "
+    "cases, 500 of them passing: `toolscore report` sets other caps).",
+)
+@click.option(
     "--fail-under",
     type=click.FloatRange(0, 1),
     metavar="X",
@@ -219,6 +227,7 @@ def score_command(
     label: str | None,
     show_failures: int,
     cluster_by: str | None,
+    html_path: str | None = None,
 ) -> None:
     """Score an outputs file against a cases file under a spec file."""
     if cluster_by in ("id", "plans"):
@@ -227,7 +236,8 @@ def score_command(
     check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = optional_environment(specs, specs_path, env_path, tool_timeout)
     counter = ByteCounter()
-    report = _report_writer(json_target)
+    html = _HtmlTarget(html_path, json_target) if html_path else None
+    report = _report_writer(html.spool if html else json_target)
     failed: list[CaseResult] = []
     earlier: list[str] = []
     run_id: int | None = None
@@ -255,16 +265,7 @@ def score_command(
             raise
     bar.close()
     if report is not None:
-        from toolscore.report.json_report import report_header  # noqa: PLC0415
-
-        described = env.describe() if env is not None else None
-        try:
-            report.finish(report_header(specs, __version__, described), summary)
-        except InputError as error:
-            if run_id is None:
-                raise
-            saved = f"{error.message} (the run was saved as run {run_id})"
-            raise InputError(error.source, saved) from None
+        _write_reports(report, html, specs, env, summary, run_id, (cases_path, outputs_path), label)
     from toolscore.report.terminal import render_summary  # noqa: PLC0415 - rich, when printing
 
     out = console(err=json_target == "-")
@@ -273,9 +274,96 @@ def score_command(
         out.print(printable(line), soft_wrap=True)
     if run_id is not None:
         out.print(f"saved as run {run_id}")
+    if html_path:
+        out.print(printable(f"HTML report written to {html_path}"), soft_wrap=True)
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
         out.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
         sys.exit(1)
+
+
+def _write_reports(
+    report: ReportWriter,
+    html: _HtmlTarget | None,
+    specs: SpecSet,
+    env: Environment | None,
+    summary: Summary,
+    run_id: int | None,
+    inputs: tuple[str, str],
+    label: str | None,
+) -> None:
+    """Write the report JSON, then the HTML page made from it (`--html`); an error writing
+    either names the run when it was saved."""
+    from toolscore.report.json_report import report_header  # noqa: PLC0415
+
+    described = env.describe() if env is not None else None
+    try:
+        report.finish(report_header(specs, __version__, described), summary)
+        if html is not None:
+            html.write(specs, *inputs, label, run_id)
+    except InputError as error:
+        if run_id is None:
+            raise
+        saved = f"{error.message} (the run was saved as run {run_id})"
+        raise InputError(error.source, saved) from None
+    finally:
+        if html is not None:
+            html.close()
+
+
+class _HtmlTarget:
+    """`score --html PATH`: the page is made from the report JSON once it is written, so the
+    report goes to a file: `--json`'s own, or a temporary one (then copied to stdout or the
+    device `--json` names, if any). jinja2 is imported only here, with `--html`."""
+
+    def __init__(self, path: str, json_target: str | None) -> None:
+        import secrets  # noqa: PLC0415
+        import tempfile  # noqa: PLC0415
+
+        if Path(path).is_dir():
+            raise InputError(path, "is a directory, not an HTML file")
+        if not Path(path).parent.is_dir():  # found before scoring, not after
+            raise InputError(path, "cannot write: its directory does not exist")
+        self.path = path
+        self.copy_to: str | None = None
+        self.temporary: Path | None = None
+        target = Path(json_target) if json_target and json_target != "-" else None
+        if target is not None and (not target.exists() or target.is_file()):
+            self.spool = str(target)
+        else:
+            # Only named here: the report writer creates it once scoring has finished.
+            self.copy_to = json_target
+            name = f"toolscore-report-{secrets.token_hex(8)}.json"
+            self.temporary = Path(tempfile.gettempdir()) / name
+            self.spool = str(self.temporary)
+
+    def write(
+        self, specs: SpecSet, cases: str, outputs: str, label: str | None, run_id: int | None
+    ) -> None:
+        """Copy the report where `--json` wanted it, then write the page."""
+        from toolscore.report.build import html_from_score  # noqa: PLC0415 - jinja2 here
+        from toolscore.report.embed import Caps  # noqa: PLC0415
+        from toolscore.report.page import write_page  # noqa: PLC0415
+
+        if self.copy_to is not None:
+            self._copy_report(self.copy_to)
+        page = html_from_score(self.spool, specs, cases, outputs, Caps(), label, run_id)
+        write_page(self.path, page)
+
+    def _copy_report(self, target: str) -> None:
+        import shutil  # noqa: PLC0415
+
+        with open(self.spool, "rb") as source:
+            if target == "-":
+                shutil.copyfileobj(source, sys.stdout.buffer)
+                sys.stdout.buffer.flush()
+            else:
+                with open(target, "wb") as out:
+                    shutil.copyfileobj(source, out)
+
+    def close(self) -> None:
+        """Remove the temporary report, if one was made."""
+        if self.temporary is not None:
+            self.temporary.unlink(missing_ok=True)
 
 
 def _report_writer(json_target: str | None) -> ReportWriter | None:

@@ -10,7 +10,7 @@ theirs, and the second builds the views of the sampled cases.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolscore.calibration.batches import BatchCase
@@ -130,15 +130,30 @@ def _views(
     stored_of: Callable[[str], tuple[dict[str, Any], list[str | None]]],
     light: bool = False,
 ) -> Iterator[tuple[Case, dict[str, Any], dict[str, Any], list[str | None]]]:
-    """Each wanted case scored again: the case, its labelling view (with `light`, only what
-    the stratum needs), its stored report JSON and the tool of each stored mismatch (both
-    from `stored_of`)."""
+    """`rescored_views` of a stored run's wanted cases, read from its stored files."""
     sources = (
         f"{run.cases_path} (stored with run {run.id})",
         f"{run.outputs_path} (stored with run {run.id})",
     )
-    cases = _cases(store, run.cases_sha256, specs, sources[0], wanted)
-    outputs = _outputs(store, run.outputs_sha256, sources[1], wanted)
+    case_lines = store.content_lines(run.cases_sha256)
+    output_lines = store.content_lines(run.outputs_sha256)
+    return rescored_views(specs, case_lines, output_lines, sources, wanted, stored_of, light)
+
+
+def rescored_views(
+    specs: SpecSet,
+    case_lines: Iterable[tuple[int, bytes]],
+    output_lines: Iterable[tuple[int, bytes]],
+    sources: tuple[str, str],
+    wanted: Collection[str],
+    stored_of: Callable[[str], tuple[dict[str, Any], list[str | None]]],
+    light: bool = False,
+) -> Iterator[tuple[Case, dict[str, Any], dict[str, Any], list[str | None]]]:
+    """Each wanted case scored again from the (line number, line) of a cases and an outputs
+    file: the case, its labelling view (with `light`, only what the stratum needs), its
+    stored report JSON and the tool of each stored mismatch (both from `stored_of`)."""
+    cases = _cases(case_lines, specs, sources[0], wanted)
+    outputs = _outputs(output_lines, sources[1], wanted)
     for case, trajectory in join(cases, outputs, sources=sources):
         result = score_case(specs, case, trajectory)
         stored, tools = stored_of(case.id)
@@ -149,9 +164,9 @@ def _views(
 
 
 def _cases(
-    store: Store, sha256: str, specs: SpecSet, source: str, wanted: Collection[str]
+    lines: Iterable[tuple[int, bytes]], specs: SpecSet, source: str, wanted: Collection[str]
 ) -> Iterator[Case]:
-    for number, raw in store.content_lines(sha256):
+    for number, raw in lines:
         if _other_case(raw, wanted):
             continue
         data = parse_line(raw, source, number, CaseError)
@@ -160,9 +175,9 @@ def _cases(
 
 
 def _outputs(
-    store: Store, sha256: str, source: str, wanted: Collection[str]
+    lines: Iterable[tuple[int, bytes]], source: str, wanted: Collection[str]
 ) -> Iterator[Trajectory]:
-    for number, raw in store.content_lines(sha256):
+    for number, raw in lines:
         if _other_case(raw, wanted):
             continue
         data = parse_line(raw, source, number, OutputError, lenient=True)

@@ -155,8 +155,24 @@ class CasePage:
 def case_page(case: BatchCase, label: Label | None) -> CasePage:
     """The page of one batch case for a labeller whose label of it is `label` (None: not yet
     labelled, and then nothing of the scorers' judgement is included)."""
-    view = case.view
-    revealed = label is not None
+    page = case_layout(case.view, revealed=label is not None)
+    if label is None:
+        return page
+    return replace(
+        page,
+        verdicts=tuple(
+            Verdict(scorer, bool(case.verdicts[scorer]), _agrees(label.label, scorer, case))
+            for scorer in SCORERS
+            if scorer in case.verdicts
+        ),
+        stratum=visible(case.stratum),
+    )
+
+
+def case_layout(view: Mapping[str, Any], revealed: bool) -> CasePage:
+    """The plan beside the produced calls of a case view (`calibration.view.case_view`);
+    with `revealed`, the rule scorer's judgement too: each difference accepted or rejected,
+    the mismatches and the exact-JSON reason (the HTML report shows them at once)."""
     plans = [_calls(plan) for plan in _list(view.get("plans"))]
     plan = view.get("plan")
     if not (isinstance(plan, int) and 0 <= plan < len(plans)):
@@ -180,22 +196,16 @@ def case_page(case: BatchCase, label: Label | None) -> CasePage:
         ),
         revealed=revealed,
     )
-    if label is None:
+    if not revealed:
         return page
     loose = [_note(d) for index, d in enumerate(differences) if index not in used]
     reason = view.get("exact_reason")
     return replace(
         page,
-        verdicts=tuple(
-            Verdict(scorer, bool(case.verdicts[scorer]), _agrees(label.label, scorer, case))
-            for scorer in SCORERS
-            if scorer in case.verdicts
-        ),
         mismatches=tuple(
             _mismatch(m) for m in _list(view.get("mismatches")) if isinstance(m, Mapping)
         ),
         exact_reason=None if reason is None else visible(str(reason)),
-        stratum=visible(case.stratum),
         loose_notes=tuple(loose),
     )
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,13 +17,13 @@ import click
 import orjson
 
 from toolscore.commands import console, input_errors
-from toolscore.errors import InputError, SpecError
-from toolscore.report.lenient import lenient_rules
+from toolscore.errors import InputError
 from toolscore.report.printable import printable
 from toolscore.report.terminal import percent, render_summary
 from toolscore.specs import SpecSet, load_specs
 from toolscore.store import compare, open_store, spec_diff
 from toolscore.store.database import RunInfo, Store
+from toolscore.store.report import stored_report_head, stored_specs
 from toolscore.store.restore import result_from_json, summary_from_json
 from toolscore.store.terminal import (
     case_lines,
@@ -122,35 +121,13 @@ def _render_run(store: Store, info: RunInfo, show_failures: int) -> None:
     summary = summary_from_json(store.summary(info.id))
     out = console()
     out.print(run_line(info))
-    render_summary(out, _stored_specs(store, info), info.toolscore_version, summary, failed)
-
-
-def _stored_specs(store: Store, info: RunInfo) -> SpecSet:
-    """The run's spec set for its report: read again from the store, so that its lenient
-    rules are listed; a stand-in with the relaxations alone if it no longer loads."""
-    try:
-        return replace(store.specs(info), source=info.specs_path)
-    except SpecError:
-        return info.spec_stand_in()
+    render_summary(out, stored_specs(store, info), info.toolscore_version, summary, failed)
 
 
 def _write_report(store: Store, info: RunInfo) -> None:
     """The run's report JSON as `score --json` wrote it, with the run's record first;
     the cases are streamed, one a line."""
-    head = {
-        "run": info.to_json(),
-        "toolscore": info.toolscore_version,
-        "specs": {
-            "version": info.specs_version,
-            "sha256": info.specs_sha256,
-            "tools": info.tool_versions,
-        },
-        "relaxations": info.relaxations,
-    }
-    specs = _stored_specs(store, info)
-    if specs.tools:
-        head["lenient_rules"] = [rule.to_json() for rule in lenient_rules(specs)]
-    head["summary"] = store.summary(info.id)
+    head = stored_report_head(store, info)
     stdout = sys.stdout.buffer
     stdout.write(orjson.dumps(head)[:-1] + b',"cases":[')
     for index, case in enumerate(store.cases(info.id)):
@@ -224,6 +201,9 @@ def rescore_command(
     type=click.IntRange(1),
     help="Bootstrap resamples of the shared cases.",
 )
+@click.option(
+    "--html", "html_path", metavar="PATH", help="Also write the comparison as one HTML file."
+)
 @db_option
 @json_option
 @input_errors
@@ -235,12 +215,18 @@ def compare_command(
     resamples: int,
     db_path: str | None,
     as_json: bool,
+    html_path: str | None = None,
 ) -> None:
     """Compare two stored runs: metrics side by side, B - A on the shared cases with a paired
     bootstrap 95% interval and McNemar's exact test, the cases whose verdict flipped and the
     rule (and spec change) that decided each."""
     with open_store(db_path, read_only=True) as store:
         comparison = compare(store, run_a, run_b, seed=seed, resamples=resamples)
+    if html_path:
+        from toolscore.report.compare_html import compare_html  # noqa: PLC0415 - jinja2
+        from toolscore.report.page import write_page  # noqa: PLC0415
+
+        write_page(html_path, compare_html(comparison.to_json()))
     if as_json:
         print_json(comparison.to_json())
     else:

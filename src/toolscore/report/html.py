@@ -1,0 +1,296 @@
+"""The one-file HTML report of a run: what its page shows, built from a report JSON.
+
+`report_html` takes the report's header and summary (`head`, as `score --json` writes them),
+the chosen cases (`embed.select_cases`) and, where they could be found, each chosen case's
+plans and produced calls (`sources`); it returns the page. Every number on the page is read
+from the summary as it is; the cases are data for the page's script, which lists and filters
+them and lays a case out beside its plan (the labelling page's layout, with the verdicts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from markupsafe import Markup
+
+from toolscore.calibration.page import case_layout, top_key
+from toolscore.report import charts
+from toolscore.report.embed import Caps, Selection
+from toolscore.report.page import json_bytes, render
+
+RATES = (
+    ("accuracy", "case accuracy", "cases"),
+    ("name_accuracy", "name accuracy", "tool cases"),
+    ("argument_accuracy", "argument accuracy", "paired calls"),
+    ("abstention_accuracy", "abstention accuracy", "abstention cases"),
+)
+COUNTS = (
+    ("missed_calls", "missed calls (tool cases with no call)"),
+    ("missing_outputs", "missing outputs"),
+    ("unmatched_outputs", "outputs matching no case"),
+    ("unread_cases", "cases with an unread transcript part"),
+)
+SCORERS = (("exact", "exact JSON"), ("lowercase", "lowercase"))
+MAX_CASE_BYTES = 200_000
+"""A case whose page JSON is larger is embedded without its values (`slimmed`)."""
+MAX_LIST_ITEMS = 100
+MAX_TEXT = 500
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What the report JSON does not say about a run: where it came from and when, and how
+    to see the cases the page leaves out."""
+
+    label: str | None = None
+    date: str | None = None
+    date_note: str = ""
+    inputs: tuple[tuple[str, str | None, str | None], ...] = ()
+    """(role, path, sha256) of the cases and outputs files, where known."""
+    rest_hint: str = ""
+    details_note: str = ""
+    """Why cases show no plans and produced calls, when they do not (empty when they do)."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def report_html(
+    head: Mapping[str, Any],
+    selection: Selection,
+    caps: Caps,
+    details: Mapping[str, Mapping[str, Any]],
+    provenance: Provenance,
+) -> str:
+    """The page of a run: `head` holds its header and summary, `details` the view of each
+    chosen case whose plans and produced calls could be found (by id)."""
+    summary = head["summary"]
+    chosen = selection.cases(caps)
+    cases_json, embedded = _embedded(chosen, details, caps.max_bytes)
+    per_tool, tools_left = charts.heat_rows(summary.get("per_tool", {}))
+    per_argument, arguments_left = charts.heat_rows(summary.get("per_argument", {}))
+    state = summary.get("state")
+    required = state.get("required_outputs") if state else None
+    failed = summary["cases"] - summary["passed"]
+    return render(
+        "report.html",
+        title=f"toolscore report{': ' + provenance.label if provenance.label else ''}",
+        head=head,
+        provenance=provenance,
+        rates=_rates(summary),
+        counts=[(key, label, summary.get(key)) for key, label in COUNTS if key in summary],
+        clustered=summary.get("accuracy_clustered"),
+        scorers=_scorers(summary),
+        codes=charts.bar_chart(summary.get("codes", {})),
+        per_tool=per_tool,
+        tools_left=tools_left,
+        per_argument=per_argument,
+        arguments_left=arguments_left,
+        outcomes=charts.outcomes(state) if state else None,
+        state=state,
+        required=required,
+        required_bar=charts.whisker(required["value"], required["ci95"]) if required else None,
+        embedded=embedded,
+        total=summary["cases"],
+        failed=failed,
+        embedded_failing=sum(1 for case in chosen[:embedded] if not case.get("passed")),
+        caps=caps,
+        has_details=bool(details),
+        calibration=_calibration(head.get("calibration")),
+        cases_json=cases_json,
+        bar_width=charts.BAR_WIDTH,
+        row_height=charts.ROW_HEIGHT,
+    )
+
+
+def _rates(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for key, label, unit in RATES:
+        if key == "accuracy":
+            node = {
+                "value": summary["accuracy"],
+                "n": summary["cases"],
+                "passed": summary["passed"],
+                "ci95": summary.get("accuracy_ci95"),
+            }
+        else:
+            node = summary[key]
+        rows.append(
+            {
+                "key": key,
+                "label": label,
+                "unit": unit,
+                **node,
+                "bar": charts.whisker(node["value"], node.get("ci95")),
+            }
+        )
+    return rows
+
+
+def _scorers(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = [
+        {
+            "key": "rules",
+            "label": "rules",
+            "passed": summary["passed"],
+            "accuracy": summary["accuracy"],
+            "ci95": summary.get("accuracy_ci95"),
+            "disagreements": None,
+        }
+    ]
+    for key, label in SCORERS:
+        node = summary.get("baselines", {}).get(key)
+        if node is None:
+            continue
+        rows.append(
+            {
+                "key": key,
+                "label": label,
+                "passed": node["passed"],
+                "accuracy": node["accuracy"],
+                "ci95": node.get("accuracy_ci95"),
+                "disagreements": node.get("disagreements"),
+                "only_rules_pass": node.get("only_rules_pass"),
+                "only_baseline_passes": node.get("only_baseline_passes"),
+            }
+        )
+    for row in rows:
+        row["bar"] = charts.whisker(row["accuracy"], row["ci95"])
+    return rows
+
+
+def _calibration(block: Any) -> dict[str, Any] | None:
+    """The calibration block (`{"labellers", "metrics"}`) as the page's table reads it; None
+    when there is none or it has another shape."""
+    if not isinstance(block, Mapping):
+        return None
+    labellers = [str(name) for name in block.get("labellers", ()) if name is not None]
+    metrics = []
+    for metric in block.get("metrics", ()):
+        if not isinstance(metric, Mapping):
+            continue
+        ci = metric.get("ci95")
+        metrics.append(
+            {
+                "name": str(metric.get("name", "")),
+                "value": metric.get("value"),
+                "n": metric.get("n"),
+                "ci95": ci if isinstance(ci, list | tuple) and len(ci) == 2 else None,
+                "note": str(metric.get("note", "")),
+            }
+        )
+    return {"labellers": labellers, "metrics": metrics}
+
+
+def _embedded(
+    chosen: Sequence[dict[str, Any]], details: Mapping[str, Mapping[str, Any]], max_bytes: int
+) -> tuple[Markup, int]:
+    """The chosen cases as the page's JSON, stopping before `max_bytes`; and how many. A case
+    whose JSON is over `MAX_CASE_BYTES` (an agent can send megabytes) is embedded slimmed."""
+    parts: list[bytes] = []
+    size = 0
+    for case in chosen:
+        record = case_record(case, details.get(case.get("id", "")))
+        part = json_bytes(record)
+        if len(part) > MAX_CASE_BYTES:
+            part = json_bytes(slimmed(record, len(part)))
+        if size + len(part) > max_bytes:
+            break
+        parts.append(part)
+        size += len(part) + 1
+    return Markup((b"[" + b",".join(parts) + b"]").decode()), len(parts)
+
+
+def slimmed(record: Mapping[str, Any], size: int) -> dict[str, Any]:
+    """A case too large to embed whole: its verdict, facets and mismatches without their
+    values, each list and text cut short; `slimmed` says how large it was."""
+    cut = MAX_LIST_ITEMS
+    kept = {
+        key: record[key] for key in ("id", "passed", "kind", "plan", "baselines") if key in record
+    }
+    for key in ("codes", "disagree", "tools", "args", "tags"):
+        value = record.get(key)
+        kept[key] = [str(item)[:MAX_TEXT] for item in value[:cut]] if value is not None else None
+    kept["mismatches"] = [
+        {
+            "code": m.get("code"),
+            "call": m.get("call"),
+            "plan_call": m.get("plan_call"),
+            "path": str(m.get("path", ""))[:MAX_TEXT],
+            "rule": m.get("rule"),
+            "message": str(m.get("message", ""))[:MAX_TEXT],
+        }
+        for m in record.get("mismatches", ())[:cut]
+    ]
+    kept["slimmed"] = size
+    return kept
+
+
+def case_record(case: Mapping[str, Any], view: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the page's script reads of one case: its report entry, the facets it is filtered
+    by (tools, arguments, codes, tags, the baselines that disagree), and its layout beside
+    the plan when its view is known."""
+    mismatches = [m for m in case.get("mismatches", ()) if isinstance(m, Mapping)]
+    record: dict[str, Any] = {key: value for key, value in case.items() if key != "mismatches"}
+    record["mismatches"] = mismatches
+    record["codes"] = sorted({str(m.get("code")) for m in mismatches})
+    passed = bool(case.get("passed"))
+    baselines = case.get("baselines") or {}
+    record["disagree"] = sorted(name for name, v in baselines.items() if bool(v) != passed)
+    tools, arguments = _facets(mismatches, view)
+    record["tools"], record["args"] = sorted(tools), sorted(arguments)
+    record["tags"] = [str(tag) for tag in view.get("tags", ())] if view is not None else None
+    if view is not None:
+        layout = asdict(case_layout(view, revealed=True))
+        layout["mismatches"] = []  # the record has them
+        layout["exact_reason"] = view.get("exact_reason")
+        record["layout"] = layout
+    return record
+
+
+def _facets(
+    mismatches: Sequence[Mapping[str, Any]], view: Mapping[str, Any] | None
+) -> tuple[set[str], set[str]]:
+    """The tools and the `tool.argument`s a case involves: every call of its compared plan
+    and of what the agent produced (when the view is known), and every mismatch's."""
+    tools: set[str] = set()
+    arguments: set[str] = set()
+    plan: list[Any] = []
+    produced: list[Any] = []
+    if view is not None:
+        plans = view.get("plans") or []
+        index = view.get("plan")
+        plan = plans[index] if isinstance(index, int) and 0 <= index < len(plans) else []
+        produced = list(view.get("produced") or [])
+        for call in [*plan, *produced]:
+            tools.add(str(call.get("name")))
+            args = call.get("args")
+            if isinstance(args, Mapping):
+                arguments.update(f"{call.get('name')}.{key}" for key in args)
+    for m in mismatches:
+        tool = _mismatch_tool(m, plan, produced)
+        if tool is None:
+            continue
+        tools.add(tool)
+        key = top_key(str(m.get("path", "")))
+        if key is not None:
+            arguments.add(f"{tool}.{key}")
+    return tools, arguments
+
+
+def _mismatch_tool(
+    m: Mapping[str, Any], plan: Sequence[Any], produced: Sequence[Any]
+) -> str | None:
+    code, call, plan_call = m.get("code"), m.get("call"), m.get("plan_call")
+    if isinstance(plan_call, int) and 0 <= plan_call < len(plan):
+        return str(plan[plan_call].get("name"))
+    if isinstance(call, int) and 0 <= call < len(produced):
+        return str(produced[call].get("name"))
+    if code in ("missing_call", "wrong_tool") and isinstance(m.get("expected"), str):
+        return str(m["expected"])
+    if code in ("extra_call", "unknown_tool") and isinstance(m.get("produced"), str):
+        return str(m["produced"])
+    return None
+
+
+__all__ = ["Provenance", "case_record", "report_html"]

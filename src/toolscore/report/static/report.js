@@ -1,0 +1,315 @@
+/* The case browser of a toolscore HTML report: lists, filters and opens the cases the page
+   carries as JSON. Every text from the run is set with textContent: nothing it holds is ever
+   read as markup. Standard DOM only, no library. */
+"use strict";
+(function () {
+  var PAGE = 200;
+  var dataNode = document.getElementById("case-data");
+  if (!dataNode) return;
+  var cases = JSON.parse(dataNode.textContent || "[]");
+  var shownCount = PAGE;
+  var matches = [];
+  var $ = function (id) { return document.getElementById(id); };
+  var filters = {
+    search: $("f-search"), tool: $("f-tool"), arg: $("f-arg"), code: $("f-code"),
+    verdict: $("f-verdict"), kind: $("f-kind"), disagree: $("f-disagree"), tag: $("f-tag")
+  };
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function add(parent, child) { parent.appendChild(child); return child; }
+
+  function fillOptions(select, values) {
+    values.sort().forEach(function (value) {
+      var option = el("option", null, value);
+      option.value = value;
+      select.appendChild(option);
+    });
+  }
+
+  function facet(key) {
+    var seen = Object.create(null);
+    cases.forEach(function (c) { (c[key] || []).forEach(function (v) { seen[v] = true; }); });
+    return Object.keys(seen);
+  }
+
+  fillOptions(filters.tool, facet("tools"));
+  fillOptions(filters.arg, facet("args"));
+  fillOptions(filters.code, facet("codes"));
+  fillOptions(filters.tag, facet("tags"));
+
+  function has(list, value) { return (list || []).indexOf(value) >= 0; }
+
+  function keep(c) {
+    var search = filters.search.value.trim().toLowerCase();
+    if (search && String(c.id).toLowerCase().indexOf(search) < 0) return false;
+    if (filters.tool.value && !has(c.tools, filters.tool.value)) return false;
+    if (filters.arg.value && !has(c.args, filters.arg.value)) return false;
+    if (filters.code.value && !has(c.codes, filters.code.value)) return false;
+    if (filters.tag.value && !has(c.tags, filters.tag.value)) return false;
+    if (filters.verdict.value === "failed" && c.passed) return false;
+    if (filters.verdict.value === "passed" && !c.passed) return false;
+    if (filters.kind.value && c.kind !== filters.kind.value) return false;
+    var d = filters.disagree.value;
+    if (d === "any" && !c.disagree.length) return false;
+    if (d === "none" && c.disagree.length) return false;
+    if ((d === "exact" || d === "lowercase") && !has(c.disagree, d)) return false;
+    return true;
+  }
+
+  function verdictCell(passed) {
+    return el("span", passed ? "badge pass" : "badge fail", passed ? "passed" : "failed");
+  }
+
+  function row(c, index) {
+    var tr = el("tr", c.passed ? "passed" : "failed");
+    tr.dataset.index = String(index);
+    tr.tabIndex = 0;
+    var idCell = add(tr, el("td"));
+    add(idCell, el("code", "case-id", c.id));
+    add(add(tr, el("td")), verdictCell(c.passed));
+    add(tr, el("td", null, c.kind));
+    var b = c.baselines || {};
+    add(tr, el("td", c.disagree.length ? "disagrees" : null,
+      (b.exact ? "pass" : "fail") + " / " + (b.lowercase ? "pass" : "fail")));
+    add(tr, el("td", "codes", (c.codes || []).join(", ")));
+    return tr;
+  }
+
+  function refresh() {
+    matches = [];
+    for (var i = 0; i < cases.length; i++) if (keep(cases[i])) matches.push(i);
+    var body = $("case-rows");
+    body.replaceChildren();
+    var limit = Math.min(shownCount, matches.length);
+    for (var k = 0; k < limit; k++) body.appendChild(row(cases[matches[k]], matches[k]));
+    $("shown").textContent = matches.length + " of the " + cases.length +
+      " cases on this page match" + (limit < matches.length ? "; showing the first " + limit : "");
+    $("more").hidden = limit >= matches.length;
+  }
+
+  function value(v) {
+    if (!v) return el("span", "absent", "\u2014");
+    if (v.kind === "json") return el("pre", "json", v.texts[0]);
+    if (v.kind === "any") {
+      var box = el("div", "any");
+      add(box, el("span", "hint", "any one of"));
+      v.texts.forEach(function (t) { add(box, el("pre", "json", t)); });
+      return box;
+    }
+    if (v.kind === "ref") {
+      var ref = el("span");
+      add(ref, el("span", "hint", "what an earlier call returned: "));
+      add(ref, el("code", null, v.texts[0]));
+      return ref;
+    }
+    if (v.kind === "omitted") return el("span", "hint", "left out");
+    if (v.kind === "unwritable") return el("code", null, "too deeply nested to show: " + v.texts[0]);
+    return el("span", "absent", "\u2014");
+  }
+
+  function raw(valueJson) {
+    return el("pre", "json", JSON.stringify(valueJson, null, 2));
+  }
+
+  function noteRow(body, note) {
+    var tr = add(body, el("tr", "note " + (note.accepted ? "accepted" : "rejected")));
+    var td = add(tr, el("td"));
+    td.colSpan = 3;
+    td.textContent = (note.accepted ? "accepted" : "rejected") +
+      (note.rule ? " by " + note.rule : "") + (note.path ? " at " + note.path : "") +
+      ": " + note.message;
+  }
+
+  function layoutTable(layout) {
+    var table = el("table", "calls");
+    var head = add(add(table, el("thead")), el("tr"));
+    add(head, el("th"));
+    add(head, el("th", null, layout.plan === null ? "expected" :
+      "expected (plan " + (layout.plan + 1) + " of " + layout.plan_count + ")"));
+    add(head, el("th", null, "produced (the agent)"));
+    layout.rows.forEach(function (r) {
+      var body = add(table, el("tbody", "call " + r.kind));
+      var tr = add(body, el("tr", "name state-" + r.state));
+      add(tr, el("th", null, (r.kind === "pair" ? "call" : r.kind + " call") +
+        (r.state !== "same" ? " (" + r.state + ")" : "")));
+      var left = add(tr, el("td"));
+      if (r.expected_name !== null) {
+        add(left, el("code", "tool", r.expected_name));
+        add(left, el("span", "index", " #" + (r.plan_call + 1)));
+      } else add(left, el("em", "hint", "not in the plan"));
+      var right = add(tr, el("td"));
+      if (r.produced_name !== null) {
+        add(right, el("code", "tool", r.produced_name));
+        add(right, el("span", "index", " #" + (r.call + 1)));
+      } else add(right, el("em", "hint", "not made"));
+      r.notes.forEach(function (n) { noteRow(body, n); });
+      r.args.forEach(function (a) {
+        var arg = add(body, el("tr", "arg state-" + a.state));
+        arg.dataset.arg = a.key;
+        add(add(arg, el("th")), el("code", null, a.key));
+        add(arg, el("td")).appendChild(r.expected_name !== null ? value(a.expected) : el("span"));
+        add(arg, el("td")).appendChild(
+          r.unparsed ? el("span", "absent", "\u2014") :
+          r.produced_name !== null ? value(a.produced) : el("span"));
+        a.notes.forEach(function (n) { noteRow(body, n); });
+      });
+      if (r.unparsed) {
+        var bad = add(body, el("tr", "arg unparsed state-" + r.state));
+        add(bad, el("th", null, "arguments"));
+        add(bad, el("td"));
+        var cell = add(bad, el("td"));
+        add(cell, el("p", "problem", "not valid JSON" + (r.error ? ": " + r.error : "")));
+        if (r.raw_args !== null) add(cell, el("pre", "json", r.raw_args));
+      }
+    });
+    return table;
+  }
+
+  function section(parent, title) {
+    var s = add(parent, el("section", "part"));
+    add(s, el("h4", null, title));
+    return s;
+  }
+
+  function stateBlock(parent, state) {
+    var s = section(parent, "Final state");
+    add(s, el("p", null, "state " + (state.passed ? "passed" : "failed") +
+      (state.goal ? " (goal: " + state.goal + ")" : "") +
+      (state.outputs_passed === null || state.outputs_passed === undefined ? "" :
+        "; required outputs " + (state.outputs_passed ? "found" : "missing"))));
+    if (state.error) add(s, el("p", "problem", state.error));
+    (state.missing_outputs || []).forEach(function (m) {
+      add(s, el("p", "problem", "missing in the response: " + m));
+    });
+    var tables = (state.diff && state.diff.tables) || {};
+    Object.keys(tables).forEach(function (name) {
+      var t = tables[name];
+      add(s, el("h5", null, "table " + name + (t.note ? " (" + t.note + ")" : "")));
+      ["added", "removed", "changed"].forEach(function (what) {
+        (t[what] || []).forEach(function (item) {
+          var line = add(s, el("div", "diff " + what));
+          add(line, el("span", "hint", what + " "));
+          add(line, raw(item));
+        });
+      });
+    });
+    if (state.calls && state.calls.length) {
+      add(s, el("h5", null, "Replayed calls"));
+      var list = add(s, el("ol", "replayed"));
+      state.calls.forEach(function (call) {
+        var li = add(list, el("li"));
+        add(li, el("code", "tool", call.name));
+        if ("error" in call) add(li, el("span", "problem", " error: " + call.error));
+        else add(li, raw(call.result));
+      });
+    }
+  }
+
+  function open(index) {
+    var c = cases[index];
+    var box = $("case-detail");
+    box.replaceChildren();
+    box.hidden = false;
+    var title = add(box, el("h3"));
+    add(title, el("code", "case-id", c.id));
+    add(title, document.createTextNode(" "));
+    add(title, verdictCell(c.passed));
+    var close = add(title, el("button", "close", "close"));
+    close.type = "button";
+    close.addEventListener("click", function () { box.hidden = true; });
+    var b = c.baselines || {};
+    add(box, el("p", null, c.kind + " case; exact JSON " + (b.exact ? "passes" : "fails") +
+      ", lowercase " + (b.lowercase ? "passes" : "fails") +
+      (c.disagree.length ? " (disagrees with the rules: " + c.disagree.join(", ") + ")" : "")));
+    if (c.tags && c.tags.length) add(box, el("p", "tags", "tags: " + c.tags.join(", ")));
+    if (c.missing_output) add(box, el("p", "problem", "The outputs file has no line for this case."));
+    if (c.slimmed) {
+      add(box, el("p", "note", "This case is too large to show whole (" + c.slimmed +
+        " bytes): its values are left out here; the report JSON has them."));
+    }
+    var layout = c.layout;
+    if (layout) {
+      if (layout.prompt !== null) {
+        var p = section(box, "Prompt");
+        add(p, el("div", "text", layout.prompt));
+      }
+      var cmp = section(box, "The plan beside the calls made");
+      if (layout.no_call_expected) add(cmp, el("p", "expectation", "The plan is to make no call."));
+      if (layout.reordered) add(cmp, el("p", "expectation", "The calls were made in another order than the plan's."));
+      if (layout.rows.length) add(cmp, layoutTable(layout));
+      layout.loose_notes.forEach(function (n) {
+        add(cmp, el("p", "note " + (n.accepted ? "accepted" : "rejected"), n.message));
+      });
+      if (layout.exact_reason) add(cmp, el("p", "hint", "Exact JSON: " + layout.exact_reason));
+      layout.other_plans.forEach(function (plan) {
+        var o = section(box, "Plan " + plan.number + " (another acceptable plan)");
+        if (!plan.calls.length) add(o, el("p", null, "make no call"));
+        plan.calls.forEach(function (call) {
+          add(o, el("code", "tool", call.name));
+          var t = add(o, el("table", "args"));
+          call.args.forEach(function (pair) {
+            var tr = add(t, el("tr"));
+            add(add(tr, el("th")), el("code", null, pair[0]));
+            add(tr, el("td")).appendChild(value(pair[1]));
+          });
+        });
+      });
+    } else {
+      add(box, el("p", "hint", "The plans and produced calls of this case are not in this report."));
+    }
+    if (c.mismatches.length) {
+      var m = section(box, "Mismatches");
+      var list = add(m, el("ul", "mismatches"));
+      c.mismatches.forEach(function (x) {
+        var li = add(list, el("li"));
+        add(li, el("code", null, x.code));
+        add(li, document.createTextNode(
+          (x.call !== null && x.call !== undefined ? " call #" + (x.call + 1) : "") +
+          (x.path ? " " + x.path : "") + (x.rule ? " [" + x.rule + "]" : "") + ": " + x.message));
+        if ("expected" in x || "produced" in x) {
+          var pair = add(li, el("div", "values"));
+          if ("expected" in x) { var e = add(pair, el("div")); add(e, el("span", "hint", "expected")); add(e, raw(x.expected)); }
+          if ("produced" in x) { var q = add(pair, el("div")); add(q, el("span", "hint", "produced")); add(q, raw(x.produced)); }
+        }
+      });
+    }
+    var extra = (c.notes || []).concat(c.unread || []);
+    if (extra.length) {
+      var n = section(box, "Notes");
+      extra.forEach(function (t) { add(n, el("p", null, t)); });
+    }
+    (c.tool_errors || []).forEach(function (err) {
+      var t = section(box, "Tool error of call #" + (err.call + 1) + " (" + err.name + ")");
+      add(t, raw(err.result));
+    });
+    if (c.state) stateBlock(box, c.state);
+    box.scrollIntoView({ block: "nearest" });
+  }
+
+  Object.keys(filters).forEach(function (key) {
+    filters[key].addEventListener(key === "search" ? "input" : "change", function () {
+      shownCount = PAGE;
+      refresh();
+    });
+  });
+  $("filters").addEventListener("reset", function () {
+    setTimeout(function () { shownCount = PAGE; refresh(); }, 0);
+  });
+  $("filters").addEventListener("submit", function (event) { event.preventDefault(); });
+  $("more").addEventListener("click", function () { shownCount += PAGE; refresh(); });
+  $("case-rows").addEventListener("click", function (event) {
+    var tr = event.target.closest("tr");
+    if (tr && tr.dataset.index !== undefined) open(Number(tr.dataset.index));
+  });
+  $("case-rows").addEventListener("keydown", function (event) {
+    var tr = event.target.closest("tr");
+    if (tr && event.key === "Enter") open(Number(tr.dataset.index));
+  });
+  refresh();
+})();

@@ -1,0 +1,237 @@
+"""The HTML report in a real browser, opened from disk with every network request aborted:
+it renders, its filters and search work, a case opens beside its plan with the differing
+argument marked, nothing leaves the page, and agent text (a prompt, a tool name, an argument
+value, a case id) and a calibration labeller's name stay inert.
+
+Chromium comes from the system, as for the labelling page (`test_label_browser.chromium`):
+without it the test skips on a developer's machine and fails under CI. Firefox is not tried.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Route, expect
+
+from test_label_browser import CHROMIUM_FLAGS, WAIT_MS, chromium
+from test_report_html import PWN, run, score_args, write_inputs
+from toolscore.report.embed import Caps, select_cases
+from toolscore.report.html import Provenance, report_html
+from toolscore.report.page import write_page
+from toolscore.report.sources import ReportFile, details_from_files
+from toolscore.specs import load_specs
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    executable = chromium()
+    flags = CHROMIUM_FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
+    expect.set_options(timeout=WAIT_MS)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=flags)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def hostile_page(folder: Path) -> tuple[Path, dict[str, Any]]:
+    """The report page of the hostile inputs, with a calibration block whose labeller name
+    is a payload; and the report JSON it was made from."""
+    paths = write_inputs(folder)
+    report_path = folder / "report.json"
+    assert run(*score_args(paths), "--json", str(report_path)).exit_code == 0
+    caps = Caps()
+    report = ReportFile(str(report_path))
+    selection = select_cases(report.cases(), caps)
+    report.close()
+    chosen = {case["id"]: case for case in selection.cases(caps)}
+    specs = load_specs(paths["specs"])
+    details = details_from_files(specs, str(paths["cases"]), str(paths["outputs"]), chosen)
+    head = dict(report.head)
+    head["calibration"] = {
+        "labellers": [PWN, "bob"],
+        "metrics": [{"name": "scorer-bug rate", "value": 0.1, "n": 10, "ci95": [0.02, 0.4],
+                     "note": PWN}],
+    }  # fmt: skip
+    page_path = folder / "report.html"
+    write_page(str(page_path), report_html(head, selection, caps, details, Provenance(label=PWN)))
+    return page_path, orjson.loads(report_path.read_bytes())
+
+
+class Watched:
+    """A page whose every request is recorded and, unless it reads a file, aborted; and the
+    dialogs, script errors and console errors it shows."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        page.route("**/*", self._route)
+        page.on("request", lambda request: self.requests.append(request.url))
+        page.on("dialog", self._dialog)
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def _route(self, route: Route) -> None:
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            route.abort()
+
+    def _dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type in ("error", "warning"):
+            self.errors.append(message.text)
+
+
+def rows(page: Page) -> int:
+    return page.locator("#case-rows tr").count()
+
+
+def test_the_report_works_offline_and_agent_text_stays_inert(
+    browser: Browser, tmp_path: Path
+) -> None:
+    page_path, report = hostile_page(tmp_path)
+    cases = report["cases"]
+    watched = Watched(browser.new_page(viewport={"width": 1280, "height": 900}))
+    page = watched.page
+    page.goto(page_path.as_uri())
+    expect(page.locator("h1")).to_contain_text("toolscore report")
+    expect(page.locator("#run-label")).to_have_text(PWN)
+    expect(page.locator("#case-rows tr")).to_have_count(len(cases))
+    expect(page.locator("#shown")).to_contain_text(f"{len(cases)} of the {len(cases)} cases")
+
+    check_filters(page, cases)
+    check_a_case_opens_beside_its_plan(page)
+    expect(page.locator("#calibration .labeller").first).to_have_text(PWN)
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    page.emulate_media(media="print")
+    expect(page.locator("#filters")).to_be_hidden()
+    expect(page.locator("#metrics")).to_be_visible()
+
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("img").count() == 0
+    assert page.locator("#case-detail script").count() == 0
+    assert watched.dialogs == []
+    assert watched.errors == []
+    assert watched.requests == [page_path.as_uri()]
+    page.close()
+
+
+def check_filters(page: Page, cases: list[dict[str, Any]]) -> None:
+    """Each filter, and the search by id, leaves the rows it should."""
+    failing = [c for c in cases if not c["passed"]]
+    page.select_option("#f-verdict", "failed")
+    expect(page.locator("#case-rows tr")).to_have_count(len(failing))
+    page.select_option("#f-tool", PWN)
+    expect(page.locator("#case-rows tr")).to_have_count(1)
+    expect(page.locator("#case-rows tr code.case-id")).to_have_text("evil-tool")
+    page.click("#f-reset")
+    expect(page.locator("#case-rows tr")).to_have_count(len(cases))
+    value_mismatch = [
+        c for c in cases if any(m["code"] == "value_mismatch" for m in c["mismatches"])
+    ]
+    page.select_option("#f-code", "value_mismatch")
+    expect(page.locator("#case-rows tr")).to_have_count(len(value_mismatch))
+    page.select_option("#f-code", "")
+    page.select_option("#f-tag", "beta")
+    expect(page.locator("#case-rows tr")).to_have_count(3)
+    page.select_option("#f-tag", "")
+    page.select_option("#f-kind", "abstention")
+    expect(page.locator("#case-rows tr")).to_have_count(1)
+    page.select_option("#f-kind", "")
+    page.select_option("#f-arg", "refund.order_id")
+    assert 0 < rows(page) < len(cases)
+    page.select_option("#f-arg", "")
+    page.select_option("#f-disagree", "exact")
+    disagree_exact = [c for c in cases if c["baselines"]["exact"] != c["passed"]]
+    expect(page.locator("#case-rows tr")).to_have_count(len(disagree_exact))
+    page.select_option("#f-disagree", "")
+
+    page.fill("#f-search", "evil")
+    expect(page.locator("#case-rows tr")).to_have_count(2)
+    page.fill("#f-search", "<img")
+    expect(page.locator("#case-rows tr")).to_have_count(1)
+    expect(page.locator("#case-rows tr code.case-id")).to_have_text(PWN)
+
+
+def check_a_case_opens_beside_its_plan(page: Page) -> None:
+    """A failing case opens with its plan beside the calls, the differing argument marked
+    rejected and the others same; payloads show as text."""
+    page.fill("#f-search", "evil-prompt")
+    page.click("#case-rows tr")
+
+    detail = page.locator("#case-detail")
+    expect(detail).to_be_visible()
+    expect(detail.locator(".text")).to_have_text(PWN)  # the prompt, as text
+    order_id = detail.locator('tr.arg[data-arg="order_id"]')
+    expect(order_id).to_have_class("arg state-rejected")
+    expect(order_id.locator("td").nth(0)).to_contain_text('"o-1"')
+    expect(order_id.locator("td").nth(1)).to_contain_text("onerror")
+    expect(detail.locator('tr.arg[data-arg="amount"]')).to_have_class("arg state-same")
+    expect(detail.locator("ul.mismatches li")).to_contain_text("value_mismatch")
+
+    page.fill("#f-search", "evil-tool")
+    page.click("#case-rows tr")
+    expect(detail.locator("code.tool").filter(has_text="onerror")).to_have_count(1)
+    page.fill("#f-search", "<img")
+    page.click("#case-rows tr")
+    expect(detail.locator("h3 code.case-id")).to_have_text(PWN)
+
+
+def test_the_compare_page_renders_offline(browser: Browser, tmp_path: Path) -> None:
+    paths = write_inputs(tmp_path)
+    db = str(tmp_path / "results.db")
+    run(*score_args(paths), "--db", db)
+    paths["outputs"].write_text(paths["outputs"].read_text().replace('"O-3"', '"o-3"'))
+    run(*score_args(paths), "--db", db)
+    page_path = tmp_path / "compare.html"
+    assert run("compare", "1", "2", "--db", db, "--html", str(page_path)).exit_code == 0
+    watched = Watched(browser.new_page())
+    page = watched.page
+    page.goto(page_path.as_uri())
+    expect(page.locator("#paired tr[data-paired]")).to_have_count(4)
+    expect(page.locator("#flips tr[data-flip] code").first).to_have_text(PWN)
+    assert page.evaluate("window.__pwned") is None
+    assert watched.dialogs == []
+    assert watched.errors == []
+    assert watched.requests == [page_path.as_uri()]
+    page.close()
+
+
+def test_a_replayed_case_shows_its_state_diff_and_replayed_calls(
+    browser: Browser, tmp_path: Path
+) -> None:
+    example = Path(__file__).parents[1] / "src" / "toolscore" / "examples" / "support" / "env"
+    page_path = tmp_path / "report.html"
+    result = run(
+        "score", "--specs", str(example / "tools.yaml"), "--cases", str(example / "cases.jsonl"),
+        "--outputs", str(example / "outputs.jsonl"), "--env", "--html", str(page_path),
+    )  # fmt: skip
+    assert page_path.exists(), result.output
+    watched = Watched(browser.new_page())
+    page = watched.page
+    page.goto(page_path.as_uri())
+    expect(page.locator("#outcomes")).to_be_visible()
+    page.fill("#f-search", "refund-twice")
+    page.click("#case-rows tr")
+    detail = page.locator("#case-detail")
+    expect(detail).to_contain_text("state failed")
+    expect(detail.locator("h5").filter(has_text="Replayed calls")).to_have_count(1)
+    expect(detail.locator("ol.replayed li")).to_have_count(2)
+    expect(detail.locator(".diff").first).to_be_visible()
+    assert watched.errors == []
+    assert watched.requests == [page_path.as_uri()]
+    page.close()
