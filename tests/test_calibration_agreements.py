@@ -347,7 +347,11 @@ def test_calibrate_prints_the_estimate_and_the_report_block_holds_it(tmp_path: P
     assert (agreed["value"], agreed["n"]) == (0.9, 20)
     assert kappa["value"] == report["agreement"]["rules"]["kappa"]  # defined: both verdicts
     assert kappa["value"] is not None
-    assert (rate["value"], rate["n"], rate["ci95"]) == (0.1, 10, report["scorer_bug_rate"]["interval"])
+    assert (rate["value"], rate["n"], rate["ci95"]) == (
+        0.1,
+        10,
+        report["scorer_bug_rate"]["interval"],
+    )
     assert bugs["value"] == pytest.approx(3.0)
     assert (run["value"], run["ci95"], run["n"]) == (accuracy["value"], [low, high], 20)
     with open_store(db, read_only=True) as store:

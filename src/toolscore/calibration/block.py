@@ -7,7 +7,7 @@ cases and 95% interval or a note saying why it has none.
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolscore.calibration.calibrate import Calibration, calibrate
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from toolscore.store.database import Store
 
 
-def report_block(store_or_db: Store | str | os.PathLike[str], run_id: int | str) -> dict[str, Any] | None:
+def report_block(store_or_db: Store | str | Path, run_id: int | str) -> dict[str, Any] | None:
     """`{"labellers": [...], "metrics": [{"name", "value", "n", "ci95", "note"}]}` for the
     run's newest batch with labels, or None when no batch of the run has any.
 

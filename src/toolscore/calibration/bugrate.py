@@ -113,8 +113,8 @@ def scaled_count(
     cases in the run, its labelled cases and how many of those have the property. None
     when nothing is labelled.
 
-    One stratum: k/n × N, its interval the Wilson bounds × N. Several: the stratified sum
-    of N_h × p_h over the labelled strata, with a normal interval of variance
+    One stratum: k/n * N, its interval the Wilson bounds * N. Several: the stratified sum
+    of N_h * p_h over the labelled strata, with a normal interval of variance
     sum N_h² (1 - f_h) p_h (1 - p_h) / n_h, where f_h = n_h / N_h with `fpc` (the
     finite-population correction, for a sample drawn without replacement), else 0; clipped
     to [0, N]. The cases of strata with nothing labelled are left out of the estimate and

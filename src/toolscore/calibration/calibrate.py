@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolscore.calibration.agreement import Agreement, Rater, agreement
 from toolscore.calibration.accuracy import Cell, RunAccuracy, run_accuracy
+from toolscore.calibration.agreement import Agreement, Rater, agreement
 from toolscore.calibration.batches import (
     DISAGREEMENT,
     POPULATIONS,

@@ -133,15 +133,15 @@ def _strata(
     strata: dict[str, str] = {}
     rescore: dict[str, ResultRow | None] = {}
     as_planned: set[str] = set()
-    for case in found:
-        stored, tools = case.stored()
+    for item in found:
+        stored, tools = item.stored()
         if stored["mismatches"] and tools and tools[0]:
-            strata[case.case_id] = stratum({}, stored, tools)
+            strata[item.case_id] = stratum({}, stored, tools)
             continue
         # a passed case's row holds nothing the stratum needs
-        rescore[case.case_id] = case.row if stored["mismatches"] else None
+        rescore[item.case_id] = item.row if stored["mismatches"] else None
         if agreeing and stored["passed"] and stored["baselines"].get("exact"):
-            as_planned.add(case.case_id)
+            as_planned.add(item.case_id)
 
     def kept(case_id: str) -> tuple[dict[str, Any], list[str | None]]:
         row = rescore[case_id]
