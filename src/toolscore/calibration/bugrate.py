@@ -6,7 +6,8 @@ rule), so the scaled estimate weighs each stratum by its size in the run: the st
 estimator sum of N_h * p_h, with the normal interval of variance sum of
 N_h^2 p_h (1 - p_h) / n_h, clipped to [0, N] (per-stratum Wilson bounds added up would not
 be a 95% interval). A run with one stratum is a simple random sample: the Wilson interval
-of the rate, times N.
+of the rate, times N. The estimator (`scaled_count`) also weighs right verdicts to the run
+for `accuracy`, there with the finite-population correction.
 """
 
 from __future__ import annotations
@@ -132,7 +133,11 @@ def scaled_count(
         return ScaledCount(k / n * total, (bounds[0] * total, bounds[1] * total), False, 0)
     estimate = math.fsum(in_run * k / n for in_run, n, k in covered)
     variance = math.fsum(
-        in_run**2 * (max(0.0, 1 - n / in_run) if fpc else 1.0) * (k / n) * (1 - k / n) / n
+        in_run**2
+        * (max(0.0, 1 - n / in_run) if fpc and in_run else 1.0)
+        * (k / n)
+        * (1 - k / n)
+        / n
         for in_run, n, k in covered
     )
     half = z * math.sqrt(variance)
