@@ -96,7 +96,7 @@ def measure(db: Path, specs_path: Path, n: int, repeat: int) -> list[Figure]:
             "agreement, kappa, confusion, scorer bugs",
         ),
         Figure(
-            "k5. disagreements --vs exact --n 100 --agreements 100",
+            "k6. disagreements --vs exact --n 100 --agreements 100",
             f"{best['agreements']:.1f} s",
             "-",
             None,
