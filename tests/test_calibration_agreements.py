@@ -14,6 +14,8 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.stats import binomtest, norm
 
 from toolscore.calibration import report_block
@@ -97,6 +99,21 @@ def test_allocation_is_proportional_with_one_per_stratum_where_k_allows() -> Non
     assert allocation({"a": 5}, 0, rng) == {"a": 0}
     # quotas 9 * (.6, .1, .3) = 5.4, 0.9, 2.7: b its one (all it has), then a 5 and c 3
     assert allocation({"a": 6, "b": 1, "c": 3}, 9, rng) == {"a": 5, "b": 1, "c": 3}
+
+
+@given(st.dictionaries(st.text(max_size=3), st.integers(0, 40), max_size=8), st.integers(0, 90))
+def test_allocation_properties(sizes: dict[str, int], k: int) -> None:
+    taken = allocation(sizes, k, random.Random(1))
+    total = sum(sizes.values())
+    assert sum(taken.values()) == min(k, total)
+    assert all(0 <= taken.get(name, 0) <= size for name, size in sizes.items())
+    filled = [name for name, size in sizes.items() if size]
+    if k >= len(filled):  # one per non-empty stratum where k allows
+        assert all(taken[name] >= 1 for name in filled)
+    if total and k < total:  # within one of the share, but for the one-each floor
+        for name in filled:
+            share = k * sizes[name] / total
+            assert taken[name] < share + 1 or taken[name] == 1
 
 
 def test_proportional_sample_is_reproducible_and_ignores_input_order() -> None:
