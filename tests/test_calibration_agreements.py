@@ -198,6 +198,14 @@ def test_negative_agreements_is_one_line_and_status_2(tmp_path: Path) -> None:
 # --- the estimate -----------------------------------------------------------------------------
 
 
+def wilson_at(p: float, n: float) -> tuple[float, float]:
+    """The Wilson interval written out: (p + z²/2n ± z √(p(1-p)/n + z²/4n²)) / (1 + z²/n)."""
+    z = norm.ppf(0.975)
+    center = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    return center - half, min(1.0, center + half)
+
+
 def test_the_stratified_accuracy_against_hand_computed_values() -> None:
     cells = [Cell(DISAGREEMENT, "d", 40, 10, 6), Cell(AGREEMENT, "a", 160, 20, 19)]
     found = run_accuracy(cells, agreements_recorded=True)
@@ -206,10 +214,13 @@ def test_the_stratified_accuracy_against_hand_computed_values() -> None:
     # variance of that count, with the finite-population correction (1 - n/N):
     #   40^2 * (1 - 10/40) * 0.6 * 0.4 / 10 = 1600 * 0.75 * 0.024 = 28.8
     #   160^2 * (1 - 20/160) * 0.95 * 0.05 / 20 = 25600 * 0.875 * 0.002375 = 53.2
-    # so 176 -/+ 1.959964 * sqrt(82.0) = 176 -/+ 17.7480, over 200: 0.79126 .. 0.96874
-    half = norm.ppf(0.975) * 82.0**0.5
-    assert found.interval == pytest.approx(((176 - half) / 200, (176 + half) / 200))
-    assert found.interval == pytest.approx((0.79126, 0.96874), abs=1e-5)
+    # of the rate: 82.0 / 200^2 = 0.00205; effective sample size 0.88 * 0.12 / 0.00205 =
+    # 51.512; Wilson there (z = 1.959964): center (0.88 + 0.037287) / 1.074574 = 0.853627,
+    # half 1.823945 * sqrt(0.00205 + 0.00036192) = 0.089576, so 0.76405 .. 0.94320
+    assert found.interval == pytest.approx(wilson_at(0.88, 0.1056 / 0.00205))
+    assert found.interval == pytest.approx((0.76405, 0.94320), abs=1e-5)
+    # (the plain normal interval, 0.88 -/+ 1.96 * sqrt(0.00205) = 0.79126 .. 0.96874, is
+    # symmetric where the rate is near its bound of 1)
     assert (found.labelled, found.right, found.run_cases, found.uncovered) == (30, 25, 200, 0)
     assert found.method is not None
     assert found.method.startswith("stratified over (population, stratum)")
@@ -234,22 +245,36 @@ def test_an_agreement_stratum_with_no_label_widens_the_interval() -> None:
     ]
     found = run_accuracy(cells, agreements_recorded=True)
     # estimated over the 200 covered cases (176 right: 0.88); the 50 others may all be right
+    # (upper bound) or all wrong (lower bound): 0.76405 * 200 / 250 .. (0.94320 * 200 + 50) / 250
     assert found.value == pytest.approx(0.88)
-    half = norm.ppf(0.975) * 82.0**0.5
-    assert found.interval == pytest.approx(((176 - half) / 250, (176 + half + 50) / 250))
+    low, high = wilson_at(0.88, 0.1056 / 0.00205)
+    assert found.interval == pytest.approx((low * 200 / 250, (high * 200 + 50) / 250))
     assert found.uncovered == 50
     assert "50 of the run's cases are in strata with no labelled case" in found.note
 
 
-def test_when_every_label_agrees_the_interval_has_no_width_and_says_so() -> None:
+def test_when_every_label_agrees_the_interval_is_wilsons_at_the_labelled_cases() -> None:
     cells = [Cell(DISAGREEMENT, "d", 40, 10, 10), Cell(AGREEMENT, "a", 160, 20, 20)]
     found = run_accuracy(cells, agreements_recorded=True)
-    assert (found.value, found.interval) == (1.0, (1.0, 1.0))
-    assert "no width" in found.note
-    census = run_accuracy(
-        [Cell(DISAGREEMENT, "d", 4, 4, 4), Cell(AGREEMENT, "a", 2, 2, 2)], agreements_recorded=True
+    # no spread within any stratum: the variance is 0, and a normal interval would be [1, 1];
+    # Wilson at the 30 labelled cases: low = 30 / (30 + 1.96^2) = 0.88649
+    assert found.value == 1.0
+    assert found.interval == pytest.approx((30 / (30 + norm.ppf(0.975) ** 2), 1.0))
+    assert found.interval == pytest.approx((0.88649, 1.0), abs=1e-5)
+    assert "every labelled case of each stratum is right (or each wrong)" in found.note
+    # right in one population, wrong in the other: 40 * 0 + 160 * 1 = 160 of 200 = 0.8
+    mixed = run_accuracy(
+        [Cell(DISAGREEMENT, "d", 40, 10, 0), Cell(AGREEMENT, "a", 160, 20, 20)], True
     )
-    assert (census.value, census.interval, census.note) == (1.0, (1.0, 1.0), "")  # all known
+    assert mixed.value == pytest.approx(0.8)
+    assert mixed.interval == pytest.approx(wilson_at(0.8, 30))
+    census = run_accuracy(
+        [Cell(DISAGREEMENT, "d", 4, 4, 4), Cell(AGREEMENT, "a", 2, 2, 1)], agreements_recorded=True
+    )
+    assert census.value == pytest.approx(5 / 6)
+    assert census.interval == (census.value, census.value)  # every case labelled: known
+    assert census.method is not None
+    assert census.method.startswith("every case of the run is labelled")
 
 
 def test_no_estimate_without_labelled_agreements() -> None:

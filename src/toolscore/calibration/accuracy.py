@@ -5,8 +5,14 @@ The two populations split the run, and each is split into strata by deciding rul
 labelled case is right when the person's label is the rule verdict. The estimate is the
 stratified one over the (population, stratum) cells, each weighted by its size in the run
 (`bugrate.scaled_count` with the finite-population correction, as both samples are drawn
-without replacement), divided by the run's cases. A disagreement-only sample says nothing
-of the agreeing cases, which are most of a run, so then there is no estimate.
+without replacement), divided by the run's cases.
+
+Its interval is Wilson's at the effective sample size p (1 - p) / v, v the stratified
+variance, as Korn and Graubard (1998) do for proportions estimated from survey samples: a
+plain normal interval p ± z √v would leave [0, 1] near the ends, where a scorer's accuracy
+usually is, and would have no width when every labelled case of each stratum is right.
+Where v is 0 the effective size is the labelled cases. A disagreement-only sample says
+nothing of the agreeing cases, which are most of a run, so then there is no estimate.
 """
 
 from __future__ import annotations
@@ -17,19 +23,22 @@ from typing import Any
 
 from toolscore.calibration.batches import AGREEMENT, DISAGREEMENT
 from toolscore.calibration.bugrate import scaled_count
+from toolscore.stats import wilson
 
 WILSON = "Wilson interval of the share of right verdicts (the run is one stratum)"
 STRATIFIED = (
-    "stratified over (population, stratum): sum of N_h * p_h / N; 95% normal interval, "
-    "variance sum of N_h^2 * (1 - n_h / N_h) * p_h * (1 - p_h) / n_h / N^2, clipped to [0, 1]"
+    "stratified over (population, stratum): p = sum of N_h * p_h / N; 95% Wilson interval at "
+    "the effective sample size p * (1 - p) / v, v = sum of N_h^2 * (1 - n_h / N_h) * "
+    "p_h * (1 - p_h) / n_h / N^2 (the labelled cases when v is 0)"
 )
 UNCOVERED = (
     "; {} of the run's cases are in strata with no labelled case: the estimate is over the "
     "others, and the interval's upper bound counts them as right"
 )
-NO_WIDTH = (
-    "; every labelled case of each stratum is right (or each wrong), so the interval has no "
-    "width: with few labels it is too narrow"
+CENSUS = "every case of the run is labelled: the share of right verdicts is known exactly"
+NO_SPREAD = (
+    "; every labelled case of each stratum is right (or each wrong), so the interval is "
+    "Wilson's at the number of labelled cases"
 )
 NO_AGREEMENT_SAMPLE = (
     "not available: this batch has no sample of the cases where the scorers agree "
@@ -120,18 +129,23 @@ def run_accuracy(cells: Sequence[Cell], agreements_recorded: bool) -> RunAccurac
     assert scaled is not None  # some cell is labelled
     total = sum(cell.in_run for cell in cells)
     covered = total - scaled.uncovered
-    low, high = scaled.interval
-    method = STRATIFIED if scaled.stratified else WILSON
-    note = ""
-    if scaled.uncovered:
-        note += UNCOVERED.format(scaled.uncovered)
-    if scaled.stratified and low == high and any(c.labelled < c.in_run for c in cells):
-        note += NO_WIDTH
+    value = scaled.estimate / covered
+    if all(cell.labelled == cell.in_run for cell in cells):
+        return RunAccuracy(cells, value, (value, value), CENSUS, "", 0)
+    if not scaled.stratified:
+        low, high = scaled.interval  # Wilson bounds times N
+        return RunAccuracy(cells, value, (low / total, high / total), WILSON, "", 0)
+    note = UNCOVERED.format(scaled.uncovered) if scaled.uncovered else ""
+    variance = scaled.variance / covered**2
+    if variance > 0:
+        size = value * (1 - value) / variance
+    else:
+        size = sum(cell.labelled for cell in cells)
+        note += NO_SPREAD
+    bounds = wilson(value * size, size, z)
+    assert bounds is not None
+    # the cases of unlabelled strata: none right at the lower bound, all right at the upper
+    low, high = bounds[0] * covered / total, (bounds[1] * covered + scaled.uncovered) / total
     return RunAccuracy(
-        cells,
-        scaled.estimate / covered,
-        (low / total, high / total),
-        method,
-        note.removeprefix("; "),
-        scaled.uncovered,
+        cells, value, (low, high), STRATIFIED, note.removeprefix("; "), scaled.uncovered
     )

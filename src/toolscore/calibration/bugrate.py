@@ -105,6 +105,8 @@ class ScaledCount:
     """False for a run of one stratum (a simple random sample: Wilson bounds times N)."""
     uncovered: int
     """Cases of the run in strata with no labelled case."""
+    variance: float = 0.0
+    """The estimated variance of `estimate` (stratified only)."""
 
 
 def scaled_count(
@@ -142,7 +144,7 @@ def scaled_count(
     )
     half = z * math.sqrt(variance)
     bounds = (max(0.0, estimate - half), min(float(total), estimate + half + uncovered))
-    return ScaledCount(estimate, bounds, True, uncovered)
+    return ScaledCount(estimate, bounds, True, uncovered, variance)
 
 
 def bug_rate(strata: Sequence[StratumEstimate]) -> BugRate:
