@@ -163,6 +163,13 @@ def test_agreements_are_sampled_by_stratum_and_recorded_with_the_runs_counts(
         first = store.batches.case_ids(int(str(info["id"])))
         assert store.batches.case_ids(int(str(again["id"]))) == first
         assert store.batches.case_ids(int(str(other["id"]))) != first
+    listed = invoke("batches", "--db", str(db)).output
+    assert "batch 1: run 1, rules vs exact, 15 cases (10 agreements), seed 3" in listed
+    shown = " ".join(
+        invoke("disagreements", "1", "--db", str(db), "--agreements", "3").output.split()
+    )
+    assert "30 of 30 disagreements sampled · 3 of 70 agreements sampled" in shown
+    assert "Agreements in the run, by deciding rule" in shown
 
 
 def test_zero_agreements_is_the_disagreement_batch_of_before(tmp_path: Path) -> None:

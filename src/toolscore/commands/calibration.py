@@ -133,10 +133,12 @@ def batches_command(db_path: str | None, as_json: bool) -> None:
         out.print("no labelling batches yet (`toolscore disagreements RUN`)")
     for info in found:
         progress = ", ".join(f"{who} {n}/{info.size}" for who, n in labelled[info.id].items())
+        agreeing = f" ({info.agreements_sampled} agreements)" if info.agreements_sampled else ""
         out.print(
             printable(
                 f"batch {info.id}: run {info.run_id}, rules vs {info.baseline}, {info.size} "
-                f"cases, seed {info.seed}, {info.created}; labelled: {progress or 'not yet'}"
+                f"cases{agreeing}, seed {info.seed}, {info.created}; labelled: "
+                f"{progress or 'not yet'}"
             ),
             soft_wrap=True,
         )
