@@ -109,8 +109,7 @@ def test_an_old_store_on_read_only_media_says_it_needs_a_migration(tmp_path: Pat
     assert done.stderr.strip().splitlines() == [
         f"toolscore: error: {tmp_path / 'old.db'}: this results store has schema version 1 "
         f"and needs migrating to version {SCHEMA_VERSION} before this toolscore can read it, "
-        "but it is "
-        "read-only: copy it somewhere writable and use the copy"
+        "but it is read-only: copy it somewhere writable and use the copy"
     ]
 
 
