@@ -145,7 +145,8 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
     report = json.loads((tour / "report.json").read_text())
     for page in ("report.html", "run2.html", "from-json.html", "compare.html"):
         html = (tour / page).read_text()
-        assert html.lower().startswith("<!doctype html>") and "</html>" in html, page
+        assert html.lower().startswith("<!doctype html>"), page
+        assert "</html>" in html, page
     cases = {c["id"]: c for c in report["cases"]}
     assert {i for i, c in cases.items() if c["passed"]} == {"paris", "two-cities", "hello"}
     assert {i for i, c in cases.items() if c["baselines"]["exact"]} == {"hello"}

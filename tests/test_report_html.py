@@ -365,9 +365,14 @@ def test_the_calibration_block_renders_as_a_table_with_names_escaped() -> None:
         "calibration": {
             "labellers": ["alice", PWN],
             "metrics": [
-                {"name": "scorer-bug rate", "value": 0.125, "n": 40, "ci95": [0.05, 0.26],
-                 "note": "of the disagreements"},
-                {"name": "kappa", "value": None, "n": 40, "ci95": None, "note": PWN},
+                {"name": "scorer-bug rate", "unit": "share", "value": 0.125, "n": 40,
+                 "ci95": [0.05, 0.26], "note": "of the disagreements"},
+                {"name": "kappa", "unit": "kappa", "value": None, "n": 40, "ci95": None,
+                 "note": PWN},
+                {"name": "defined kappa", "unit": "kappa", "value": 0.6234, "n": 40,
+                 "ci95": None, "note": ""},
+                {"name": "bugs in the run", "unit": "count", "value": 1234.5, "n": 40,
+                 "ci95": [800.0, 1700.25], "note": ""},
             ],
         },
     }  # fmt: skip
@@ -382,6 +387,9 @@ def test_the_calibration_block_renders_as_a_table_with_names_escaped() -> None:
     assert "12.5%" in html
     assert "5.0% \u2013 26.0%" in html
     assert "undefined" in html
+    assert "0.62</td>" in html  # a kappa is no percentage
+    assert "1,234.5</td>" in html  # nor is a count of cases
+    assert "800.0 \u2013 1,700.2" in html
     without = report_html({**head, "calibration": None}, select_cases([], caps), caps, {},
                           Provenance())  # fmt: skip
     assert "Calibration (person" not in without

@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import click
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -100,3 +101,48 @@ def test_a_failing_migration_leaves_the_store_at_the_step_before(tmp_path: Path)
     assert "half_done" not in tables(db)
     assert not db.in_transaction
     db.close()
+
+
+THIRD_SCHEMA = Path(__file__).parent / "store" / "schema-3.sql"
+"""A store at schema version 3: a run of examples/support and a labelled batch of its
+disagreements, made before batches sampled agreements (see the file's header)."""
+
+
+def test_a_batch_made_before_agreements_still_reads_and_calibrates(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(THIRD_SCHEMA.read_text())
+    assert schema_version(db) == 3
+    db.close()
+    with open_store(path) as store:
+        assert schema_version(store.db) == SCHEMA_VERSION
+        info = store.batches.info(1)
+        assert (info.size, info.disagreements, info.agreements_requested) == (4, 4, 0)
+        assert (info.agreement_strata, info.agreements_sampled) == (None, 0)
+        assert {case.population for case in store.batches.cases(1)} == {"disagreement"}
+        labels = {label.case_id: label.label for label in store.batches.labels(1)}
+        assert labels == {
+            "default-omitted": "correct",
+            "unit-alias": "incorrect",
+            "computed-amount": "correct",
+        }
+    group = click.Group()
+    from toolscore.commands.calibration import register as register_calibration  # noqa: PLC0415
+
+    register_calibration(group)
+    result = CliRunner().invoke(group, ["calibrate", "1", "--db", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.output)
+    assert report["labels"] == {"correct": 2, "incorrect": 1, "unsure": 0}
+    assert report["scorer_bug_rate"]["bugs"] == 1  # unit-alias: passed, the person says not
+    assert report["run_accuracy"]["available"] is False
+    assert report["batch"]["agreement_strata"] is None
+    # the upgraded store takes a new batch with agreements beside the old one
+    result = CliRunner().invoke(
+        group, ["disagreements", "1", "--agreements", "2", "--db", str(path), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert orjson.loads(result.output)["agreement_strata"] == {
+        "get_order [extra_call]": 1,
+        "refund.order_id [exact]": 1,
+    }

@@ -17,8 +17,9 @@ Z95 = 1.959963984540054
 """The 97.5th percentile of the standard normal distribution: two-sided 95%."""
 
 
-def wilson(passed: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """The Wilson score interval of `passed` successes in `n` trials; None when n is 0."""
+def wilson(passed: float, n: float, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval of `passed` successes in `n` trials; None when n is 0.
+    (`n` may be an effective sample size, not a whole number, with `passed` = rate * n.)"""
     if n <= 0:
         return None
     p = passed / n

@@ -22,6 +22,11 @@ LABELS = ("correct", "incorrect", "unsure")
 """What a person can say of a case: the agent's calls were correct, incorrect, or unsure."""
 SCORERS = ("rules", "exact", "lowercase")
 """The scorers whose verdicts a batch keeps, the rule scorer first."""
+DISAGREEMENT = "disagreement"
+"""A case sampled from the run's cases where the rule scorer and the baseline disagree."""
+AGREEMENT = "agreement"
+"""A case sampled from the run's other cases, where the rule scorer and the baseline agree."""
+POPULATIONS = (DISAGREEMENT, AGREEMENT)
 MAX_NOTE = 4000
 """Characters of a note kept (a note is for a sentence or two, not a document)."""
 
@@ -32,6 +37,7 @@ class BatchCase:
 
     `verdicts` maps each scorer of SCORERS to whether it passed the case. `view` is plain
     JSON (see `calibration.view`): prompt, plans, produced calls, pairing and differences.
+    `population` says which of the run's cases it was sampled from (one of POPULATIONS).
     """
 
     position: int
@@ -39,6 +45,7 @@ class BatchCase:
     stratum: str
     verdicts: dict[str, bool]
     view: dict[str, Any] = field(repr=False)
+    population: str = DISAGREEMENT
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,17 @@ class BatchInfo:
     strata: dict[str, int]
     """Disagreements per stratum in the whole run, for weighting what the sample shows."""
     size: int
+    agreements_requested: int = 0
+    agreement_strata: dict[str, int] | None = None
+    """The run's other cases (the scorers agree) per stratum; None for a batch made before
+    agreements were sampled."""
+    agreements_sampled: int = 0
+    """How many of the batch's cases come from the agreement population."""
+
+    def in_run(self, population: str) -> dict[str, int]:
+        """The run's cases per stratum in one population (empty when not recorded)."""
+        found = self.strata if population == DISAGREEMENT else self.agreement_strata
+        return found or {}
 
     def to_json(self) -> dict[str, Any]:
         """The batch as `--json` prints it."""
@@ -69,6 +87,12 @@ class BatchInfo:
             "size": self.size,
             "disagreements": self.disagreements,
             "strata": self.strata,
+            "agreements_requested": self.agreements_requested,
+            "agreements_sampled": self.agreements_sampled,
+            "agreements": (
+                None if self.agreement_strata is None else sum(self.agreement_strata.values())
+            ),
+            "agreement_strata": self.agreement_strata,
         }
 
 
@@ -115,13 +139,20 @@ class Batches:
         disagreements: int,
         strata: dict[str, int],
         cases: Sequence[BatchCase],
+        agreements_requested: int = 0,
+        agreement_strata: dict[str, int] | None = None,
     ) -> int:
-        """Store a new batch with its cases in one transaction; return its id."""
+        """Store a new batch with its cases in one transaction; return its id.
+
+        `agreement_strata` (the run's cases per stratum where the scorers agree) is kept
+        when given, so that labels of agreement cases can be weighted to the run.
+        """
         self.db.execute("BEGIN IMMEDIATE")
         try:
             cursor = self.db.execute(
                 "INSERT INTO batches (run_id, created, baseline, seed, requested, "
-                "disagreements, strata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "disagreements, strata, agreements_requested, agreement_strata) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     now(),
@@ -130,13 +161,15 @@ class Batches:
                     requested,
                     disagreements,
                     orjson.dumps(strata).decode(),
+                    agreements_requested,
+                    None if agreement_strata is None else orjson.dumps(agreement_strata).decode(),
                 ),
             )
             batch_id = cursor.lastrowid
             assert batch_id is not None
             self.db.executemany(
-                "INSERT INTO batch_cases (batch_id, position, case_id, stratum, verdicts, view) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO batch_cases (batch_id, position, case_id, stratum, verdicts, view, "
+                "population) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     (
                         batch_id,
@@ -145,6 +178,7 @@ class Batches:
                         case.stratum,
                         orjson.dumps(case.verdicts).decode(),
                         pack_json(case.view),
+                        case.population,
                     )
                     for case in cases
                 ),
@@ -180,11 +214,14 @@ class Batches:
         batch_id = self.resolve(ref)
         row = self.db.execute(
             "SELECT id, run_id, created, baseline, seed, requested, disagreements, strata, "
-            "(SELECT count(*) FROM batch_cases WHERE batch_id = batches.id) "
-            "FROM batches WHERE id = ?",
+            "(SELECT count(*) FROM batch_cases WHERE batch_id = batches.id), "
+            "agreements_requested, agreement_strata, "
+            "(SELECT count(*) FROM batch_cases WHERE batch_id = batches.id "
+            "AND population = 'agreement') FROM batches WHERE id = ?",
             (batch_id,),
         ).fetchone()
-        batch, run, created, baseline, seed, requested, disagreements, strata, size = row
+        batch, run, created, baseline, seed, requested, disagreements, strata, size = row[:9]
+        agreements_requested, agreement_strata, agreements_sampled = row[9:]
         return BatchInfo(
             batch,
             run,
@@ -195,6 +232,9 @@ class Batches:
             disagreements,
             orjson.loads(strata),
             size,
+            agreements_requested,
+            None if agreement_strata is None else orjson.loads(agreement_strata),
+            agreements_sampled,
         )
 
     def all_batches(self) -> list[BatchInfo]:
@@ -205,7 +245,7 @@ class Batches:
     def cases(self, batch_id: int) -> list[BatchCase]:
         """The batch's cases in labelling order."""
         rows = self.db.execute(
-            "SELECT position, case_id, stratum, verdicts, view FROM batch_cases "
+            "SELECT position, case_id, stratum, verdicts, view, population FROM batch_cases "
             "WHERE batch_id = ? ORDER BY position",
             (batch_id,),
         )
@@ -214,7 +254,7 @@ class Batches:
     def case(self, batch_id: int, position: int) -> BatchCase | None:
         """The case at this position (1 is the first), or None past the end."""
         row = self.db.execute(
-            "SELECT position, case_id, stratum, verdicts, view FROM batch_cases "
+            "SELECT position, case_id, stratum, verdicts, view, population FROM batch_cases "
             "WHERE batch_id = ? AND position = ?",
             (batch_id, position),
         ).fetchone()
@@ -352,5 +392,7 @@ def check_label(
 
 
 def _batch_case(row: tuple[Any, ...]) -> BatchCase:
-    position, case_id, stratum, verdicts, view = row
-    return BatchCase(position, case_id, stratum, orjson.loads(verdicts), unpack_json(view))
+    position, case_id, stratum, verdicts, view, population = row
+    return BatchCase(
+        position, case_id, stratum, orjson.loads(verdicts), unpack_json(view), population
+    )

@@ -6,7 +6,8 @@ rule), so the scaled estimate weighs each stratum by its size in the run: the st
 estimator sum of N_h * p_h, with the normal interval of variance sum of
 N_h^2 p_h (1 - p_h) / n_h, clipped to [0, N] (per-stratum Wilson bounds added up would not
 be a 95% interval). A run with one stratum is a simple random sample: the Wilson interval
-of the rate, times N.
+of the rate, times N. The estimator (`scaled_count`) also weighs right verdicts to the run
+for `accuracy`, there with the finite-population correction.
 """
 
 from __future__ import annotations
@@ -93,30 +94,74 @@ class BugRate:
         }
 
 
+@dataclass(frozen=True)
+class ScaledCount:
+    """How many of a run's cases have some property (a scorer bug, a right verdict), as
+    estimated from a stratified sample of them, with its 95% interval."""
+
+    estimate: float
+    interval: tuple[float, float]
+    stratified: bool
+    """False for a run of one stratum (a simple random sample: Wilson bounds times N)."""
+    uncovered: int
+    """Cases of the run in strata with no labelled case."""
+    variance: float = 0.0
+    """The estimated variance of `estimate` (stratified only)."""
+
+
+def scaled_count(
+    cells: Sequence[tuple[int, int, int]], z: float = Z95, fpc: bool = False
+) -> ScaledCount | None:
+    """The run's count of cases with a property, from each stratum's `(N_h, n_h, k_h)`: its
+    cases in the run, its labelled cases and how many of those have the property. None
+    when nothing is labelled.
+
+    One stratum: k/n * N, its interval the Wilson bounds * N. Several: the stratified sum
+    of N_h * p_h over the labelled strata, with a normal interval of variance
+    sum N_h² (1 - f_h) p_h (1 - p_h) / n_h, where f_h = n_h / N_h with `fpc` (the
+    finite-population correction, for a sample drawn without replacement), else 0; clipped
+    to [0, N]. The cases of strata with nothing labelled are left out of the estimate and
+    added to the interval's upper bound (any of them may have the property).
+    """
+    total = sum(in_run for in_run, _, _ in cells)
+    covered = [(in_run, n, k) for in_run, n, k in cells if n]
+    if not covered:
+        return None
+    uncovered = total - sum(in_run for in_run, _, _ in covered)
+    if len(cells) == 1:
+        ((_, n, k),) = covered
+        bounds = wilson(k, n, z)
+        assert bounds is not None
+        return ScaledCount(k / n * total, (bounds[0] * total, bounds[1] * total), False, 0)
+    estimate = math.fsum(in_run * k / n for in_run, n, k in covered)
+    variance = math.fsum(
+        in_run**2
+        * (max(0.0, 1 - n / in_run) if fpc and in_run else 1.0)
+        * (k / n)
+        * (1 - k / n)
+        / n
+        for in_run, n, k in covered
+    )
+    half = z * math.sqrt(variance)
+    bounds = (max(0.0, estimate - half), min(float(total), estimate + half + uncovered))
+    return ScaledCount(estimate, bounds, True, uncovered, variance)
+
+
 def bug_rate(strata: Sequence[StratumEstimate]) -> BugRate:
     """The bug rate of the labelled cases and its estimate scaled to the run (see the module
     docstring for the method)."""
     labelled = sum(s.labelled for s in strata)
     bugs = sum(s.bugs for s in strata)
     total = sum(s.in_run for s in strata)
-    covered = [s for s in strata if s.labelled]
-    uncovered = total - sum(s.in_run for s in covered)
-    if not covered:
+    scaled = scaled_count([(s.in_run, s.labelled, s.bugs) for s in strata])
+    if scaled is None:
+        uncovered = total  # nothing labelled
         return BugRate(labelled, bugs, None, total, None, None, None, uncovered)
-    interval = wilson(bugs, labelled)
-    if len(strata) == 1:
-        assert interval is not None
-        low, high = interval
-        return BugRate(
-            labelled, bugs, interval, total, bugs / labelled * total,
-            (low * total, high * total), WILSON_SCALED, 0,
-        )  # fmt: skip
-    estimate = math.fsum(s.in_run * s.bugs / s.labelled for s in covered)
-    variance = math.fsum(
-        s.in_run**2 * (s.bugs / s.labelled) * (1 - s.bugs / s.labelled) / s.labelled
-        for s in covered
-    )
-    half = Z95 * math.sqrt(variance)
-    bounds = (max(0.0, estimate - half), min(float(total), estimate + half + uncovered))
-    method = STRATIFIED + (UNCOVERED if uncovered else "")
-    return BugRate(labelled, bugs, interval, total, estimate, bounds, method, uncovered)
+    if not scaled.stratified:
+        method = WILSON_SCALED
+    else:
+        method = STRATIFIED + (UNCOVERED if scaled.uncovered else "")
+    return BugRate(
+        labelled, bugs, wilson(bugs, labelled), total, scaled.estimate, scaled.interval,
+        method, scaled.uncovered,
+    )  # fmt: skip

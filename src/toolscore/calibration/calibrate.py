@@ -5,7 +5,9 @@ no scorer. With several labellers a case takes the majority label (a tie counts 
 unless one labeller is chosen. A scorer bug is a case where the person and the rule scorer
 disagree; bugs are grouped by the rule that decided, so that one
 fix to one spec line shows how many cases it touches. The sample is stratified, so the bug
-rate of each stratum is also scaled to the stratum's size in the whole run.
+rate of each stratum is also scaled to the stratum's size in the whole run. A batch that
+also sampled the cases where the scorers agree gives the rule scorer's accuracy on the whole
+run (`accuracy`); the bug rate and its estimate stay over the disagreements.
 """
 
 from __future__ import annotations
@@ -16,8 +18,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolscore.calibration.accuracy import Cell, RunAccuracy, run_accuracy
 from toolscore.calibration.agreement import Agreement, Rater, agreement
-from toolscore.calibration.batches import SCORERS, BatchCase, Batches, BatchInfo, Label
+from toolscore.calibration.batches import (
+    DISAGREEMENT,
+    POPULATIONS,
+    SCORERS,
+    BatchCase,
+    Batches,
+    BatchInfo,
+    Label,
+)
 from toolscore.calibration.bugrate import BugRate, StratumEstimate, bug_rate
 from toolscore.errors import InputError
 
@@ -39,6 +50,7 @@ class ScorerBug:
     stratum: str
     evidence: list[dict[str, Any]]
     notes: list[str]
+    population: str = DISAGREEMENT
 
     def to_json(self) -> dict[str, Any]:
         """The bug as `calibrate --json` lists it."""
@@ -48,6 +60,7 @@ class ScorerBug:
             "person": self.person,
             "rules_passed": self.rules_passed,
             "stratum": self.stratum,
+            "population": self.population,
             "evidence": self.evidence,
             "notes": self.notes,
         }
@@ -90,6 +103,9 @@ class Calibration:
     """confusion[scorer][person label]["passed" | "failed"] = cases."""
     groups: list[BugGroup] = field(default_factory=list)
     strata: list[StratumEstimate] = field(default_factory=list)
+    """The disagreement sample's strata (the scorer-bug rate's)."""
+    cells: list[Cell] = field(default_factory=list)
+    """Every (population, stratum) of the run with its labelled and right cases."""
 
     @property
     def bug_count(self) -> int:
@@ -100,6 +116,12 @@ class Calibration:
     def bug_rate(self) -> BugRate:
         """The scorer-bug rate of the labelled cases, and the bugs it implies in the run."""
         return bug_rate(self.strata)
+
+    @property
+    def accuracy(self) -> RunAccuracy:
+        """The rule scorer's estimated accuracy on the whole run (None-valued, with the
+        reason, when the batch has no labelled sample of agreements)."""
+        return run_accuracy(self.cells, self.batch.agreement_strata is not None)
 
     def to_json(self) -> dict[str, Any]:
         """The calibration as `calibrate --json` prints it."""
@@ -122,6 +144,7 @@ class Calibration:
             "bug_groups": [group.to_json() for group in self.groups],
             "strata": [s.to_json() for s in self.strata],
             "scorer_bug_rate": self.bug_rate.to_json(),
+            "run_accuracy": self.accuracy.to_json(),
         }
 
 
@@ -174,6 +197,7 @@ def calibrate(batches: Batches, batch_ref: int | str, labeller: str | None = Non
         confusion=_confusion(cases, person),
         groups=_bug_groups(cases, person, by_case),
         strata=_strata(info, cases, person),
+        cells=_cells(info, cases, person),
     )
 
 
@@ -248,7 +272,10 @@ def _bug_groups(
             for who, given in by_case.get(case.case_id, {}).items()
             if given.note
         ]
-        bug = ScorerBug(case.position, case.case_id, label, passed, case.stratum, evidence, notes)
+        bug = ScorerBug(
+            case.position, case.case_id, label, passed, case.stratum, evidence, notes,
+            case.population,
+        )  # fmt: skip
         grouped[case.stratum, FORGIVEN if passed else REJECTED].append(bug)
     groups = [BugGroup(rule, direction, bugs) for (rule, direction), bugs in grouped.items()]
     groups.sort(key=lambda g: (-len(g.bugs), g.rule, g.direction))
@@ -274,14 +301,31 @@ def _evidence(view: Mapping[str, Any], found: Mapping[str, Any]) -> dict[str, An
 def _strata(
     info: BatchInfo, cases: Sequence[BatchCase], person: Mapping[str, str]
 ) -> list[StratumEstimate]:
+    """The disagreement sample's strata, with their labelled cases and scorer bugs."""
     labelled: Counter[str] = Counter()
     bugs: Counter[str] = Counter()
     for case in cases:
         label = person.get(case.case_id)
-        if label in ("correct", "incorrect"):
+        if case.population == DISAGREEMENT and label in ("correct", "incorrect"):
             labelled[case.stratum] += 1
             bugs[case.stratum] += is_bug(case, label)
     return [
         StratumEstimate(name, in_run, labelled[name], bugs[name])
         for name, in_run in info.strata.items()
+    ]
+
+
+def _cells(info: BatchInfo, cases: Sequence[BatchCase], person: Mapping[str, str]) -> list[Cell]:
+    """Each stratum of each population of the run, with its labelled and right cases."""
+    labelled: Counter[tuple[str, str]] = Counter()
+    right: Counter[tuple[str, str]] = Counter()
+    for case in cases:
+        label = person.get(case.case_id)
+        if label in ("correct", "incorrect"):
+            labelled[case.population, case.stratum] += 1
+            right[case.population, case.stratum] += not is_bug(case, label)
+    return [
+        Cell(population, name, in_run, labelled[population, name], right[population, name])
+        for population in POPULATIONS
+        for name, in_run in info.in_run(population).items()
     ]

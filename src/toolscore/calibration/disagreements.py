@@ -4,17 +4,19 @@ The run's stored verdicts say which cases disagree (a query on the results table
 cases and outputs are read again, and only the disagreeing cases are scored again, for their
 pairing and the differences a person will be shown. A failed case's stratum comes from its
 stored mismatches; the first pass over the stored files scores the others again to find
-theirs, and the second builds the views of the sampled cases.
+theirs, and the second builds the views of the sampled cases. With `agreements`, the cases
+where the two agree are stratified the same way (one more pass) and sampled in proportion.
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from toolscore.calibration.batches import BatchCase
-from toolscore.calibration.sample import stratified_sample
+from toolscore.calibration.batches import AGREEMENT, DISAGREEMENT, BatchCase
+from toolscore.calibration.sample import proportional_sample, stratified_sample
 from toolscore.calibration.view import case_view, stratum, stratum_view
 from toolscore.cases import may_hold_markers, parse_case
 from toolscore.errors import CaseError, InputError, OutputError
@@ -32,9 +34,10 @@ if TYPE_CHECKING:
 DEFAULT_SIZE = 100
 
 
-class Disagreement(NamedTuple):
-    """A case where the rule scorer and the baseline disagree: its stored results row, kept
-    as stored (compressed) until needed, as a large run can have many."""
+class StoredCase(NamedTuple):
+    """A case of a run (where the rule scorer and the baseline disagree, or agree): its
+    stored results row, kept as stored (compressed) until needed, as a large run can have
+    many."""
 
     case_id: str
     row: ResultRow
@@ -51,50 +54,102 @@ def verdicts(stored: dict[str, Any]) -> dict[str, bool]:
 
 
 def sample_disagreements(
-    store: Store, run_ref: int | str, vs: str = "exact", n: int = DEFAULT_SIZE, seed: int = 0
+    store: Store,
+    run_ref: int | str,
+    vs: str = "exact",
+    n: int = DEFAULT_SIZE,
+    seed: int = 0,
+    agreements: int = 0,
 ) -> int:
     """Store a batch of `n` of the run's cases where the rules and baseline `vs` disagree,
-    sampled with `seed` and stratified by deciding rule; return the batch's id."""
+    sampled with `seed` and stratified by deciding rule, and of `agreements` cases where they
+    agree, allocated to the same strata in proportion to their size; return the batch's id.
+
+    With agreements, the batch keeps the run's agreeing cases per stratum beside its
+    disagreements per stratum, so that the labels can be weighted to the whole run.
+    """
     if vs not in BASELINES:
         raise InputError(str(store.path), f"--vs must be one of {', '.join(BASELINES)}")
+    if agreements < 0:
+        raise InputError("--agreements", f"must be 0 or more, not {agreements}")
     run = store.run(run_ref)
     specs = store.specs(run)
-    # A failed case's stratum is its first stored mismatch; only the cases the rules passed
-    # (and failed ones whose mismatch names no tool) are scored again to find theirs. Only
-    # ids are kept of the many disagreements a large run can have.
-    strata: dict[str, str] = {}
-    rescore: dict[str, ResultRow | None] = {}
-    for found in stored_disagreements(store, run.id, vs):
-        stored, tools = found.stored()
-        if stored["mismatches"] and tools and tools[0]:
-            strata[found.case_id] = stratum({}, stored, tools)
-        else:  # a passed case's row holds nothing the stratum needs
-            rescore[found.case_id] = found.row if stored["mismatches"] else None
-    if not strata and not rescore:
+    strata = _strata(store, run, specs, stored_disagreements(store, run.id, vs))
+    if not strata:
         raise InputError(
             str(store.path), f"run {run.id}: the rule scorer and {vs} agree on every case"
         )
+    chosen = stratified_sample(((s, case_id) for case_id, s in strata.items()), n, seed)
+    population = dict.fromkeys(chosen, DISAGREEMENT)
+    counts = _counts(strata)
+    agreement_counts = None
+    if agreements:
+        agreeing = _strata(store, run, specs, stored_agreements(store, run.id, vs), True)
+        picked = proportional_sample(
+            ((s, case_id) for case_id, s in agreeing.items()), agreements, f"agreements/{seed}"
+        )
+        population.update(dict.fromkeys(picked, AGREEMENT))
+        chosen += picked
+        random.Random(f"order/{seed}").shuffle(chosen)  # the person cannot tell which is which
+        agreement_counts = _counts(agreeing)
+        strata.update((case_id, agreeing[case_id]) for case_id in picked)
+    order = {case_id: position for position, case_id in enumerate(chosen, 1)}
+    rows = _rows(store, run.id, order)
+
+    def picked_row(case_id: str) -> tuple[dict[str, Any], list[str | None]]:
+        return case_json(*rows[case_id])
+
+    cases = [
+        BatchCase(
+            order[case.id], case.id, strata[case.id], verdicts(stored), view, population[case.id]
+        )
+        for case, view, stored, _ in _views(store, run, specs, order, picked_row)
+    ]
+    cases.sort(key=lambda c: c.position)
+    return store.batches.create(
+        run.id, vs, seed, n, sum(counts.values()), counts, cases, agreements, agreement_counts
+    )
+
+
+def _counts(strata: Mapping[str, str]) -> dict[str, int]:
+    """Cases per stratum, the largest first."""
+    return dict(sorted(Counter(strata.values()).items(), key=lambda item: (-item[1], item[0])))
+
+
+def _strata(
+    store: Store,
+    run: RunInfo,
+    specs: SpecSet,
+    found: Iterable[StoredCase],
+    agreeing: bool = False,
+) -> dict[str, str]:
+    """The stratum of each of the `found` cases of a run, by case id.
+
+    A failed case's stratum is its first stored mismatch; only the cases the rules passed
+    (and failed ones whose mismatch names no tool) are scored again to find theirs. Only
+    ids are kept of the many cases a large run can have. A case of the `agreeing`
+    population that exact JSON passed too is `tool [as planned]`.
+    """
+    strata: dict[str, str] = {}
+    rescore: dict[str, ResultRow | None] = {}
+    as_planned: set[str] = set()
+    for item in found:
+        stored, tools = item.stored()
+        if stored["mismatches"] and tools and tools[0]:
+            strata[item.case_id] = stratum({}, stored, tools)
+            continue
+        # a passed case's row holds nothing the stratum needs
+        rescore[item.case_id] = item.row if stored["mismatches"] else None
+        if agreeing and stored["passed"] and stored["baselines"].get("exact"):
+            as_planned.add(item.case_id)
 
     def kept(case_id: str) -> tuple[dict[str, Any], list[str | None]]:
         row = rescore[case_id]
         return ({"mismatches": []}, []) if row is None else case_json(*row)
 
     for case, light, stored, tools in _views(store, run, specs, rescore, kept, light=True):
-        strata[case.id] = stratum(light, stored, tools)
-    chosen = stratified_sample(((s, case_id) for case_id, s in strata.items()), n, seed)
-    order = {case_id: position for position, case_id in enumerate(chosen, 1)}
-    rows = _rows(store, run.id, order)
-
-    def picked(case_id: str) -> tuple[dict[str, Any], list[str | None]]:
-        return case_json(*rows[case_id])
-
-    cases = [
-        BatchCase(order[case.id], case.id, strata[case.id], verdicts(stored), view)
-        for case, view, stored, _ in _views(store, run, specs, order, picked)
-    ]
-    cases.sort(key=lambda c: c.position)
-    counts = dict(sorted(Counter(strata.values()).items(), key=lambda item: (-item[1], item[0])))
-    return store.batches.create(run.id, vs, seed, n, len(strata), counts, cases)
+        strata[case.id] = stratum(light, stored, tools, case.id in as_planned)
+    return strata
 
 
 def _rows(store: Store, run_id: int, wanted: Collection[str]) -> dict[str, ResultRow]:
@@ -106,20 +161,30 @@ def _rows(store: Store, run_id: int, wanted: Collection[str]) -> dict[str, Resul
     return {row[0]: row for row in rows if row[0] in wanted}
 
 
-def stored_disagreements(store: Store, run_id: int, vs: str) -> Iterator[Disagreement]:
+def stored_disagreements(store: Store, run_id: int, vs: str) -> Iterator[StoredCase]:
     """The run's cases whose stored rule verdict differs from baseline `vs`, in run order."""
+    return _stored(store, run_id, vs, agree=False)
+
+
+def stored_agreements(store: Store, run_id: int, vs: str) -> Iterator[StoredCase]:
+    """The run's other cases: the stored rule verdict is baseline `vs`'s, in run order."""
+    return _stored(store, run_id, vs, agree=True)
+
+
+def _stored(store: Store, run_id: int, vs: str, agree: bool) -> Iterator[StoredCase]:
     bit = BASELINES.index(vs)
     rows = store.db.execute(
         "SELECT case_id, passed, kind, plan, baselines, detail FROM results WHERE run_id = ? "
-        "AND (baselines IS NULL OR passed != ((baselines >> ?) & 1)) ORDER BY seq",
+        f"AND (baselines IS NULL OR passed {'=' if agree else '!='} ((baselines >> ?) & 1)) "
+        "ORDER BY seq",
         (run_id, bit),
     )
     for row in rows:
         if row[4] is None:  # baselines of another shape, kept in the detail
             stored, _ = case_json(*row)
-            if bool(stored["baselines"].get(vs)) == stored["passed"]:
+            if (bool(stored["baselines"].get(vs)) == stored["passed"]) != agree:
                 continue
-        yield Disagreement(row[0], row)
+        yield StoredCase(row[0], row)
 
 
 def _views(

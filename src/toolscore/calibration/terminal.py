@@ -18,20 +18,31 @@ from toolscore.rules import show
 
 
 def render_batch(out: Console, info: BatchInfo, labelled: int) -> None:
-    """A batch: its run, baseline, seed, size, and the run's disagreements per stratum."""
+    """A batch: its run, baseline, seed, size, and the run's disagreements (and agreements,
+    when sampled) per stratum."""
+    sampled = info.size - info.agreements_sampled
+    agreeing = ""
+    if info.agreement_strata is not None:
+        in_run = sum(info.agreement_strata.values())
+        agreeing = f" · {info.agreements_sampled} of {in_run} agreements sampled"
     out.print(
         safe_text(
             f"batch {info.id} · run {info.run_id} · rules vs {info.baseline} · seed {info.seed} · "
-            f"{info.size} of {info.disagreements} disagreements sampled · {labelled} labelled",
+            f"{sampled} of {info.disagreements} disagreements sampled{agreeing} · "
+            f"{labelled} labelled",
             style="bold",
         )
     )
-    table = Table(
-        title="Disagreements in the run, by deciding rule", title_justify="left", min_width=60
-    )
+    _strata_table(out, "Disagreements in the run, by deciding rule", info.strata)
+    if info.agreement_strata:
+        _strata_table(out, "Agreements in the run, by deciding rule", info.agreement_strata)
+
+
+def _strata_table(out: Console, title: str, strata: Mapping[str, int]) -> None:
+    table = Table(title=title, title_justify="left", min_width=60)
     table.add_column("stratum")
     table.add_column("in run", justify="right")
-    for stratum, count in info.strata.items():
+    for stratum, count in strata.items():
         table.add_row(safe_text(stratum), str(count))
     out.print(table)
 
@@ -130,6 +141,22 @@ def render_calibration(out: Console, result: Calibration, limit: int) -> None:
         confusion.add_row(label, *cells)
     out.print(confusion)
     _render_bugs(out, result, limit)
+    _render_accuracy(out, result)
+
+
+def _render_accuracy(out: Console, result: Calibration) -> None:
+    """The rule scorer's estimated accuracy on the whole run with its 95% interval, or why
+    there is none."""
+    found = result.accuracy
+    if found.value is None:
+        out.print(Text(f"rule scorer's accuracy on the run: {found.note}"), soft_wrap=True)
+        return
+    line = (
+        f"rule scorer's accuracy on the run's {found.run_cases} cases: about "
+        f"{percent(found.value)} (95% CI {interval(found.interval)}), from {found.labelled} "
+        f"labelled cases of both samples, {found.right} judged right; {found.method}"
+    )
+    out.print(Text(line + (f"; {found.note}" if found.note else "")), soft_wrap=True)
 
 
 def _render_bugs(out: Console, result: Calibration, limit: int) -> None:

@@ -117,11 +117,17 @@ def differences(
     return found
 
 
-def stratum(view: Mapping[str, Any], stored: Mapping[str, Any], tools: Sequence[str | None]) -> str:
+def stratum(
+    view: Mapping[str, Any],
+    stored: Mapping[str, Any],
+    tools: Sequence[str | None],
+    as_planned: bool = False,
+) -> str:
     """The rule that decided the case, as `tool.argument [kind]` or `tool [code]`.
 
     When the rule scorer failed the case, its first mismatch decided; when it passed, the
-    first difference it accepted did (or the order of the calls, when only that differs).
+    first difference it accepted did (or the order of the calls, when only that differs;
+    `tool [as planned]` instead when `as_planned`: exact JSON passed the case too).
     """
     mismatches = stored.get("mismatches", ())
     if mismatches:
@@ -139,7 +145,7 @@ def stratum(view: Mapping[str, Any], stored: Mapping[str, Any], tools: Sequence[
             return f"{tool}{_dotted(found['path'])} [{kind}]"
     if not view["plans"] or not any(view["plans"]):
         return "(abstention)"
-    return f"{_tool_of(view, {})} [call order]"
+    return f"{_tool_of(view, {})} [{'as planned' if as_planned else 'call order'}]"
 
 
 def _tool_of(view: Mapping[str, Any], item: Mapping[str, Any]) -> str:

@@ -43,7 +43,8 @@ def _write(out_path: str | None, data: bytes) -> None:
 
 
 def batch_jsonl(batches: Batches, batch_id: int) -> bytes:
-    """A batch as JSON Lines: one case a line with its stratum, verdicts and view."""
+    """A batch as JSON Lines: one case a line with its stratum, population, verdicts and
+    view."""
     return b"".join(
         orjson.dumps(
             {
@@ -51,6 +52,7 @@ def batch_jsonl(batches: Batches, batch_id: int) -> bytes:
                 "position": case.position,
                 "case_id": case.case_id,
                 "stratum": case.stratum,
+                "population": case.population,
                 "verdicts": case.verdicts,
                 "view": case.view,
             }
@@ -74,18 +76,25 @@ def batch_jsonl(batches: Batches, batch_id: int) -> bytes:
     help="How many cases to sample.",
 )  # fmt: skip
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@click.option(
+    "--agreements", "agreements", metavar="K", type=int, default=0, show_default=True,
+    help="Also sample K cases where the scorers agree (stratified, in proportion), so that "
+    "the labels estimate the rule scorer's accuracy on the whole run.",
+)  # fmt: skip
 @click.option("--out", "out_path", metavar="FILE", help="Also write the batch as JSON Lines.")
 @db_option
 @json_option
 @input_errors
 def disagreements_command(
-    run: str, vs: str, size: int, seed: int, out_path: str | None, db_path: str | None,
-    as_json: bool,
+    run: str, vs: str, size: int, seed: int, agreements: int, out_path: str | None,
+    db_path: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Sample a stored run's cases where the rule scorer and a baseline disagree, stratified
     by tool and deciding rule, into a labelling batch in the store."""
+    if agreements < 0:  # checked before the store is opened (the library checks it too)
+        raise InputError("--agreements", f"must be 0 or more, not {agreements}")
     with open_store(db_path, create=False) as store:
-        batch_id = sample_disagreements(store, run, vs, size, seed)
+        batch_id = sample_disagreements(store, run, vs, size, seed, agreements)
         info = store.batches.info(batch_id)
         if out_path is not None:
             write_atomically(out_path, batch_jsonl(store.batches, batch_id))
@@ -124,10 +133,12 @@ def batches_command(db_path: str | None, as_json: bool) -> None:
         out.print("no labelling batches yet (`toolscore disagreements RUN`)")
     for info in found:
         progress = ", ".join(f"{who} {n}/{info.size}" for who, n in labelled[info.id].items())
+        agreeing = f" ({info.agreements_sampled} agreements)" if info.agreements_sampled else ""
         out.print(
             printable(
                 f"batch {info.id}: run {info.run_id}, rules vs {info.baseline}, {info.size} "
-                f"cases, seed {info.seed}, {info.created}; labelled: {progress or 'not yet'}"
+                f"cases{agreeing}, seed {info.seed}, {info.created}; labelled: "
+                f"{progress or 'not yet'}"
             ),
             soft_wrap=True,
         )

@@ -67,12 +67,17 @@ def html_from_report_file(
 
 
 def html_from_store(store: Store, run_ref: str, caps: Caps) -> str:
-    """The page of a stored run: its report as `show --json` rebuilds it, and the chosen
-    cases scored again from the stored files for their plans and produced calls."""
+    """The page of a stored run: its report as `show --json` rebuilds it, the chosen cases
+    scored again from the stored files for their plans and produced calls, and what the
+    person's labels of its newest labelled batch say about the scorer."""
+    from toolscore.calibration import report_block  # noqa: PLC0415
     from toolscore.store.report import stored_report_head  # noqa: PLC0415
 
     info = store.run(run_ref)
     head = stored_report_head(store, info)
+    calibration = report_block(store, info.id)
+    if calibration is not None:
+        head["calibration"] = calibration
     selection = select_cases(store.cases(info.id), caps)
     chosen = {case["id"]: case for case in selection.cases(caps)}
     provenance = _stored_provenance(head["run"], None)

@@ -161,7 +161,7 @@ def _scorers(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _calibration(block: Any) -> dict[str, Any] | None:
     """The calibration block (`{"labellers", "metrics"}`) as the page's table reads it; None
-    when there is none or it has another shape."""
+    when there is none or it has another shape. A metric without a known `unit` is a share."""
     if not isinstance(block, Mapping):
         return None
     labellers = [str(name) for name in block.get("labellers", ()) if name is not None]
@@ -173,6 +173,7 @@ def _calibration(block: Any) -> dict[str, Any] | None:
         metrics.append(
             {
                 "name": str(metric.get("name", "")),
+                "unit": unit if (unit := metric.get("unit")) in ("kappa", "count") else "share",
                 "value": metric.get("value"),
                 "n": metric.get("n"),
                 "ci95": ci if isinstance(ci, list | tuple) and len(ci) == 2 else None,

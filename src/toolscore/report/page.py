@@ -34,8 +34,25 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=percent, ci=interval, num=number)
+    env.filters.update(pct=percent, ci=interval, num=number, measure=measure, span=span)
     return env
+
+
+def measure(value: float | None, unit: str) -> str:
+    """A calibration number in its unit: a share as a percentage, a kappa with two decimals,
+    a count of cases with one."""
+    if value is None:
+        return "undefined" if unit == "kappa" else "\u2013"
+    if unit == "share":
+        return percent(value)
+    return f"{value:.2f}" if unit == "kappa" else f"{value:,.1f}"
+
+
+def span(bounds: Any, unit: str) -> str:
+    """A 95% interval in the unit of its number (`measure`), or a dash when there is none."""
+    if not bounds:
+        return "\u2013"
+    return f"{measure(bounds[0], unit)} \u2013 {measure(bounds[1], unit)}"
 
 
 def percent(value: float | None) -> str:

@@ -143,6 +143,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             ) WITHOUT ROWID""",
         ),
     ),
+    Migration(
+        "agreement samples in labelling batches: each case's population, and the run's "
+        "agreements per stratum (the weights of an estimate of the rule scorer's accuracy)",
+        (
+            "ALTER TABLE batches ADD COLUMN agreements_requested INTEGER NOT NULL DEFAULT 0",
+            # The run's cases where the rule scorer agrees with the baseline, per stratum, as
+            # JSON; NULL for a batch made before agreements were sampled.
+            "ALTER TABLE batches ADD COLUMN agreement_strata TEXT",
+            "ALTER TABLE batch_cases ADD COLUMN population TEXT NOT NULL DEFAULT 'disagreement' "
+            "CHECK (population IN ('disagreement', 'agreement'))",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
