@@ -1,0 +1,234 @@
+"""Run the rubrics of a scored case, apart from its call verdict.
+
+After a case is scored, each pair (plan call, produced call) of its best plan whose tool has
+a rubric on a `text` argument gives a `RubricTarget`: the produced text, the plan's text
+when it is a plain string, the case's prompt. Deterministic rubrics judge it at once; remote
+ones (judge, similarity) are collected and asked in one batch per rubric once scoring is
+done (`run_remote`), through a callable the caller passes in. A plan call left unpaired, or
+an argument the produced call did not send as a string, is an unscored entry with its
+reason. Nothing here touches the call verdict or the metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from toolscore.model import MISSING, Case, CaseResult
+from toolscore.rubrics.base import RemoteRubric, RubricTarget, RubricVerdict
+from toolscore.rubrics.checks import LocalRubric
+from toolscore.rubrics.spec import RubricUse
+from toolscore.rules import json_type
+
+if TYPE_CHECKING:
+    from toolscore.specs import SpecSet
+
+Remote = Callable[[RemoteRubric, Sequence[RubricTarget], Any], list[RubricVerdict]]
+"""What asks an endpoint: `(rubric, targets, cache) -> one verdict per target, in order`
+(`toolscore.rubrics.remote.score_remote`; tests pass a fake)."""
+
+UNPAIRED = "the plan call has no produced call paired with it"
+UNPARSEABLE = "the produced call's arguments could not be parsed"
+ABSENT = "the produced call does not send this argument"
+
+
+class RubricEntry(NamedTuple):
+    """One rubric result of a case, as the report lists it (`to_json`)."""
+
+    call: int | None
+    plan_call: int
+    tool: str
+    argument: str
+    rubric: str
+    score: float | None
+    passed: bool | None
+    reason: str
+    cached: bool = False
+    unscored: str | None = None
+    tokens: int = 0
+
+    @classmethod
+    def of(cls, target: RubricTarget, verdict: RubricVerdict) -> RubricEntry:
+        """The entry of a verdict on a target."""
+        return cls(
+            target.call, target.plan_call, target.tool, target.argument, verdict.rubric,
+            verdict.score, verdict.passed, verdict.reason, verdict.cached, verdict.unscored,
+            verdict.tokens,
+        )  # fmt: skip
+
+    @classmethod
+    def not_scored(cls, call: int | None, plan_call: int, use: RubricUse, why: str) -> RubricEntry:
+        """The entry of a target that could not be built (`why`)."""
+        return cls(call, plan_call, use.tool, use.argument, use.rubric, None, None, why, unscored=why)
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as the case's `rubrics` list in the report shows it."""
+        return {
+            "call": self.call,
+            "plan_call": self.plan_call,
+            "tool": self.tool,
+            "argument": self.argument,
+            "rubric": self.rubric,
+            "score": None if self.score is None else round(self.score, 4),
+            "passed": self.passed,
+            "reason": self.reason,
+            "cached": self.cached,
+            "unscored": self.unscored,
+        }
+
+    @property
+    def order(self) -> tuple[int, str, str]:
+        """Where the entry stands in its case's list: by plan call, argument, rubric."""
+        return self.plan_call, self.argument, self.rubric
+
+
+class Pending(NamedTuple):
+    """A target waiting for its remote rubric."""
+
+    rubric: str
+    target: RubricTarget
+
+
+class RubricRunner:
+    """Runs a spec set's rubrics case by case; remote targets wait in `pending` unless
+    `remote` is False (then they are left out, as `--no-rubrics` leaves out every rubric)."""
+
+    def __init__(self, specs: SpecSet, remote: bool = True) -> None:
+        self.uses = specs.rubric_uses
+        self.rubrics = specs.rubrics
+        self.remote = remote
+        self.pending: list[Pending] = []
+
+    @property
+    def has_regex(self) -> bool:
+        """Whether some rubric in use runs a regex (its time limit needs the alarm)."""
+        return any(
+            check.kind == "regex"
+            for uses in self.uses.values()
+            for use in uses
+            if isinstance(rubric := self.rubrics[use.rubric], LocalRubric)
+            for check in rubric.checks
+        )
+
+    def run(self, case: Case, result: CaseResult) -> list[RubricEntry]:
+        """The rubric entries of one scored case (remote ones join `pending` instead)."""
+        if result.plan is None:
+            return []
+        plan = case.plans[result.plan]
+        uses = self.uses
+        entries: list[RubricEntry] = []
+        paired: dict[int, int] | None = None
+        for i, expected in enumerate(plan):
+            found = uses.get(expected.name)
+            if found is None:
+                continue
+            if paired is None:
+                paired = dict(result.pairs)
+            j = paired.get(i)
+            for use in found:
+                entry = self._one(case, result, i, j, use)
+                if entry is not None:
+                    entries.append(entry)
+        if len(entries) > 1:
+            entries.sort(key=_order)
+        return entries
+
+    def _one(
+        self, case: Case, result: CaseResult, i: int, j: int | None, use: RubricUse
+    ) -> RubricEntry | None:
+        rubric = self.rubrics[use.rubric]
+        local = isinstance(rubric, LocalRubric)
+        if not local and not self.remote:
+            return None
+        if j is None:
+            return RubricEntry.not_scored(None, i, use, UNPAIRED)
+        produced = result.calls[j]
+        if produced.args is None:
+            return RubricEntry.not_scored(j, i, use, UNPARSEABLE)
+        text = _lookup(produced.args, use.path)
+        if text is MISSING:
+            return RubricEntry.not_scored(j, i, use, ABSENT)
+        if not isinstance(text, str):
+            return RubricEntry.not_scored(j, i, use, f"the produced value is {json_type(text)}, not text")
+        if local:
+            assert isinstance(rubric, LocalRubric)
+            verdict = rubric.score(text, produced.args)
+            return RubricEntry(
+                j, i, use.tool, use.argument, use.rubric, verdict.score, verdict.passed,
+                verdict.reason, unscored=verdict.unscored,
+            )  # fmt: skip
+        expected = _lookup(case.plans[result.plan or 0][i].args or {}, use.path)
+        prompt = case.prompt if isinstance(case.prompt, str) else None
+        target = RubricTarget(
+            case.id, use.tool, use.argument, j, i, text,
+            expected if type(expected) is str else None, prompt, produced.args,
+        )  # fmt: skip
+        self.pending.append(Pending(use.rubric, target))
+        return None
+
+
+def _lookup(args: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at `path` through nested objects, or MISSING."""
+    value: Any = args
+    for key in path:
+        if not isinstance(value, Mapping):
+            return MISSING
+        value = value.get(key, MISSING)
+        if value is MISSING:
+            return MISSING
+    return value
+
+
+def run_remote(
+    rubrics: Mapping[str, Any], pending: Iterable[Pending], remote: Remote, cache: Any = None
+) -> dict[str, list[RubricEntry]]:
+    """Ask each remote rubric about its waiting targets in one batch; return the entries by
+    case id. A batch that fails as a whole (an exception, or not one verdict per target)
+    leaves its targets unscored with the reason, and the others go on."""
+    batches: dict[str, list[RubricTarget]] = {}
+    for item in pending:
+        batches.setdefault(item.rubric, []).append(item.target)
+    found: dict[str, list[RubricEntry]] = {}
+    for name, targets in batches.items():
+        for target, verdict in zip(targets, _verdicts(rubrics[name], targets, remote, cache), strict=True):
+            found.setdefault(target.case_id, []).append(RubricEntry.of(target, verdict))
+    return found
+
+
+def remote_in_use(specs: SpecSet) -> list[RemoteRubric]:
+    """The remote rubrics some argument of `specs` uses, each once."""
+    names = dict.fromkeys(use.rubric for uses in specs.rubric_uses.values() for use in uses)
+    return [r for name in names if not isinstance(r := specs.rubrics[name], LocalRubric)]
+
+
+def missing_keys(specs: SpecSet, environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(rubric, variable) for each remote rubric in use whose key variable is not set (or
+    empty) in `environ`: checked before anything is sent."""
+    return [
+        (rubric.name, variable)
+        for rubric in remote_in_use(specs)
+        if (variable := rubric.endpoint.api_key_env) is not None and not environ.get(variable)
+    ]
+
+
+def _verdicts(
+    rubric: RemoteRubric, targets: list[RubricTarget], remote: Remote, cache: Any
+) -> list[RubricVerdict]:
+    try:
+        verdicts = list(remote(rubric, targets, cache))
+    except Exception as error:  # noqa: BLE001 - any failure of the batch leaves it unscored
+        why = f"the rubric could not be run: {type(error).__name__}: {str(error)[:200]}"
+        return [RubricVerdict(rubric.name, None, None, why, unscored=why) for _ in targets]
+    if len(verdicts) != len(targets):
+        why = f"the rubric gave {len(verdicts)} verdicts for {len(targets)} texts"
+        return [RubricVerdict(rubric.name, None, None, why, unscored=why) for _ in targets]
+    return verdicts
+
+
+def _order(entry: RubricEntry) -> tuple[int, str, str]:
+    return entry.order
+
+
+def entry_order(entry: Mapping[str, Any]) -> tuple[int, str, str]:
+    """Where an entry (as `RubricEntry.to_json` gives it) stands in its case's list."""
+    return entry["plan_call"], entry["argument"], entry["rubric"]

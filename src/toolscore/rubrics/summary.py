@@ -1,0 +1,128 @@
+"""The summary's `rubrics` block: per tool.argument and per rubric, how many texts were
+scored, their mean score, the pass rate with its 95% Wilson interval, and the unscored ones
+with their reasons; tallies merge, so that workers' chunks add up to the same block."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolscore.rubrics.run import RubricEntry
+from toolscore.scoring import Rate
+
+REASONS_KEPT = 50
+"""Distinct unscored reasons a tally keeps; the rest are counted under `OTHER_REASONS`
+(remote errors can word each failure differently)."""
+OTHER_REASONS = "(other reasons)"
+
+
+@dataclass
+class RubricStats:
+    """The results of one rubric, or of the rubrics on one argument."""
+
+    n: int = 0
+    """Texts scored (unscored ones are counted apart)."""
+    passed: int = 0
+    score_sum: float = 0.0
+    unscored: Counter[str] = field(default_factory=Counter)
+
+    def add(self, entry: RubricEntry) -> None:
+        """Count one entry."""
+        if entry.score is None or entry.passed is None:
+            self._unscored(entry.unscored or entry.reason, 1)
+        else:
+            self.n += 1
+            self.passed += entry.passed
+            self.score_sum += entry.score
+
+    def _unscored(self, reason: str, count: int) -> None:
+        if reason not in self.unscored and len(self.unscored) >= REASONS_KEPT:
+            reason = OTHER_REASONS
+        self.unscored[reason] += count
+
+    def merge(self, other: RubricStats) -> None:
+        """Add another tally's counts to this one."""
+        self.n += other.n
+        self.passed += other.passed
+        self.score_sum += other.score_sum
+        for reason, count in other.unscored.items():
+            self._unscored(reason, count)
+
+    @property
+    def mean(self) -> float | None:
+        """The mean score of the scored texts, or None when none was scored."""
+        return self.score_sum / self.n if self.n else None
+
+    def to_json(self) -> dict[str, Any]:
+        """n, mean score, pass rate (with its interval) and the unscored count and reasons."""
+        mean = self.mean
+        return {
+            "n": self.n,
+            "mean_score": None if mean is None else round(mean, 4),
+            "pass_rate": Rate(self.passed, self.n).to_json(),
+            "unscored": {
+                "count": sum(self.unscored.values()),
+                "reasons": dict(self.unscored.most_common()),
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RubricStats:
+        """The tally whose `to_json()` is `data` (the mean's sum rebuilt from its rounding)."""
+        n = data["n"]
+        mean = data["mean_score"]
+        return cls(
+            n=n,
+            passed=data["pass_rate"]["passed"],
+            score_sum=0.0 if mean is None else mean * n,
+            unscored=Counter(data["unscored"]["reasons"]),
+        )
+
+
+@dataclass
+class RubricTally:
+    """Every rubric result of a run, per `tool.argument` and per rubric, and the tokens the
+    remote rubrics spent."""
+
+    per_argument: dict[str, RubricStats] = field(default_factory=dict)
+    per_rubric: dict[str, RubricStats] = field(default_factory=dict)
+    tokens: int = 0
+
+    def add(self, entry: RubricEntry) -> None:
+        """Count one rubric result."""
+        key = f"{entry.tool}.{entry.argument}"
+        stats = self.per_argument.get(key)
+        if stats is None:
+            stats = self.per_argument[key] = RubricStats()
+        stats.add(entry)
+        stats = self.per_rubric.get(entry.rubric)
+        if stats is None:
+            stats = self.per_rubric[entry.rubric] = RubricStats()
+        stats.add(entry)
+        self.tokens += entry.tokens
+
+    def merge(self, other: RubricTally) -> None:
+        """Add another run part's results (a worker's chunk) to these."""
+        for mine, theirs in ((self.per_argument, other.per_argument), (self.per_rubric, other.per_rubric)):
+            for key, stats in theirs.items():
+                mine.setdefault(key, RubricStats()).merge(stats)
+        self.tokens += other.tokens
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary's `rubrics` block."""
+        return {
+            "per_argument": {k: v.to_json() for k, v in sorted(self.per_argument.items())},
+            "per_rubric": {k: v.to_json() for k, v in sorted(self.per_rubric.items())},
+            "tokens": self.tokens,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RubricTally:
+        """The tally whose `to_json()` is `data` (a stored run's summary)."""
+        return cls(
+            {k: RubricStats.from_json(v) for k, v in data["per_argument"].items()},
+            {k: RubricStats.from_json(v) for k, v in data["per_rubric"].items()},
+            data["tokens"],
+        )
