@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 import toolscore
 from toolscore.cli import cli, example_dir
+from toolscore.store.migrations import SCHEMA_VERSION
 from toolscore.store import open_store
 
 FIRST_SCHEMA = Path(__file__).parent / "store" / "schema-1.sql"
@@ -108,7 +109,7 @@ def test_an_old_store_on_read_only_media_says_it_needs_a_migration(tmp_path: Pat
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"toolscore: error: {tmp_path / 'old.db'}: this results store has schema version 1 "
-        "and needs migrating to version 3 before this toolscore can read it, but it is "
+        f"and needs migrating to version {SCHEMA_VERSION} before this toolscore can read it, but it is "
         "read-only: copy it somewhere writable and use the copy"
     ]
 

@@ -801,7 +801,9 @@ def compile_rule(node: Any, path: tuple[str | int, ...] = ()) -> Rule:
     allowed = _COMMON_OPTIONS + _KIND_OPTIONS[kind]
     for option in node:
         if option == "rubric" and kind != "text":
-            raise RuleError(path, f"a rubric scores only a 'text' argument, not one of kind {kind!r}")
+            raise RuleError(
+                path, f"a rubric scores only a 'text' argument, not one of kind {kind!r}"
+            )
         if option not in allowed:
             hint = suggest(str(option), list(allowed))
             raise RuleError(path, f"unknown option {option!r} for kind {kind!r}{hint}")

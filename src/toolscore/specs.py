@@ -211,7 +211,9 @@ def _rubric_uses(
     for name, tool in tools.items():
         where = f"tools.{name}.args"
         uses = tuple(
-            rubric_uses(name, tool.args, rubrics, lambda at, why: problems.add(f"{where}.{at}", why))
+            rubric_uses(
+                name, tool.args, rubrics, lambda at, why: problems.add(f"{where}.{at}", why)
+            )
         )
         if uses:
             found[name] = uses

@@ -219,7 +219,9 @@ class ReportWriter:
                     if late:
                         data["rubrics"] = sorted([*data.get("rubrics", ()), *late], key=entry_order)
                         case = _dumps(data)
-                rewritten.write(case + (b"," if comma else b"") + (b"\n" if line.endswith(b"\n") else b""))
+                rewritten.write(
+                    case + (b"," if comma else b"") + (b"\n" if line.endswith(b"\n") else b"")
+                )
             self._spool.close()
             self._spool = rewritten
 

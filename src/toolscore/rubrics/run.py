@@ -59,7 +59,9 @@ class RubricEntry(NamedTuple):
     @classmethod
     def not_scored(cls, call: int | None, plan_call: int, use: RubricUse, why: str) -> RubricEntry:
         """The entry of a target that could not be built (`why`)."""
-        return cls(call, plan_call, use.tool, use.argument, use.rubric, None, None, why, unscored=why)
+        return cls(
+            call, plan_call, use.tool, use.argument, use.rubric, None, None, why, unscored=why
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The entry as the case's `rubrics` list in the report shows it."""
@@ -149,7 +151,9 @@ class RubricRunner:
         if text is MISSING:
             return RubricEntry.not_scored(j, i, use, ABSENT)
         if not isinstance(text, str):
-            return RubricEntry.not_scored(j, i, use, f"the produced value is {json_type(text)}, not text")
+            return RubricEntry.not_scored(
+                j, i, use, f"the produced value is {json_type(text)}, not text"
+            )
         if local:
             assert isinstance(rubric, LocalRubric)
             verdict = rubric.score(text, produced.args)
@@ -190,7 +194,9 @@ def run_remote(
         batches.setdefault(item.rubric, []).append(item.target)
     found: dict[str, list[RubricEntry]] = {}
     for name, targets in batches.items():
-        for target, verdict in zip(targets, _verdicts(rubrics[name], targets, remote, cache), strict=True):
+        for target, verdict in zip(
+            targets, _verdicts(rubrics[name], targets, remote, cache), strict=True
+        ):
             found.setdefault(target.case_id, []).append(RubricEntry.of(target, verdict))
     return found
 

@@ -74,7 +74,9 @@ class RubricUse:
 def parse_rubric(name: str, node: Any) -> Rubric:
     """The rubric a spec node declares (in the `rubrics` map or inline, named `name`)."""
     if not isinstance(node, Mapping):
-        raise RubricSpecError("", f"a rubric is a mapping with 'kind' or 'checks', got {show(node)}")
+        raise RubricSpecError(
+            "", f"a rubric is a mapping with 'kind' or 'checks', got {show(node)}"
+        )
     version = node.get("version")
     if version is not None and (isinstance(version, bool) or not isinstance(version, str | int)):
         raise RubricSpecError("version", "must be a string or an integer")
@@ -114,7 +116,9 @@ def _check(node: Any, where: str, allowed: tuple[str, ...] = ()) -> Check:
             or not phrases
             or not all(isinstance(p, str) and p for p in phrases)
         ):
-            raise RubricSpecError(_at(where, "phrases"), "must be a non-empty list of non-empty strings")
+            raise RubricSpecError(
+                _at(where, "phrases"), "must be a non-empty list of non-empty strings"
+            )
         casefold = _flag(node, "casefold", False, where)
         return PhrasesCheck(tuple(phrases), casefold, present=kind == "contains")
     if kind == "mentions":
@@ -139,14 +143,18 @@ def _regex(node: Mapping[str, Any], where: str) -> RegexCheck:
     try:
         compiled = re.compile(pattern)
     except re.error as error:
-        raise RubricSpecError(_at(where, "pattern"), f"not a valid regular expression: {error}") from None
+        raise RubricSpecError(
+            _at(where, "pattern"), f"not a valid regular expression: {error}"
+        ) from None
     return RegexCheck(compiled, _flag(node, "must_match", True, where))
 
 
 def _endpoint(node: Mapping[str, Any]) -> Endpoint:
     base_url, model = node.get("base_url"), node.get("model")
     if not isinstance(base_url, str) or not base_url.strip():
-        raise RubricSpecError("base_url", "must be the endpoint's URL (e.g. http://localhost:8000/v1)")
+        raise RubricSpecError(
+            "base_url", "must be the endpoint's URL (e.g. http://localhost:8000/v1)"
+        )
     if not isinstance(model, str) or not model.strip():
         raise RubricSpecError("model", "must name the model to ask")
     key = node.get("api_key_env")
@@ -181,7 +189,9 @@ def _judge(name: str, node: Mapping[str, Any], version: str | None) -> JudgeRubr
     ):
         raise RubricSpecError("scale", "must be [low, high], two integers with low < high")
     low, high = scale
-    threshold = _number(node, "threshold", float(high), lambda v: low <= v <= high, f"within {low}..{high}")
+    threshold = _number(
+        node, "threshold", float(high), lambda v: low <= v <= high, f"within {low}..{high}"
+    )
     seed = node.get("seed", 0)
     if seed is not None and type(seed) is not int:
         raise RubricSpecError("seed", "must be an integer or null")
@@ -261,7 +271,9 @@ def rubric_uses(
         if isinstance(node, str):
             if node not in rubrics:
                 known = list(rubrics)
-                hint = suggest(node, known) if known else " (declare it under the top-level 'rubrics')"
+                hint = (
+                    suggest(node, known) if known else " (declare it under the top-level 'rubrics')"
+                )
                 problem(where, f"unknown rubric {node!r}{hint}")
                 continue
             name = node

@@ -105,7 +105,10 @@ class RubricTally:
 
     def merge(self, other: RubricTally) -> None:
         """Add another run part's results (a worker's chunk) to these."""
-        for mine, theirs in ((self.per_argument, other.per_argument), (self.per_rubric, other.per_rubric)):
+        for mine, theirs in (
+            (self.per_argument, other.per_argument),
+            (self.per_rubric, other.per_rubric),
+        ):
             for key, stats in theirs.items():
                 mine.setdefault(key, RubricStats()).merge(stats)
         self.tokens += other.tokens

@@ -77,7 +77,9 @@ def with_rubrics(
     where, parameters = "run_id = ?", (run_id,)
     if only is not None:
         where, parameters = "run_id = ? AND seq = ?", (run_id, only)
-    rows = db.execute(f"SELECT seq, {_COLUMNS} FROM rubric_results WHERE {where} {_ORDER}", parameters)
+    rows = db.execute(
+        f"SELECT seq, {_COLUMNS} FROM rubric_results WHERE {where} {_ORDER}", parameters
+    )
     pending = next(rows, None)
     for seq, case in cases:
         while pending is not None and pending[0] < seq:
