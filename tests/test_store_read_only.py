@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 import toolscore
 from toolscore.cli import cli, example_dir
-from toolscore.store.migrations import SCHEMA_VERSION
 from toolscore.store import open_store
+from toolscore.store.migrations import SCHEMA_VERSION
 
 FIRST_SCHEMA = Path(__file__).parent / "store" / "schema-1.sql"
 _MOUNT_READ_ONLY = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
@@ -109,8 +109,8 @@ def test_an_old_store_on_read_only_media_says_it_needs_a_migration(tmp_path: Pat
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"toolscore: error: {tmp_path / 'old.db'}: this results store has schema version 1 "
-        f"and needs migrating to version {SCHEMA_VERSION} before this toolscore can read it, but it is "
-        "read-only: copy it somewhere writable and use the copy"
+        f"and needs migrating to version {SCHEMA_VERSION} before this toolscore can read it, "
+        "but it is read-only: copy it somewhere writable and use the copy"
     ]
 
 

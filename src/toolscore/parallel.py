@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from toolscore.rubrics.run import Pending, RubricEntry, RubricRunner
-
     from toolscore.state import Environment
     from toolscore.store.codec import ResultRow
 

@@ -7,7 +7,7 @@ completely when loaded, so that scoring never meets a broken rule.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -203,18 +203,22 @@ def _rubrics(node: Any, problems: _Problems) -> Iterator[tuple[str, Rubric]]:
             problems.add(where, error.message)
 
 
+def _under(problems: _Problems, where: str) -> Callable[[str, str], None]:
+    """A `problem(at, message)` callback adding problems at paths below `where`."""
+
+    def problem(at: str, message: str) -> None:
+        problems.add(f"{where}.{at}", message)
+
+    return problem
+
+
 def _rubric_uses(
     tools: Mapping[str, ToolSpec], rubrics: dict[str, Rubric], problems: _Problems
 ) -> dict[str, tuple[RubricUse, ...]]:
     """Per tool, the rubrics on its text arguments (inline ones are added to `rubrics`)."""
     found: dict[str, tuple[RubricUse, ...]] = {}
     for name, tool in tools.items():
-        where = f"tools.{name}.args"
-        uses = tuple(
-            rubric_uses(
-                name, tool.args, rubrics, lambda at, why: problems.add(f"{where}.{at}", why)
-            )
-        )
+        uses = tuple(rubric_uses(name, tool.args, rubrics, _under(problems, f"tools.{name}.args")))
         if uses:
             found[name] = uses
     return found

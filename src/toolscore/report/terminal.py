@@ -304,8 +304,8 @@ def render_summary(
         console.print(outcomes_table(summary.outcomes))
     if summary.rubrics is not None:
         console.print(rubrics_table(summary.rubrics))
-        for line in rubric_unscored_lines(summary.rubrics):
-            console.print(Text(line), soft_wrap=True)
+        for unscored in rubric_unscored_lines(summary.rubrics):
+            console.print(Text(unscored), soft_wrap=True)
     for table in (
         worst_table("Weakest tools", summary.per_tool),
         worst_table("Weakest arguments", summary.per_argument),

@@ -222,7 +222,7 @@ def _verdicts(
 ) -> list[RubricVerdict]:
     try:
         verdicts = list(remote(rubric, targets, cache))
-    except Exception as error:  # noqa: BLE001 - any failure of the batch leaves it unscored
+    except Exception as error:
         why = f"the rubric could not be run: {type(error).__name__}: {str(error)[:200]}"
         return [RubricVerdict(rubric.name, None, None, why, unscored=why) for _ in targets]
     if len(verdicts) != len(targets):

@@ -129,7 +129,7 @@ def _check(node: Any, where: str, allowed: tuple[str, ...] = ()) -> Check:
     if kind == "length":
         low, high = _count(node, "min", where), _count(node, "max", where)
         if low is None and high is None:
-            raise RubricSpecError(where or "kind", "length needs 'min', 'max' or both")
+            raise RubricSpecError(where, "length needs 'min', 'max' or both")
         if low is not None and high is not None and low > high:
             raise RubricSpecError(_at(where, "min"), f"min {low} is above max {high}")
         return LengthCheck(low, high)

@@ -20,8 +20,8 @@ from toolscore.store.codec import case_json, unpack_json
 from toolscore.store.connection import connect, connect_read_only, store_path
 from toolscore.store.content import iter_content_lines, read_content
 from toolscore.store.meta import RunMeta
-from toolscore.store.rubrics import with_rubrics
 from toolscore.store.migrations import SCHEMA_VERSION, checked_version, migrate
+from toolscore.store.rubrics import with_rubrics
 from toolscore.store.writer import RunWriter
 
 if TYPE_CHECKING:

@@ -74,9 +74,9 @@ def with_rubrics(
         for _, case in cases:
             yield case
         return
-    where, parameters = "run_id = ?", (run_id,)
+    where, parameters = "run_id = ?", [run_id]
     if only is not None:
-        where, parameters = "run_id = ? AND seq = ?", (run_id, only)
+        where, parameters = "run_id = ? AND seq = ?", [run_id, only]
     rows = db.execute(
         f"SELECT seq, {_COLUMNS} FROM rubric_results WHERE {where} {_ORDER}", parameters
     )
