@@ -89,7 +89,7 @@ def parse_rubric(name: str, node: Any) -> Rubric:
         built = tuple(_check(item, f"checks[{i}]") for i, item in enumerate(checks))
         return LocalRubric(name, built, label)
     kind = node.get("kind")
-    if kind in REMOTE_KINDS:
+    if isinstance(kind, str) and kind in REMOTE_KINDS:
         _known_keys(node, ("kind", "version", *REMOTE_KINDS[kind]), "")
         if kind == "judge":
             return _judge(name, node, label)
