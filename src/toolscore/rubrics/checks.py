@@ -35,6 +35,8 @@ class Unscorable(Exception):  # noqa: N818 - a verdict, not a program error
 
 def normal(text: str, casefold: bool = False) -> str:
     """`text` as checks compare it: NFC-normalised, and case-folded with `casefold`."""
+    if text.isascii():  # already NFC, and folding ASCII is lowering it
+        return text.lower() if casefold else text
     text = unicodedata.normalize("NFC", text)
     return unicodedata.normalize("NFC", text.casefold()) if casefold else text
 
@@ -135,7 +137,12 @@ class MentionsCheck(Check):
     argument: str
 
     def failure(self, text: str, arguments: Mapping[str, Any]) -> str | None:
-        forms = _mention_forms(arguments.get(self.argument, _ABSENT))
+        value = arguments.get(self.argument, _ABSENT)
+        if type(value) is str and value.strip():  # the common case, without a tuple of forms
+            if _stands_alone(normal(text, casefold=True), normal(value, casefold=True)):
+                return None
+            return f"does not mention {self.argument} {_quoted(value)}"
+        forms = _mention_forms(value)
         if forms is None:
             value = arguments.get(self.argument, _ABSENT)
             if value is _ABSENT:
@@ -218,20 +225,26 @@ class LocalRubric:
 
     def score(self, text: str, arguments: Mapping[str, Any]) -> RubricVerdict:
         """The rubric's verdict on one produced text sent with the call's `arguments`."""
-        failures: list[str] = []
+        score, passed, reason, unscored = self.judge(text, arguments)
+        return RubricVerdict(self.name, score, passed, reason, unscored=unscored)
+
+    def judge(
+        self, text: str, arguments: Mapping[str, Any]
+    ) -> tuple[float | None, bool | None, str, str | None]:
+        """(score, passed, reason, unscored) of `score`, without building the verdict:
+        the scorer calls this once a case."""
+        checks = self.checks
         try:
-            for check in self.checks:
-                failure = check.failure(text, arguments)
-                if failure is not None:
-                    failures.append(failure)
+            if len(checks) == 1:
+                failure = checks[0].failure(text, arguments)
+                return (
+                    (1.0, True, "passed", None) if failure is None else (0.0, False, failure, None)
+                )
+            failures = [f for check in checks if (f := check.failure(text, arguments)) is not None]
         except Unscorable as error:
-            return RubricVerdict(self.name, None, None, error.reason, unscored=error.reason)
-        total = len(self.checks)
-        score = (total - len(failures)) / total
+            return None, None, error.reason, error.reason
+        total = len(checks)
         if not failures:
-            reason = "passed" if total == 1 else f"passed all {total} checks"
-        else:
-            reason = "; ".join(failures)
-            if total > 1:
-                reason = f"failed {len(failures)} of {total} checks: {reason}"
-        return RubricVerdict(self.name, score, not failures, reason)
+            return 1.0, True, f"passed all {total} checks", None
+        reason = f"failed {len(failures)} of {total} checks: {'; '.join(failures)}"
+        return (total - len(failures)) / total, False, reason, None

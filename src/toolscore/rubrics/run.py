@@ -84,6 +84,9 @@ class RubricEntry(NamedTuple):
         return self.plan_call, self.argument, self.rubric
 
 
+_new = tuple.__new__
+
+
 class Pending(NamedTuple):
     """A target waiting for its remote rubric."""
 
@@ -96,20 +99,24 @@ class RubricRunner:
     `remote` is False (then they are left out, as `--no-rubrics` leaves out every rubric)."""
 
     def __init__(self, specs: SpecSet, remote: bool = True) -> None:
-        self.uses = specs.rubric_uses
         self.rubrics = specs.rubrics
         self.remote = remote
         self.pending: list[Pending] = []
+        # Per tool, each use with its rubric, resolved once: this runs for every case.
+        self._uses: dict[str, tuple[_Use, ...]] = {
+            tool: tuple(_Use.of(use, specs.rubrics[use.rubric]) for use in uses)
+            for tool, uses in specs.rubric_uses.items()
+        }
 
     @property
     def has_regex(self) -> bool:
         """Whether some rubric in use runs a regex (its time limit needs the alarm)."""
         return any(
             check.kind == "regex"
-            for uses in self.uses.values()
+            for uses in self._uses.values()
             for use in uses
-            if isinstance(rubric := self.rubrics[use.rubric], LocalRubric)
-            for check in rubric.checks
+            if use.local is not None
+            for check in use.local.checks
         )
 
     def run(self, case: Case, result: CaseResult) -> list[RubricEntry]:
@@ -117,58 +124,85 @@ class RubricRunner:
         if result.plan is None:
             return []
         plan = case.plans[result.plan]
-        uses = self.uses
+        table = self._uses
         entries: list[RubricEntry] = []
-        paired: dict[int, int] | None = None
-        for i, expected in enumerate(plan):
-            found = uses.get(expected.name)
-            if found is None:
-                continue
-            if paired is None:
-                paired = dict(result.pairs)
-            j = paired.get(i)
-            for use in found:
-                entry = self._one(case, result, i, j, use)
-                if entry is not None:
-                    entries.append(entry)
+        for i, j in result.pairs:
+            found = table.get(plan[i].name)
+            if found is not None:
+                for use in found:
+                    self._paired(entries, case, result, i, j, use)
+        if len(result.pairs) < len(plan):
+            paired = {i for i, _ in result.pairs}
+            for i, expected in enumerate(plan):
+                found = table.get(expected.name)
+                if found is not None and i not in paired:
+                    entries.extend(
+                        RubricEntry.not_scored(None, i, use.use, UNPAIRED)
+                        for use in found
+                        if use.local is not None or self.remote
+                    )
         if len(entries) > 1:
             entries.sort(key=_order)
         return entries
 
-    def _one(
-        self, case: Case, result: CaseResult, i: int, j: int | None, use: RubricUse
-    ) -> RubricEntry | None:
-        rubric = self.rubrics[use.rubric]
-        local = isinstance(rubric, LocalRubric)
-        if not local and not self.remote:
-            return None
-        if j is None:
-            return RubricEntry.not_scored(None, i, use, UNPAIRED)
-        produced = result.calls[j]
-        if produced.args is None:
-            return RubricEntry.not_scored(j, i, use, UNPARSEABLE)
-        text = _lookup(produced.args, use.path)
-        if text is MISSING:
-            return RubricEntry.not_scored(j, i, use, ABSENT)
-        if not isinstance(text, str):
-            return RubricEntry.not_scored(
-                j, i, use, f"the produced value is {json_type(text)}, not text"
-            )
-        if local:
-            assert isinstance(rubric, LocalRubric)
-            verdict = rubric.score(text, produced.args)
-            return RubricEntry(
-                j, i, use.tool, use.argument, use.rubric, verdict.score, verdict.passed,
-                verdict.reason, unscored=verdict.unscored,
+    def _paired(
+        self,
+        entries: list[RubricEntry],
+        case: Case,
+        result: CaseResult,
+        i: int,
+        j: int,
+        use: _Use,
+    ) -> None:
+        """Add the entry of one rubric on a paired call (or make its target wait)."""
+        local = use.local
+        if local is None and not self.remote:
+            return
+        args = result.calls[j].args
+        if args is None:
+            entries.append(RubricEntry.not_scored(j, i, use.use, UNPARSEABLE))
+            return
+        path = use.use.path
+        text = args.get(path[0], MISSING) if len(path) == 1 else _lookup(args, path)
+        if type(text) is not str:
+            if text is MISSING:
+                why = ABSENT
+            elif isinstance(text, str):  # a str subclass: still text
+                why = ""
+            else:
+                why = f"the produced value is {json_type(text)}, not text"
+            if why:
+                entries.append(RubricEntry.not_scored(j, i, use.use, why))
+                return
+        if local is not None:
+            score, passed, reason, unscored = local.judge(text, args)
+            # tuple.__new__ skips the named tuple's own __new__ (a Python function): this
+            # runs once a case.
+            entries.append(
+                _new(RubricEntry, (
+                    j, i, use.use.tool, use.use.argument, local.name, score, passed, reason,
+                    False, unscored, 0,
+                ))
             )  # fmt: skip
-        expected = _lookup(case.plans[result.plan or 0][i].args or {}, use.path)
+            return
+        expected = _lookup(case.plans[result.plan or 0][i].args or {}, path)
         prompt = case.prompt if isinstance(case.prompt, str) else None
         target = RubricTarget(
-            case.id, use.tool, use.argument, j, i, text,
-            expected if type(expected) is str else None, prompt, produced.args,
+            case.id, use.use.tool, use.use.argument, j, i, text,
+            expected if type(expected) is str else None, prompt, args,
         )  # fmt: skip
-        self.pending.append(Pending(use.rubric, target))
-        return None
+        self.pending.append(Pending(use.use.rubric, target))
+
+
+class _Use(NamedTuple):
+    """A rubric use and its deterministic rubric (None when the rubric is remote)."""
+
+    use: RubricUse
+    local: LocalRubric | None
+
+    @classmethod
+    def of(cls, use: RubricUse, rubric: Any) -> _Use:
+        return cls(use, rubric if isinstance(rubric, LocalRubric) else None)
 
 
 def _lookup(args: Mapping[str, Any], path: tuple[str, ...]) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolscore.rubrics.base import Endpoint, JudgeRubric, SimilarityRubric
@@ -64,11 +64,11 @@ class RubricUse:
     tool: str
     path: tuple[str, ...]
     rubric: str
+    argument: str = field(init=False)
+    """The argument's path within the call, dotted."""
 
-    @property
-    def argument(self) -> str:
-        """The argument's path within the call, dotted."""
-        return ".".join(self.path)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "argument", ".".join(self.path))
 
 
 def parse_rubric(name: str, node: Any) -> Rubric:

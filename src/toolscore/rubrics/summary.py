@@ -5,7 +5,7 @@ with their reasons; tallies merge, so that workers' chunks add up to the same bl
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,37 +81,59 @@ class RubricStats:
         )
 
 
-@dataclass
 class RubricTally:
     """Every rubric result of a run, per `tool.argument` and per rubric, and the tokens the
-    remote rubrics spent."""
+    remote rubrics spent. Results are counted per (tool, argument, rubric) as they come (one
+    dictionary look-up a result), and added up per argument and per rubric when asked."""
 
-    per_argument: dict[str, RubricStats] = field(default_factory=dict)
-    per_rubric: dict[str, RubricStats] = field(default_factory=dict)
-    tokens: int = 0
+    def __init__(self) -> None:
+        self.cells: dict[tuple[str, str, str], RubricStats] = {}
+        self.tokens = 0
+        self._restored: tuple[dict[str, RubricStats], dict[str, RubricStats]] | None = None
 
     def add(self, entry: RubricEntry) -> None:
         """Count one rubric result."""
-        key = f"{entry.tool}.{entry.argument}"
-        stats = self.per_argument.get(key)
+        key = entry[2:5]  # (tool, argument, rubric)
+        stats = self.cells.get(key)
         if stats is None:
-            stats = self.per_argument[key] = RubricStats()
-        stats.add(entry)
-        stats = self.per_rubric.get(entry.rubric)
-        if stats is None:
-            stats = self.per_rubric[entry.rubric] = RubricStats()
-        stats.add(entry)
-        self.tokens += entry.tokens
+            stats = self.cells[key] = RubricStats()
+        if entry.passed is None:
+            stats.add(entry)
+        else:
+            stats.n += 1
+            stats.passed += entry.passed
+            stats.score_sum += entry.score or 0.0
+        if entry.tokens:
+            self.tokens += entry.tokens
 
     def merge(self, other: RubricTally) -> None:
         """Add another run part's results (a worker's chunk) to these."""
-        for mine, theirs in (
-            (self.per_argument, other.per_argument),
-            (self.per_rubric, other.per_rubric),
-        ):
-            for key, stats in theirs.items():
-                mine.setdefault(key, RubricStats()).merge(stats)
+        for key, stats in other.cells.items():
+            mine = self.cells.get(key)
+            if mine is None:
+                mine = self.cells[key] = RubricStats()
+            mine.merge(stats)
         self.tokens += other.tokens
+
+    @property
+    def per_argument(self) -> dict[str, RubricStats]:
+        """The results of the rubrics on each `tool.argument`."""
+        if self._restored is not None:
+            return self._restored[0]
+        return self._sums(lambda tool, argument, rubric: f"{tool}.{argument}")
+
+    @property
+    def per_rubric(self) -> dict[str, RubricStats]:
+        """The results of each rubric, on every argument it scores."""
+        if self._restored is not None:
+            return self._restored[1]
+        return self._sums(lambda tool, argument, rubric: rubric)
+
+    def _sums(self, group: Callable[[str, str, str], str]) -> dict[str, RubricStats]:
+        sums: dict[str, RubricStats] = {}
+        for key in sorted(self.cells):
+            sums.setdefault(group(*key), RubricStats()).merge(self.cells[key])
+        return sums
 
     def to_json(self) -> dict[str, Any]:
         """The summary's `rubrics` block."""
@@ -123,9 +145,12 @@ class RubricTally:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RubricTally:
-        """The tally whose `to_json()` is `data` (a stored run's summary)."""
-        return cls(
+        """The tally whose `to_json()` is `data` (a stored run's summary): it shows the
+        sums, and cannot be merged."""
+        tally = cls()
+        tally.tokens = data["tokens"]
+        tally._restored = (
             {k: RubricStats.from_json(v) for k, v in data["per_argument"].items()},
             {k: RubricStats.from_json(v) for k, v in data["per_rubric"].items()},
-            data["tokens"],
         )
+        return tally
