@@ -15,6 +15,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, ClassVar
 
 from toolscore.rubrics.base import RubricVerdict
@@ -69,13 +70,9 @@ class RegexCheck(Check):
     must_match: bool = True
 
     def failure(self, text: str, arguments: Mapping[str, Any]) -> str | None:
-        from toolscore.state.limits import (  # noqa: PLC0415 - only regex checks need signals
-            CallTimeout,
-            alarms_in_force,
-            time_limit,
-        )
-
-        if not alarms_in_force():
+        limits = _limits()
+        CallTimeout, time_limit = limits.CallTimeout, limits.time_limit  # noqa: N806
+        if not limits.alarms_in_force():
             raise Unscorable("a regex check runs only under its time limit (the main thread)")
         try:
             with time_limit(REGEX_SECONDS):
@@ -88,6 +85,19 @@ class RegexCheck(Check):
             return None
         pattern = _quoted(self.pattern.pattern)
         return f"does not match {pattern}" if self.must_match else f"matches {pattern}"
+
+
+_LIMITS: list[ModuleType] = []
+
+
+def _limits() -> ModuleType:
+    """`toolscore.state.limits`, imported on the first regex search (it brings the state
+    package, which a run without regex rubrics never needs), then kept at hand."""
+    if not _LIMITS:
+        from toolscore.state import limits  # noqa: PLC0415
+
+        _LIMITS.append(limits)
+    return _LIMITS[0]
 
 
 @dataclass(frozen=True, slots=True)
