@@ -125,12 +125,29 @@ class RubricRunner:
             return []
         plan = case.plans[result.plan]
         table = self._uses
+        calls = result.calls
         entries: list[RubricEntry] = []
         for i, j in result.pairs:
             found = table.get(plan[i].name)
-            if found is not None:
-                for use in found:
-                    self._paired(entries, case, result, i, j, use)
+            if found is None:
+                continue
+            args = calls[j].args
+            for use in found:
+                # The common case first, in line: a deterministic rubric on a text argument
+                # at the top level of the call (this runs for every case of a run).
+                if use.judge is not None and use.name is not None and args is not None:
+                    text = args.get(use.name, MISSING)
+                    if type(text) is str:
+                        score, passed, reason, unscored = use.judge(text, args)
+                        # tuple.__new__ skips the named tuple's own (Python) __new__.
+                        entries.append(_new(RubricEntry, (
+                            j, i, use.tool, use.argument, use.rubric, score, passed, reason,
+                            False, unscored, 0,
+                        )))  # fmt: skip
+                        continue
+                entry = self._paired(case, result, i, j, use)
+                if entry is not None:
+                    entries.append(entry)
         if len(result.pairs) < len(plan):
             paired = {i for i, _ in result.pairs}
             for i, expected in enumerate(plan):
@@ -139,70 +156,64 @@ class RubricRunner:
                     entries.extend(
                         RubricEntry.not_scored(None, i, use.use, UNPAIRED)
                         for use in found
-                        if use.local is not None or self.remote
+                        if use.judge is not None or self.remote
                     )
         if len(entries) > 1:
             entries.sort(key=_order)
         return entries
 
     def _paired(
-        self,
-        entries: list[RubricEntry],
-        case: Case,
-        result: CaseResult,
-        i: int,
-        j: int,
-        use: _Use,
-    ) -> None:
-        """Add the entry of one rubric on a paired call (or make its target wait)."""
-        local = use.local
-        if local is None and not self.remote:
-            return
+        self, case: Case, result: CaseResult, i: int, j: int, use: _Use
+    ) -> RubricEntry | None:
+        """The entry of one rubric on a paired call, or None when its target waits for a
+        remote rubric (or remote rubrics are not run)."""
+        if use.judge is None and not self.remote:
+            return None
         args = result.calls[j].args
         if args is None:
-            entries.append(RubricEntry.not_scored(j, i, use.use, UNPARSEABLE))
-            return
-        path = use.use.path
-        text = args.get(path[0], MISSING) if len(path) == 1 else _lookup(args, path)
-        if type(text) is not str:
-            if text is MISSING:
-                why = ABSENT
-            elif isinstance(text, str):  # a str subclass: still text
-                why = ""
-            else:
-                why = f"the produced value is {json_type(text)}, not text"
-            if why:
-                entries.append(RubricEntry.not_scored(j, i, use.use, why))
-                return
-        if local is not None:
-            score, passed, reason, unscored = local.judge(text, args)
-            # tuple.__new__ skips the named tuple's own __new__ (a Python function): this
-            # runs once a case.
-            entries.append(
-                _new(RubricEntry, (
-                    j, i, use.use.tool, use.use.argument, local.name, score, passed, reason,
-                    False, unscored, 0,
-                ))
-            )  # fmt: skip
-            return
-        expected = _lookup(case.plans[result.plan or 0][i].args or {}, path)
+            return RubricEntry.not_scored(j, i, use.use, UNPARSEABLE)
+        text = _lookup(args, use.use.path)
+        if text is MISSING:
+            return RubricEntry.not_scored(j, i, use.use, ABSENT)
+        if not isinstance(text, str):
+            why = f"the produced value is {json_type(text)}, not text"
+            return RubricEntry.not_scored(j, i, use.use, why)
+        if use.judge is not None:
+            score, passed, reason, unscored = use.judge(text, args)
+            return RubricEntry(
+                j, i, use.tool, use.argument, use.rubric, score, passed, reason, False, unscored
+            )
+        expected = _lookup(case.plans[result.plan or 0][i].args or {}, use.use.path)
         prompt = case.prompt if isinstance(case.prompt, str) else None
         target = RubricTarget(
-            case.id, use.use.tool, use.use.argument, j, i, text,
+            case.id, use.tool, use.argument, j, i, text,
             expected if type(expected) is str else None, prompt, args,
         )  # fmt: skip
-        self.pending.append(Pending(use.use.rubric, target))
+        self.pending.append(Pending(use.rubric, target))
+        return None
 
 
 class _Use(NamedTuple):
-    """A rubric use and its deterministic rubric (None when the rubric is remote)."""
+    """A rubric use, with what scoring it needs at hand: the deterministic rubric's `judge`
+    (None for a remote rubric) and the argument's `name` when it is at the top level of the
+    call (None inside an object)."""
 
     use: RubricUse
     local: LocalRubric | None
+    judge: (
+        Callable[[str, Mapping[str, Any]], tuple[float | None, bool | None, str, str | None]] | None
+    )
+    name: str | None
+    tool: str
+    argument: str
+    rubric: str
 
     @classmethod
     def of(cls, use: RubricUse, rubric: Any) -> _Use:
-        return cls(use, rubric if isinstance(rubric, LocalRubric) else None)
+        local = rubric if isinstance(rubric, LocalRubric) else None
+        name = use.path[0] if len(use.path) == 1 else None
+        judge = None if local is None else local.judge
+        return cls(use, local, judge, name, use.tool, use.argument, use.rubric)
 
 
 def _lookup(args: Mapping[str, Any], path: tuple[str, ...]) -> Any:

@@ -97,12 +97,13 @@ class RubricTally:
         stats = self.cells.get(key)
         if stats is None:
             stats = self.cells[key] = RubricStats()
-        if entry.passed is None:
+        passed, score = entry.passed, entry.score
+        if passed is None or score is None:
             stats.add(entry)
         else:
             stats.n += 1
-            stats.passed += entry.passed
-            stats.score_sum += entry.score or 0.0
+            stats.passed += passed
+            stats.score_sum += score
         if entry.tokens:
             self.tokens += entry.tokens
 
