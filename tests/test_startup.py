@@ -178,11 +178,11 @@ def test_a_deterministic_rubric_imports_no_extra_and_a_regex_one_only_its_time_l
 ) -> None:
     """Rubric runs import what their rubrics need: a `mentions` rubric nothing beyond the
     scorer; a `regex` one the time limit of `toolscore.state.limits` (which stops a search
-    that backtracks too long) and what the state package brings; neither imports the remote rubrics' module (the `openai`
-    client)."""
+    that backtracks too long) and what the state package brings; neither imports the remote
+    rubrics' module (the `openai` client)."""
     for kind, extra in (("mentions", "argument: order_id"), ("regex", "pattern: '^R'")):
-        spec = SPEC.replace("      order_id: exact\n", "      order_id: exact\n"
-                            f"      note: {{kind: text, rubric: {{kind: {kind}, {extra}}}}}\n")  # fmt: skip
+        note = f"      note: {{kind: text, rubric: {{kind: {kind}, {extra}}}}}\n"
+        spec = SPEC.replace("      order_id: exact\n", "      order_id: exact\n" + note)
         (tmp_path / "tools.yaml").write_text(spec)
         modules = imported(tmp_path, *inputs, "--json", str(tmp_path / "report.json"))
         assert "toolscore.rubrics.run" in modules
