@@ -484,3 +484,25 @@ def test_store_show_prints_rubric_results(tmp_path: Path) -> None:
     assert rescored.exit_code == 0, rescored.output
     compared = CliRunner().invoke(cli, ["compare", "1", "2", "--db", db])
     assert compared.exit_code == 0, compared.output
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_remote_entries_reach_a_report_on_stdout_from_any_number_of_workers(
+    tmp_path: Path, remote: FakeRemote, workers: str
+) -> None:
+    directory = _judged(tmp_path)
+    args = [
+        "score", "--specs", str(directory / "tools.yaml"),
+        "--cases", str(directory / "cases.jsonl"), "--outputs", str(directory / "outputs.jsonl"),
+        "--json", "-", "--workers", workers,
+    ]  # fmt: skip
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    polite = [
+        e for case in report["cases"] for e in case.get("rubrics", ()) if e["rubric"] == "polite"
+    ]
+    assert [(e["call"], e["plan_call"], e["score"]) for e in polite] == [
+        (0, 0, 5.0), (0, 0, 5.0), (0, 0, None), (None, 0, None), (1, 1, None),
+    ]  # fmt: skip
+    assert len(remote.batches) == 1
