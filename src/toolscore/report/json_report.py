@@ -202,8 +202,9 @@ class ReportWriter:
             self.discard()
 
     def _add_rubrics(self, rubrics: Mapping[str, list[dict[str, Any]]]) -> None:
-        """Rewrite the spool with each case's late rubric entries merged into its list (each
-        spooled case is one line, so only the cases concerned are parsed again)."""
+        """Rewrite the spool with each case's late rubric entries merged into its list, in
+        report order (each spooled case is one line: it is read again, and written anew only
+        when it has late entries). Runs with remote rubrics only: they are slow anyway."""
         from toolscore.rubrics.run import entry_order  # noqa: PLC0415 - only remote rubrics
 
         self._spool.seek(0)
