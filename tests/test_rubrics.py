@@ -214,15 +214,17 @@ def test_workers_merge_rubric_tallies_to_the_same_summary(tmp_path: Path) -> Non
     (tmp_path / "tools.yaml").write_text(SPEC)
     specs = load_specs(tmp_path / "tools.yaml")
     summaries, lines = [], []
-    for workers in (1, 2):
+    # A run without report or store counts its rubric results without keeping entries.
+    for workers, report in ((1, True), (2, True), (1, False), (2, False)):
         run_ = ParallelScoring(
             specs, str(tmp_path / "cases.jsonl"), str(tmp_path / "outputs.jsonl"), workers,
-            want_report=True, chunk_size=5, rubrics=LOCAL_RUBRICS,
+            want_report=report, chunk_size=5, rubrics=LOCAL_RUBRICS,
         )  # fmt: skip
         lines.append([line for outcome in run_ for line in outcome.report_lines])
         summaries.append(run_.summary().finish().to_json())
-    assert summaries[0] == summaries[1]
+    assert summaries[0] == summaries[1] == summaries[2] == summaries[3]
     assert lines[0] == lines[1]
+    assert lines[2] == lines[3] == []
     assert summaries[0]["rubrics"]["per_argument"]["refund.note"]["n"] == 3 * 7
 
 

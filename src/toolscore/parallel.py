@@ -147,6 +147,7 @@ def _score_cases(
         from toolscore.rubrics.summary import RubricTally  # noqa: PLC0415
 
         tally = summary.rubrics = RubricTally()
+    keep = want_report or want_rows
     for number, raw, line_id, out_number, out_raw in _line_pairs(chunk):
         data = _load(raw, number, line_id, cases_source, CaseError)
         case = parse_case(data, specs, cases_source, number, may_hold_markers(raw))
@@ -159,12 +160,9 @@ def _score_cases(
         if _state.env is not None:
             result = with_state(_state.env, case, trajectory, result, cases_source)
         summary.add(case, result)
-        entries = runner.run(case, result) if runner is not None else None
-        if entries:
-            for entry in entries:
-                tally.add(entry)
-            if want_rows:
-                rubric_rows.append((case.id, entries))
+        entries = runner.run(case, result, tally, keep) if runner is not None else None
+        if entries and want_rows:
+            rubric_rows.append((case.id, entries))
         if want_report:
             data = case_to_json(result)
             if entries:

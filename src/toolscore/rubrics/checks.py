@@ -149,9 +149,11 @@ class MentionsCheck(Check):
     def failure(self, text: str, arguments: Mapping[str, Any]) -> str | None:
         value = arguments.get(self.argument, _ABSENT)
         if type(value) is str and value.strip():  # the common case, without a tuple of forms
-            if _stands_alone(normal(text, casefold=True), normal(value, casefold=True)):
-                return None
-            return f"does not mention {self.argument} {_quoted(value)}"
+            if text.isascii() and value.isascii():  # `normal` in line: this runs every case
+                found = _stands_alone(text.lower(), value.lower())
+            else:
+                found = _stands_alone(normal(text, casefold=True), normal(value, casefold=True))
+            return None if found else f"does not mention {self.argument} {_quoted(value)}"
         forms = _mention_forms(value)
         if forms is None:
             value = arguments.get(self.argument, _ABSENT)

@@ -21,6 +21,7 @@ from toolscore.rubrics.spec import RubricUse
 from toolscore.rules import json_type
 
 if TYPE_CHECKING:
+    from toolscore.rubrics.summary import RubricTally
     from toolscore.specs import SpecSet
 
 Remote = Callable[[RemoteRubric, Sequence[RubricTarget], Any], list[RubricVerdict]]
@@ -119,8 +120,16 @@ class RubricRunner:
             for check in use.local.checks
         )
 
-    def run(self, case: Case, result: CaseResult) -> list[RubricEntry]:
-        """The rubric entries of one scored case (remote ones join `pending` instead)."""
+    def run(
+        self,
+        case: Case,
+        result: CaseResult,
+        tally: RubricTally | None = None,
+        keep: bool = True,
+    ) -> list[RubricEntry]:
+        """The rubric entries of one scored case (remote ones join `pending` instead), each
+        counted in `tally` when given; with `keep` false only counted (a run that writes
+        neither a report nor a store needs no entry: making them costs time at every case)."""
         if result.plan is None:
             return []
         plan = case.plans[result.plan]
@@ -139,25 +148,35 @@ class RubricRunner:
                     text = args.get(use.name, MISSING)
                     if type(text) is str:
                         score, passed, reason, unscored = use.judge(text, args)
-                        # tuple.__new__ skips the named tuple's own (Python) __new__.
-                        entries.append(_new(RubricEntry, (
-                            j, i, use.tool, use.argument, use.rubric, score, passed, reason,
-                            False, unscored, 0,
-                        )))  # fmt: skip
+                        if tally is not None:
+                            tally.count(use.key, score, passed, unscored or reason)
+                        if keep:
+                            # tuple.__new__ skips the named tuple's own (Python) __new__.
+                            entries.append(_new(RubricEntry, (
+                                j, i, use.tool, use.argument, use.rubric, score, passed,
+                                reason, False, unscored, 0,
+                            )))  # fmt: skip
                         continue
                 entry = self._paired(case, result, i, j, use)
                 if entry is not None:
-                    entries.append(entry)
+                    if tally is not None:
+                        tally.add(entry)
+                    if keep:
+                        entries.append(entry)
         if len(result.pairs) < len(plan):
             paired = {i for i, _ in result.pairs}
             for i, expected in enumerate(plan):
                 found = table.get(expected.name)
-                if found is not None and i not in paired:
-                    entries.extend(
-                        RubricEntry.not_scored(None, i, use.use, UNPAIRED)
-                        for use in found
-                        if use.judge is not None or self.remote
-                    )
+                if found is None or i in paired:
+                    continue
+                for use in found:
+                    if use.judge is None and not self.remote:
+                        continue
+                    entry = RubricEntry.not_scored(None, i, use.use, UNPAIRED)
+                    if tally is not None:
+                        tally.add(entry)
+                    if keep:
+                        entries.append(entry)
         if len(entries) > 1:
             entries.sort(key=_order)
         return entries
@@ -207,13 +226,16 @@ class _Use(NamedTuple):
     tool: str
     argument: str
     rubric: str
+    key: tuple[str, str, str]
+    """(tool, argument, rubric): where a tally counts its results."""
 
     @classmethod
     def of(cls, use: RubricUse, rubric: Any) -> _Use:
         local = rubric if isinstance(rubric, LocalRubric) else None
         name = use.path[0] if len(use.path) == 1 else None
         judge = None if local is None else local.judge
-        return cls(use, local, judge, name, use.tool, use.argument, use.rubric)
+        key = (use.tool, use.argument, use.rubric)
+        return cls(use, local, judge, name, use.tool, use.argument, use.rubric, key)
 
 
 def _lookup(args: Mapping[str, Any], path: tuple[str, ...]) -> Any:

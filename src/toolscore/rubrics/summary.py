@@ -28,16 +28,8 @@ class RubricStats:
     score_sum: float = 0.0
     unscored: Counter[str] = field(default_factory=Counter)
 
-    def add(self, entry: RubricEntry) -> None:
-        """Count one entry."""
-        if entry.score is None or entry.passed is None:
-            self._unscored(entry.unscored or entry.reason, 1)
-        else:
-            self.n += 1
-            self.passed += entry.passed
-            self.score_sum += entry.score
-
-    def _unscored(self, reason: str, count: int) -> None:
+    def count_unscored(self, reason: str, count: int) -> None:
+        """Count `count` texts left unscored for `reason` (a few dozen reasons are kept)."""
         if reason not in self.unscored and len(self.unscored) >= REASONS_KEPT:
             reason = OTHER_REASONS
         self.unscored[reason] += count
@@ -48,7 +40,7 @@ class RubricStats:
         self.passed += other.passed
         self.score_sum += other.score_sum
         for reason, count in other.unscored.items():
-            self._unscored(reason, count)
+            self.count_unscored(reason, count)
 
     @property
     def mean(self) -> float | None:
@@ -93,19 +85,24 @@ class RubricTally:
 
     def add(self, entry: RubricEntry) -> None:
         """Count one rubric result."""
-        key = entry[2:5]  # (tool, argument, rubric)
+        # entry[2:5] is (tool, argument, rubric)
+        self.count(entry[2:5], entry.score, entry.passed, entry.unscored or entry.reason)
+        self.tokens += entry.tokens
+
+    def count(
+        self, key: tuple[str, str, str], score: float | None, passed: bool | None, why: str
+    ) -> None:
+        """Count one result of rubric `key[2]` on argument `key[1]` of tool `key[0]`: scored
+        when it has a score and a pass, else unscored for the reason `why`."""
         stats = self.cells.get(key)
         if stats is None:
             stats = self.cells[key] = RubricStats()
-        passed, score = entry.passed, entry.score
         if passed is None or score is None:
-            stats.add(entry)
+            stats.count_unscored(why, 1)
         else:
             stats.n += 1
             stats.passed += passed
             stats.score_sum += score
-        if entry.tokens:
-            self.tokens += entry.tokens
 
     def merge(self, other: RubricTally) -> None:
         """Add another run part's results (a worker's chunk) to these."""
