@@ -1,4 +1,5 @@
-"""Property: adding rubrics to a spec never changes any call-level field of the report.
+"""Properties of rubrics: adding them to a spec never changes any call-level field of the
+report, and a deterministic rubric judges any text without raising.
 
 Specs, cases and outputs come from test_properties' strategies; the same spec is scored
 with rubrics on its text arguments (named and inline, every deterministic kind) and without
@@ -17,8 +18,11 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from test_properties import SETTINGS, Node, build_specs, plans_and_calls, spec_dicts
+from test_properties import ANY_JSON, SETTINGS, Node, build_specs, plans_and_calls, spec_dicts
 from toolscore.parallel import LOCAL_RUBRICS, ParallelScoring
+from toolscore.rubrics.checks import LocalRubric
+from toolscore.rubrics.spec import parse_rubric
+from toolscore.state.limits import alarms_installed
 
 RUBRICS: list[Node] = [
     {"kind": "not_empty"},
@@ -90,3 +94,40 @@ def test_adding_rubrics_never_changes_a_call_level_field(data: st.DataObject) ->
     for case in with_cases:
         case.pop("rubrics", None)
     assert with_cases == without_cases
+
+
+CHECK_NODES = st.sampled_from(
+    [
+        {"kind": "not_empty"},
+        {"kind": "length", "min": 2, "max": 9},
+        {"kind": "contains", "phrases": ["ß", "e\u0301", "."], "casefold": True},
+        {"kind": "not_contains", "phrases": ["\u0130", "*"]},
+        {"kind": "regex", "pattern": "^(a|b)+[0-9]?$"},
+        {"kind": "mentions", "argument": "x"},
+    ]
+)
+
+
+@settings(SETTINGS, max_examples=300)
+@given(
+    st.lists(CHECK_NODES, min_size=1, max_size=4),
+    st.text(),
+    st.dictionaries(st.sampled_from(["x", "y"]), ANY_JSON, max_size=2),
+)
+def test_a_deterministic_rubric_judges_any_text_without_raising(
+    checks: list[Node], text: str, arguments: dict[str, Any]
+) -> None:
+    """Any text, sent with any other arguments, gets a verdict: a score in [0, 1] that is 1
+    exactly when it passes, or unscored with a reason; and the same verdict twice."""
+    rubric = parse_rubric("r", {"checks": checks})
+    assert isinstance(rubric, LocalRubric)
+    with alarms_installed():
+        verdict = rubric.score(text, arguments)
+        assert rubric.score(text, arguments) == verdict
+    if verdict.unscored is not None:
+        assert (verdict.score, verdict.passed) == (None, None)
+        return
+    assert verdict.score is not None
+    assert 0.0 <= verdict.score <= 1.0
+    assert verdict.passed is (verdict.score == 1.0)
+    assert verdict.reason
