@@ -317,7 +317,10 @@ def test_the_remote_scorer_gets_the_targets_and_its_verdicts_are_reported(
         cli, ["show", "latest", "--db", str(tmp_path / "results.db"), "--json"]
     )
     assert shown.exit_code == 0, shown.output
-    assert json.loads(shown.output)["cases"] == report["cases"]
+    stored = json.loads(shown.output)
+    assert stored["cases"] == report["cases"]
+    assert stored["specs"] == report["specs"]
+    assert stored["summary"] == report["summary"]
 
 
 def test_a_remote_batch_that_fails_leaves_its_texts_unscored_and_the_run_completes(

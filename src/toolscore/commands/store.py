@@ -149,6 +149,9 @@ def _write_report(store: Store, info: RunInfo) -> None:
     }
     specs = _stored_specs(store, info)
     if specs.tools:
+        rubrics = specs.describe().get("rubrics")
+        if rubrics is not None:  # the versions of the rubrics in use, as the report had them
+            head["specs"]["rubrics"] = rubrics
         head["lenient_rules"] = [rule.to_json() for rule in lenient_rules(specs)]
     head["summary"] = store.summary(info.id)
     stdout = sys.stdout.buffer
