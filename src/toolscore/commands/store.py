@@ -137,21 +137,22 @@ def _stored_specs(store: Store, info: RunInfo) -> SpecSet:
 def _write_report(store: Store, info: RunInfo) -> None:
     """The run's report JSON as `score --json` wrote it, with the run's record first;
     the cases are streamed, one a line."""
+    described: dict[str, Any] = {
+        "version": info.specs_version,
+        "sha256": info.specs_sha256,
+        "tools": info.tool_versions,
+    }
     head = {
         "run": info.to_json(),
         "toolscore": info.toolscore_version,
-        "specs": {
-            "version": info.specs_version,
-            "sha256": info.specs_sha256,
-            "tools": info.tool_versions,
-        },
+        "specs": described,
         "relaxations": info.relaxations,
     }
     specs = _stored_specs(store, info)
     if specs.tools:
         rubrics = specs.describe().get("rubrics")
         if rubrics is not None:  # the versions of the rubrics in use, as the report had them
-            head["specs"]["rubrics"] = rubrics
+            described["rubrics"] = rubrics
         head["lenient_rules"] = [rule.to_json() for rule in lenient_rules(specs)]
     head["summary"] = store.summary(info.id)
     stdout = sys.stdout.buffer
