@@ -122,9 +122,7 @@ def arg_specs(draw: st.DrawFn, depth: int = 0) -> Node:
             node["tol"] = draw(TOLERANCES)
         if draw(st.booleans()):
             node["naive_tz"] = draw(st.sampled_from(ZONES))
-    elif kind == "text":
-        if draw(st.booleans()):
-            node["rubric"] = "polite and complete"
+    # A text argument's rubric never changes a call verdict: test_rubric_properties.py.
     elif kind == "list":
         node["items"] = draw(arg_specs(depth + 1))
         if draw(st.booleans()):

@@ -236,7 +236,11 @@ def test_named_zones_follow_daylight_saving_and_unknown_ones_are_refused() -> No
             ("a",),
             "naive_tz: unknown time zone 'Nowhere'",
         ),
-        ({"kind": "text", "rubric": 1}, ("a",), "rubric must be a string"),
+        (
+            {"kind": "text", "rubric": 1},
+            ("a",),
+            "rubric must be a rubric's name or a rubric mapping",
+        ),
         (
             {"kind": "list", "order": "sorted"},
             ("a",),

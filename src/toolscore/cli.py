@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -212,6 +213,12 @@ class _ProgressBar:
     "case's tags), 'prompt', or another top-level key of the case lines; a case lacking it "
     "is a cluster of its own.",
 )
+@click.option(
+    "--no-rubrics",
+    is_flag=True,
+    help="Skip the rubrics on text arguments (scored apart from the calls; judge and "
+    "similarity rubrics ask an endpoint).",
+)
 @input_errors
 def score_command(
     specs_path: str,
@@ -228,11 +235,13 @@ def score_command(
     show_failures: int,
     cluster_by: str | None,
     html_path: str | None = None,
+    no_rubrics: bool = False,
 ) -> None:
     """Score an outputs file against a cases file under a spec file."""
     if cluster_by in ("id", "plans"):
         raise click.BadParameter(f"{cluster_by!r} cannot group cases", param_hint="--cluster-by")
     specs = load_specs(specs_path)
+    rubrics = None if no_rubrics or not specs.rubric_uses else _rubrics_mode(specs, specs_path)
     check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = optional_environment(specs, specs_path, env_path, tool_timeout)
     counter = ByteCounter()
@@ -252,9 +261,9 @@ def score_command(
         bar = _ProgressBar(counter, size)
         try:
             workers = workers or auto_workers(size)
-            summary = _score_chunks(
+            summary, late = _score_chunks(
                 specs, sources, workers, report, saving, failed, show_failures, bar, env,
-                cluster_by,
+                cluster_by, rubrics,
             )  # fmt: skip
             if saving is not None:
                 run_id = saving.finish(summary)
@@ -265,7 +274,8 @@ def score_command(
             raise
     bar.close()
     if report is not None:
-        _write_reports(report, html, specs, env, summary, run_id, (cases_path, outputs_path), label)
+        inputs = (cases_path, outputs_path)
+        _write_reports(report, html, specs, env, summary, run_id, inputs, label, late)
     from toolscore.report.terminal import render_summary  # noqa: PLC0415 - rich, when printing
 
     out = console(err=json_target == "-")
@@ -290,14 +300,16 @@ def _write_reports(
     run_id: int | None,
     inputs: tuple[str, str],
     label: str | None,
+    late: Any = None,
 ) -> None:
-    """Write the report JSON, then the HTML page made from it (`--html`); an error writing
-    either names the run when it was saved."""
+    """Write the report JSON (with `late`, the remote rubrics' entries asked once scoring
+    was done), then the HTML page made from it (`--html`); an error writing either names
+    the run when it was saved."""
     from toolscore.report.json_report import report_header  # noqa: PLC0415
 
     described = env.describe() if env is not None else None
     try:
-        report.finish(report_header(specs, __version__, described), summary)
+        report.finish(report_header(specs, __version__, described), summary, late)
         if html is not None:
             html.write(specs, *inputs, label, run_id)
     except InputError as error:
@@ -366,6 +378,25 @@ class _HtmlTarget:
             self.temporary.unlink(missing_ok=True)
 
 
+def _rubrics_mode(specs: SpecSet, specs_path: str) -> str:
+    """Which rubrics a run scores (every one, or only the deterministic ones when none is
+    remote); a remote rubric's key variable that is not set is an input error, before
+    anything is sent."""
+    from toolscore.parallel import ALL_RUBRICS  # noqa: PLC0415
+    from toolscore.rubrics.run import missing_keys  # noqa: PLC0415
+
+    missing = missing_keys(specs, os.environ)
+    if missing:
+        name, variable = missing[0]
+        raise InputError(
+            specs_path,
+            f"the environment variable {variable} (the key of rubric {name!r}) is not set; "
+            "set it, or skip rubrics with --no-rubrics",
+            field=f"rubrics.{name}.api_key_env",
+        )
+    return ALL_RUBRICS
+
+
 def _report_writer(json_target: str | None) -> ReportWriter | None:
     """The writer of the report `--json` asks for, or None without `--json`."""
     if not json_target:
@@ -419,9 +450,11 @@ def _score_chunks(
     bar: _ProgressBar,
     env: Environment | None,
     cluster_by: str | None = None,
-) -> Summary:
+    rubrics: str | None = None,
+) -> tuple[Summary, dict[str, list[dict[str, Any]]]]:
     """Score chunk by chunk on `workers` processes, writing the report and the store rows
-    the workers made; return the summary."""
+    the workers made, then ask the remote rubrics about their texts; return the summary and
+    the remote rubrics' entries by case id (for the report)."""
     run = ParallelScoring(
         specs,
         sources[0],
@@ -433,6 +466,7 @@ def _score_chunks(
         counter=bar.counter,
         env=env,
         cluster_by=cluster_by,
+        rubrics=rubrics,
     )
     for outcome in run:
         bar.tick()
@@ -440,8 +474,22 @@ def _score_chunks(
             report.add_all_encoded(outcome.report_lines)
         if saving is not None:
             saving.add_rows(outcome.rows)
+            saving.add_rubrics(outcome.rubrics)
         failed.extend(outcome.failures[: show_failures - len(failed)])
-    return run.summary().finish()
+    builder = run.summary()
+    late: dict[str, list[dict[str, Any]]] = {}
+    if run.pending and builder.rubrics is not None:
+        from toolscore.rubrics.run import run_remote  # noqa: PLC0415 - only remote rubrics
+
+        remote = importlib.import_module("toolscore.rubrics.remote").score_remote
+        found = run_remote(specs.rubrics, run.pending, remote)
+        for entries in found.values():
+            for entry in entries:
+                builder.rubrics.add(entry)
+        if saving is not None:
+            saving.add_rubrics(found.items())
+        late = {case_id: [e.to_json() for e in entries] for case_id, entries in found.items()}
+    return builder.finish(), late
 
 
 @cli.command("lint")

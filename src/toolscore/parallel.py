@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
@@ -28,11 +28,15 @@ from toolscore.specs import SpecSet
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    from toolscore.rubrics.run import Pending, RubricEntry, RubricRunner
     from toolscore.state import Environment
     from toolscore.store.codec import ResultRow
 
 CHUNK = 2000
 """Cases per chunk: large enough that passing work between processes costs little."""
+ALL_RUBRICS = "all"
+LOCAL_RUBRICS = "local"
+"""What `rubrics=` asks a run to score: every rubric, or the deterministic ones only."""
 
 
 class ChunkOutcome(NamedTuple):
@@ -46,6 +50,10 @@ class ChunkOutcome(NamedTuple):
     failures: list[CaseResult]
     """The first failing cases, as the terminal prints them: their mismatches without the
     values (an agent's may be nested too deep to send from one process to another)."""
+    rubrics: Sequence[tuple[str, list[RubricEntry]]] = ()
+    """Each case's rubric entries (case id, entries), when the run is saved and scored some."""
+    pending: Sequence[Pending] = ()
+    """The targets of remote rubrics, asked once scoring is done (`rubrics.run.run_remote`)."""
 
 
 LinePair = tuple[int, bytes, str, int | None, bytes | None]
@@ -83,6 +91,7 @@ class _WorkerState:
     sources: tuple[str, str]
     env: Environment | None
     cluster_by: str | None
+    rubrics: RubricRunner | None
 
 
 _state = _WorkerState()
@@ -93,17 +102,24 @@ def _start_worker(
     sources: tuple[str, str],
     env: Environment | None,
     cluster_by: str | None = None,
+    rubrics: str | None = None,
 ) -> None:
     _state.specs = specs
     _state.sources = sources
     _state.env = env
     _state.cluster_by = cluster_by
+    _state.rubrics = None
+    if rubrics is not None:
+        from toolscore.rubrics.run import RubricRunner  # noqa: PLC0415 - only runs with rubrics
+
+        _state.rubrics = RubricRunner(specs, remote=rubrics == ALL_RUBRICS)
 
 
 def _score_chunk(
     chunk: Chunk, want_report: bool, want_rows: bool, keep_failures: int
 ) -> ChunkOutcome:
-    if _state.env is None:  # no call is replayed: nothing to time
+    if _state.env is None and (_state.rubrics is None or not _state.rubrics.has_regex):
+        # no call is replayed and no regex searched: nothing to time
         return _score_cases(chunk, want_report, want_rows, keep_failures)
     from toolscore.state.limits import alarms_installed  # noqa: PLC0415 - only replay needs it
 
@@ -125,6 +141,13 @@ def _score_cases(
     lines: list[bytes] = []
     rows: list[ResultRow] = []
     failures: list[CaseResult] = []
+    runner = _state.rubrics
+    rubric_rows: list[tuple[str, list[RubricEntry]]] = []
+    if runner is not None:
+        from toolscore.rubrics.summary import RubricTally  # noqa: PLC0415
+
+        tally = summary.rubrics = RubricTally()
+    keep = want_report or want_rows
     for number, raw, line_id, out_number, out_raw in _line_pairs(chunk):
         data = _load(raw, number, line_id, cases_source, CaseError)
         case = parse_case(data, specs, cases_source, number, may_hold_markers(raw))
@@ -137,13 +160,22 @@ def _score_cases(
         if _state.env is not None:
             result = with_state(_state.env, case, trajectory, result, cases_source)
         summary.add(case, result)
+        entries = runner.run(case, result, tally, keep) if runner is not None else None
+        if entries and want_rows:
+            rubric_rows.append((case.id, entries))
         if want_report:
-            lines.append(orjson.dumps(case_to_json(result), default=plain))
+            data = case_to_json(result)
+            if entries:
+                data["rubrics"] = [entry.to_json() for entry in entries]
+            lines.append(orjson.dumps(data, default=plain))
         if want_rows:
             rows.append(result_row(result))
         if len(failures) < keep_failures and not outcome_passed(result):
             failures.append(_without_values(result))
-    return ChunkOutcome(summary, lines, rows, failures)
+    pending = runner.pending if runner is not None else []
+    if runner is not None:
+        runner.pending = []
+    return ChunkOutcome(summary, lines, rows, failures, rubric_rows, pending)
 
 
 def _without_values(result: CaseResult) -> CaseResult:
@@ -170,8 +202,11 @@ class ParallelScoring:
         chunk_size: int = CHUNK,
         env: Environment | None = None,
         cluster_by: str | None = None,
+        rubrics: str | None = None,
     ) -> None:
         self.specs = specs
+        self.rubrics = rubrics if specs.rubric_uses else None
+        """`ALL_RUBRICS`, `LOCAL_RUBRICS`, or None (rubrics are not scored)."""
         self.sources = (cases_path, outputs_path)
         self.workers = max(1, workers)
         self.want_report = want_report
@@ -182,6 +217,12 @@ class ParallelScoring:
         self.env = env
         self.cluster_by = cluster_by
         self._summary = SummaryBuilder(specs, cluster_by, cases_path)
+        if self.rubrics is not None:
+            from toolscore.rubrics.summary import RubricTally  # noqa: PLC0415
+
+            self._summary.rubrics = RubricTally()
+        self.pending: list[Pending] = []
+        """Every chunk's remote rubric targets, in case order (complete after iteration)."""
 
     def _chunks(self) -> Iterator[Chunk]:
         cases_path, outputs_path = self.sources
@@ -200,7 +241,7 @@ class ParallelScoring:
     def __iter__(self) -> Iterator[ChunkOutcome]:
         wants = (self.want_report, self.want_rows, self.keep_failures)
         if self.workers == 1:
-            _start_worker(self.specs, self.sources, self.env, self.cluster_by)
+            _start_worker(self.specs, self.sources, self.env, self.cluster_by, self.rubrics)
             for chunk in self._chunks():
                 yield self._merged(_score_chunk(chunk, *wants))
             return
@@ -209,7 +250,7 @@ class ParallelScoring:
         with ProcessPoolExecutor(
             self.workers,
             initializer=_start_worker,
-            initargs=(self.specs, self.sources, self.env, self.cluster_by),
+            initargs=(self.specs, self.sources, self.env, self.cluster_by, self.rubrics),
         ) as pool:
             waiting: deque[Future[ChunkOutcome]] = deque()
             for chunk in self._chunks():
@@ -221,6 +262,7 @@ class ParallelScoring:
 
     def _merged(self, outcome: ChunkOutcome) -> ChunkOutcome:
         self._summary.merge(outcome.summary)
+        self.pending.extend(outcome.pending)
         return outcome
 
     def summary(self) -> SummaryBuilder:

@@ -653,7 +653,9 @@ class TextRule(Rule):
     kind: ClassVar[str] = "text"
     compared: ClassVar[bool] = False
 
-    rubric: str | None = None
+    rubric: str | Mapping[str, Any] | None = None
+    """The name of a rubric in the spec's `rubrics`, or an inline rubric; the spec loader
+    checks it (`toolscore.rubrics.spec`), as only it knows the spec's rubrics."""
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
         return None
@@ -798,6 +800,10 @@ def compile_rule(node: Any, path: tuple[str | int, ...] = ()) -> Rule:
         raise RuleError(path, f"unknown kind {kind!r}{suggest(kind, KINDS)}")
     allowed = _COMMON_OPTIONS + _KIND_OPTIONS[kind]
     for option in node:
+        if option == "rubric" and kind != "text":
+            raise RuleError(
+                path, f"a rubric scores only a 'text' argument, not one of kind {kind!r}"
+            )
         if option not in allowed:
             hint = suggest(str(option), list(allowed))
             raise RuleError(path, f"unknown option {option!r} for kind {kind!r}{hint}")
@@ -842,8 +848,8 @@ def _build(kind: str, node: Mapping[str, Any], path: tuple[str | int, ...]) -> R
         return DatetimeRule(tol=_tolerance(node, "tol", path), naive_tz=naive_tz)
     if kind == "text":
         rubric = node.get("rubric")
-        if rubric is not None and not isinstance(rubric, str):
-            raise RuleError(path, "rubric must be a string")
+        if rubric is not None and not isinstance(rubric, str | Mapping):
+            raise RuleError(path, "rubric must be a rubric's name or a rubric mapping")
         return TextRule(rubric=rubric)
     if kind == "ignored":
         return IgnoredRule()

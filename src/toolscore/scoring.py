@@ -21,6 +21,7 @@ from toolscore.specs import SpecSet
 from toolscore.stats import clustered_se, normal_interval, wilson
 
 if TYPE_CHECKING:
+    from toolscore.rubrics.summary import RubricTally
     from toolscore.state import Environment
 
 DISAGREEMENT_IDS_KEPT = 10_000
@@ -317,6 +318,8 @@ class Summary:
     """State and required-output verdicts, when the run replayed calls against a store."""
     clustered: ClusteredAccuracy | None = None
     """The clustered interval of the accuracy, when the run was asked for one."""
+    rubrics: RubricTally | None = None
+    """Rubric results, apart from every call metric, when the run scored rubrics."""
 
     @property
     def accuracy(self) -> float | None:
@@ -345,6 +348,7 @@ class Summary:
             "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
             "per_argument": {k: v.to_json() for k, v in sorted(self.per_argument.items())},
             **({"state": self.outcomes.to_json()} if self.outcomes is not None else {}),
+            **({"rubrics": self.rubrics.to_json()} if self.rubrics is not None else {}),
         }
 
 
@@ -406,6 +410,8 @@ class SummaryBuilder:
         self._tools: dict[str, Tally] = {}
         self._args: dict[str, Tally] = {}
         self._arg_tallies: dict[str, dict[str, Tally]] = {}
+        self.rubrics: RubricTally | None = None
+        """Rubric results (`toolscore.rubrics.run`), set by the runs that score rubrics."""
 
     def _tallies_of(self, tool: str) -> dict[str, Tally]:
         """The tallies of a spec tool's compared arguments, made on first use."""
@@ -561,6 +567,10 @@ class SummaryBuilder:
             self._tool(name).merge(tally)
         for key, tally in other._args.items():
             self._args.setdefault(key, Tally()).merge(tally)
+        if other.rubrics is not None:
+            if self.rubrics is None:
+                self.rubrics = type(other.rubrics)()
+            self.rubrics.merge(other.rubrics)
 
     def _tool(self, name: str) -> Tally:
         tally = self._tools.get(name)
@@ -587,6 +597,7 @@ class SummaryBuilder:
             codes=self._codes,
             outcomes=self._outcomes,
             clustered=self._clustered(),
+            rubrics=self.rubrics,
         )
 
 

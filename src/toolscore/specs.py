@@ -7,7 +7,7 @@ completely when loaded, so that scoring never meets a broken rule.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -16,10 +16,11 @@ from toolscore.documents import parse_document
 from toolscore.errors import SpecError
 from toolscore.matching import value_problem
 from toolscore.model import MISSING
+from toolscore.rubrics.spec import Rubric, RubricSpecError, RubricUse, parse_rubric, rubric_uses
 from toolscore.rules import ListRule, ObjectRule, Rule, RuleError, compile_rule, show, suggest
 
 RELAXATIONS = ("extra_calls", "unknown_args")
-_TOP_KEYS = ("version", "tools", "relax", "environment")
+_TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics")
 _TOOL_KEYS = ("version", "args", "description")
 _RELAX_KEYS = ("allow", "tools", "reason")
 DEFAULT_TIMEOUT = 10.0
@@ -63,6 +64,10 @@ class SpecSet:
     environment: Mapping[str, Any] | None = None
     """The `environment` block (database, tool implementations) for state checks, as written;
     it is only read, and its tool module only imported, when the user asks for state checks."""
+    rubrics: Mapping[str, Rubric] = field(default_factory=dict)
+    """Every rubric by name: the `rubrics` map's and the inline ones (named `tool.argument`)."""
+    rubric_uses: Mapping[str, tuple[RubricUse, ...]] = field(default_factory=dict)
+    """Per tool, its text arguments that have a rubric (tools without any are left out)."""
     rules: Mapping[str, ObjectRule] = field(init=False)
     lowercase_rules: Mapping[str, ObjectRule] = field(init=False)
     extra_ok: frozenset[str] = field(init=False)
@@ -80,12 +85,17 @@ class SpecSet:
         object.__setattr__(self, "extra_ok", frozenset(extra))
 
     def describe(self) -> dict[str, Any]:
-        """The provenance block of a report: version label, content hash, tool versions."""
-        return {
+        """The provenance block of a report: version label, content hash, tool versions, and
+        the version of each rubric in use when some argument has one."""
+        described: dict[str, Any] = {
             "version": self.version,
             "sha256": self.sha256,
             "tools": {name: tool.version for name, tool in self.tools.items()},
         }
+        used = sorted({use.rubric for uses in self.rubric_uses.values() for use in uses})
+        if used:
+            described["rubrics"] = {name: self.rubrics[name].version for name in used}
+        return described
 
 
 class _Problems:
@@ -168,10 +178,50 @@ def parse_specs(
         return None, problems.errors
     for name, tool in tools.items():
         _check_defaults(tool.args, f"tools.{name}.args", problems)
+    declared = data.get("rubrics", {}) if isinstance(data, Mapping) else {}
+    rubrics = dict(_rubrics(declared, problems))
+    uses = _rubric_uses(tools, rubrics, problems)
     if problems.errors:
         return None, problems.errors
     label = None if version is None else str(version)
-    return SpecSet(tools, relaxations, label, source, sha256, environment), []
+    return SpecSet(tools, relaxations, label, source, sha256, environment, rubrics, uses), []
+
+
+def _rubrics(node: Any, problems: _Problems) -> Iterator[tuple[str, Rubric]]:
+    """The top-level `rubrics` map: rubric names to rubrics."""
+    if not isinstance(node, Mapping):
+        problems.add("rubrics", "must be a mapping of rubric names to rubrics")
+        return
+    for name, rubric in node.items():
+        if not isinstance(name, str) or not name.strip():
+            problems.add("rubrics", f"a rubric's name must be a non-empty string, got {show(name)}")
+            continue
+        try:
+            yield name, parse_rubric(name, rubric)
+        except RubricSpecError as error:
+            where = f"rubrics.{name}.{error.where}" if error.where else f"rubrics.{name}"
+            problems.add(where, error.message)
+
+
+def _under(problems: _Problems, where: str) -> Callable[[str, str], None]:
+    """A `problem(at, message)` callback adding problems at paths below `where`."""
+
+    def problem(at: str, message: str) -> None:
+        problems.add(f"{where}.{at}", message)
+
+    return problem
+
+
+def _rubric_uses(
+    tools: Mapping[str, ToolSpec], rubrics: dict[str, Rubric], problems: _Problems
+) -> dict[str, tuple[RubricUse, ...]]:
+    """Per tool, the rubrics on its text arguments (inline ones are added to `rubrics`)."""
+    found: dict[str, tuple[RubricUse, ...]] = {}
+    for name, tool in tools.items():
+        uses = tuple(rubric_uses(name, tool.args, rubrics, _under(problems, f"tools.{name}.args")))
+        if uses:
+            found[name] = uses
+    return found
 
 
 def timeout_problem(value: Any) -> str | None:

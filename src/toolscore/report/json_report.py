@@ -149,6 +149,7 @@ class ReportWriter:
         self._in_place = target != "-" and Path(target).exists() and not Path(target).is_file()
         # The spool sits beside the report (same disk), or in the temporary directory.
         directory = None if self._in_place else "." if target == "-" else Path(target).parent
+        self._directory = directory
         with _writing(target):
             # Kept open across add() calls and closed by finish() or discard().
             self._spool: IO[bytes] = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115
@@ -170,8 +171,16 @@ class ReportWriter:
             self._spool.write((b"\n" if self._first else b",\n") + b",\n".join(cases_json))
         self._first = False
 
-    def finish(self, header: dict[str, Any], summary: Summary) -> None:
-        """Write the complete report: header, summary, then the spooled cases."""
+    def finish(
+        self,
+        header: dict[str, Any],
+        summary: Summary,
+        rubrics: Mapping[str, list[dict[str, Any]]] | None = None,
+    ) -> None:
+        """Write the complete report: header, summary, then the spooled cases; `rubrics`
+        adds rubric entries decided after the cases were spooled (remote rubrics), by case id."""
+        if rubrics:
+            self._add_rubrics(rubrics)
         head = dict(header, summary=summary.to_json())
         opening = _dumps(head)[:-1] + b',"cases":['
         self._spool.seek(0)
@@ -191,6 +200,31 @@ class ReportWriter:
                 self._replace(opening)
         finally:
             self.discard()
+
+    def _add_rubrics(self, rubrics: Mapping[str, list[dict[str, Any]]]) -> None:
+        """Rewrite the spool with each case's late rubric entries merged into its list, in
+        report order (each spooled case is one line: it is read again, and written anew only
+        when it has late entries). Runs with remote rubrics only: they are slow anyway."""
+        from toolscore.rubrics.run import entry_order  # noqa: PLC0415 - only remote rubrics
+
+        self._spool.seek(0)
+        with _writing(self.target):
+            rewritten: IO[bytes] = tempfile.TemporaryFile(dir=self._directory)  # noqa: SIM115
+            for line in self._spool:
+                body = line.rstrip(b"\n")
+                comma = body.endswith(b",")
+                case = body[:-1] if comma else body
+                if case:
+                    data = orjson.loads(case)
+                    late = rubrics.get(data["id"])
+                    if late:
+                        data["rubrics"] = sorted([*data.get("rubrics", ()), *late], key=entry_order)
+                        case = _dumps(data)
+                rewritten.write(
+                    case + (b"," if comma else b"") + (b"\n" if line.endswith(b"\n") else b"")
+                )
+            self._spool.close()
+            self._spool = rewritten
 
     def _replace(self, opening: bytes) -> None:
         """Write the report beside its target, then move it into place."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -16,6 +16,9 @@ from toolscore.report.printable import printable, safe_text
 from toolscore.scoring import OutcomeTally, Rate, Summary, Tally
 from toolscore.specs import SpecSet
 from toolscore.stats import wilson
+
+if TYPE_CHECKING:
+    from toolscore.rubrics.summary import RubricTally
 
 LINES_PER_CASE = 20
 """Lines printed under one case at most (mismatches, then outcome lines); the rest are
@@ -149,6 +152,53 @@ def outcomes_table(outcomes: OutcomeTally) -> Table:
     return table
 
 
+RUBRIC_ROWS = 20
+"""Rubric rows (per rubric, then per argument) printed before the rest are only counted."""
+
+
+def rubrics_table(tally: RubricTally) -> Table:
+    """Rubric results per rubric and per tool.argument: texts scored, mean score, pass rate
+    with its 95% interval, and how many could not be scored."""
+    table = Table(title="Rubrics (apart from the call score)", title_justify="left")
+    for column in (
+        "rubric / argument",
+        "scored",
+        "mean score",
+        "passed",
+        "95% interval",
+        "unscored",
+    ):
+        table.add_column(column, justify="left" if column.startswith("rubric") else "right")
+    rows = [(f"rubric {name}", stats) for name, stats in sorted(tally.per_rubric.items())]
+    rows += [(f"argument {key}", stats) for key, stats in sorted(tally.per_argument.items())]
+    for label, stats in rows[:RUBRIC_ROWS]:
+        mean = "-" if stats.mean is None else f"{stats.mean:.3f}"
+        rate = Rate(stats.passed, stats.n)
+        table.add_row(
+            safe_text(label), str(stats.n), mean, f"{percent(rate.value)} ({rate.passed}/{rate.n})",
+            interval(wilson(rate.passed, rate.n)), str(sum(stats.unscored.values())),
+        )  # fmt: skip
+    notes = []
+    if len(rows) > RUBRIC_ROWS:
+        notes.append(f"... and {len(rows) - RUBRIC_ROWS} more rows in the report JSON (--json)")
+    if tally.tokens:
+        notes.append(f"tokens spent: {tally.tokens:,}")
+    if notes:
+        table.caption = "; ".join(notes)
+    return table
+
+
+def rubric_unscored_lines(tally: RubricTally, limit: int = 5) -> list[str]:
+    """Why rubric targets were left unscored: the commonest reasons of each rubric."""
+    lines = []
+    for name, stats in sorted(tally.per_rubric.items()):
+        for reason, count in stats.unscored.most_common(limit):
+            lines.append(printable(f"  {name}: {count} unscored - {reason}"))
+    if not lines:
+        return []
+    return ["Unscored rubric targets:", *lines[: 4 * limit]]
+
+
 def state_lines(state: Any, limit: int = 8) -> list[str]:
     """What the outcome verdict says about one case, a line each (the diff cut at `limit`),
     made printable (a tool's error or a stored value is anything an agent caused)."""
@@ -252,6 +302,10 @@ def render_summary(
     console.print(baselines_table(summary))
     if summary.outcomes is not None:
         console.print(outcomes_table(summary.outcomes))
+    if summary.rubrics is not None:
+        console.print(rubrics_table(summary.rubrics))
+        for unscored in rubric_unscored_lines(summary.rubrics):
+            console.print(Text(unscored), soft_wrap=True)
     for table in (
         worst_table("Weakest tools", summary.per_tool),
         worst_table("Weakest arguments", summary.per_argument),

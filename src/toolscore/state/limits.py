@@ -120,6 +120,13 @@ class alarms_installed:  # noqa: N801 -- used as a `with` statement, like a func
             signal.signal(signal.SIGALRM, self.previous)
 
 
+def alarms_in_force() -> bool:
+    """Whether calls on this thread are stopped by SIGALRM now (inside `alarms_installed`
+    on the main thread): what a caller checks before running code that only the alarm can
+    stop (a regex search)."""
+    return _clock.alarms
+
+
 class time_limit:  # noqa: N801 -- used as a `with` statement, like a function
     """Run the body as one call limited to `seconds`; raise `CallTimeout` at the end when it
     was stopped, or ended past its deadline (whatever it raised is then replaced)."""

@@ -21,6 +21,7 @@ from toolscore.store.connection import connect, connect_read_only, store_path
 from toolscore.store.content import iter_content_lines, read_content
 from toolscore.store.meta import RunMeta
 from toolscore.store.migrations import SCHEMA_VERSION, checked_version, migrate
+from toolscore.store.rubrics import with_rubrics
 from toolscore.store.writer import RunWriter
 
 if TYPE_CHECKING:
@@ -252,18 +253,19 @@ class Store:
         """Each case's report JSON, in the order of the cases file."""
         where = "run_id = ? AND passed = 0" if failed_only else "run_id = ?"
         rows = self.db.execute(
-            f"SELECT {_RESULT_COLUMNS} FROM results WHERE {where} ORDER BY seq", (run_id,)
+            f"SELECT seq, {_RESULT_COLUMNS} FROM results WHERE {where} ORDER BY seq", (run_id,)
         )
-        for row in rows:
-            yield case_json(*row)[0]
+        yield from with_rubrics(self.db, run_id, ((row[0], case_json(*row[1:])[0]) for row in rows))
 
     def case(self, run_id: int, case_id: str) -> dict[str, Any] | None:
         """One case's report JSON, or None when the run has no case with this id."""
         row = self.db.execute(
-            f"SELECT {_RESULT_COLUMNS} FROM results WHERE run_id = ? AND case_id = ?",
+            f"SELECT seq, {_RESULT_COLUMNS} FROM results WHERE run_id = ? AND case_id = ?",
             (run_id, case_id),
         ).fetchone()
-        return None if row is None else case_json(*row)[0]
+        if row is None:
+            return None
+        return next(with_rubrics(self.db, run_id, [(row[0], case_json(*row[1:])[0])], row[0]))
 
     def content_lines(self, sha256: str) -> Iterator[tuple[int, bytes]]:
         """(line number, line) of a stored file, for re-scoring it."""

@@ -155,6 +155,30 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CHECK (population IN ('disagreement', 'agreement'))",
         ),
     ),
+    Migration(
+        "rubric results: each case's rubric entries, apart from its call verdict",
+        (
+            # One row per rubric entry of a case (`seq` is the case's, as in `results`):
+            # a text argument of a plan call, the rubric, its score and pass (NULL when
+            # unscored, `unscored` saying why), and the produced call (NULL when unpaired).
+            """CREATE TABLE rubric_results (
+                run_id INTEGER NOT NULL REFERENCES runs (id),
+                seq INTEGER NOT NULL,
+                plan_call INTEGER NOT NULL,
+                argument TEXT NOT NULL,
+                rubric TEXT NOT NULL,
+                call INTEGER,
+                tool TEXT NOT NULL,
+                score REAL,
+                passed INTEGER,
+                reason TEXT NOT NULL,
+                cached INTEGER NOT NULL,
+                unscored TEXT,
+                tokens INTEGER NOT NULL,
+                PRIMARY KEY (run_id, seq, plan_call, argument, rubric)
+            ) WITHOUT ROWID""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -36,6 +36,9 @@ def stored_report_head(store: Store, info: RunInfo) -> dict[str, Any]:
     }
     specs = stored_specs(store, info)
     if specs.tools:
+        rubrics = specs.describe().get("rubrics")
+        if rubrics is not None:  # the versions of the rubrics in use, as the report had them
+            head["specs"]["rubrics"] = rubrics
         head["lenient_rules"] = [rule.to_json() for rule in lenient_rules(specs)]
     head["summary"] = store.summary(info.id)
     return head

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolscore.model import MISSING, CaseResult, Mismatch
 from toolscore.scoring import (
@@ -21,6 +21,9 @@ from toolscore.scoring import (
     Tally,
 )
 from toolscore.state.verdict import StateVerdict
+
+if TYPE_CHECKING:
+    from toolscore.rubrics.summary import RubricTally
 
 
 def pointer_path(pointer: str) -> tuple[str | int, ...]:
@@ -126,7 +129,16 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         codes=Counter(data["codes"]),
         outcomes=outcomes,
         clustered=_clustered(data.get("accuracy_clustered")),
+        rubrics=_rubrics(data.get("rubrics")),
     )
+
+
+def _rubrics(node: Mapping[str, Any] | None) -> RubricTally | None:
+    if node is None:
+        return None
+    from toolscore.rubrics.summary import RubricTally  # noqa: PLC0415 - runs with rubrics only
+
+    return RubricTally.from_json(node)
 
 
 def _clustered(node: Mapping[str, Any] | None) -> ClusteredAccuracy | None:

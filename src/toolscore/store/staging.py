@@ -14,6 +14,7 @@ from pathlib import Path
 
 from toolscore.store.content import compressed_chunks
 from toolscore.store.meta import InputFile
+from toolscore.store.rubrics import STAGED as STAGED_RUBRICS
 
 TABLES = (
     # The rowid numbers the results from 1 in the order they were added.
@@ -22,6 +23,7 @@ TABLES = (
     )""",
     "CREATE TEMP TABLE staged_contents (sha256 TEXT PRIMARY KEY, size INTEGER, chunks INTEGER)",
     "CREATE TEMP TABLE staged_chunks (sha256 TEXT, seq INTEGER, data BLOB)",
+    STAGED_RUBRICS,
 )
 INSERT_RESULT = "INSERT INTO temp.staged_results VALUES (?, ?, ?, ?, ?, ?)"
 

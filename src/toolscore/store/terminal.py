@@ -72,7 +72,21 @@ def case_lines(case: Mapping[str, Any]) -> list[Text]:
         lines.append(Text(f"  state {'passed' if case['state_passed'] else 'FAILED'}"))
     notes = [printable(f"note: {note}") for note in result.notes[: LINES_PER_CASE + 1]]
     lines += [Text("  " + line) for line in capped(notes, len(result.notes), "notes")]
+    rubrics = case.get("rubrics", [])
+    shown = [rubric_line(entry) for entry in rubrics[: LINES_PER_CASE + 1]]
+    lines += [Text("  " + line) for line in capped(shown, len(rubrics), "rubric results")]
     return lines
+
+
+def rubric_line(entry: Mapping[str, Any]) -> str:
+    """One rubric result of a stored case, apart from its verdict: `rubric names_order on
+    refund.note (plan call 0): 0.5 failed - does not mention ...`."""
+    where = f"{entry['tool']}.{entry['argument']} (plan call {entry['plan_call']})"
+    if entry["unscored"] is not None:
+        outcome = "unscored"
+    else:
+        outcome = f"{entry['score']:g} {'passed' if entry['passed'] else 'failed'}"
+    return printable(f"rubric {entry['rubric']} on {where}: {outcome} - {entry['reason']}")
 
 
 def _signed(value: float | None) -> str:

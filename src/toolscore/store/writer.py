@@ -9,10 +9,11 @@ save interrupted at any point (an exception, Ctrl-C, a kill) leaves the store as
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -30,7 +31,11 @@ from toolscore.store.codec import (
 from toolscore.store.connection import connect
 from toolscore.store.content import has_content
 from toolscore.store.meta import InputFile, RunMeta
+from toolscore.store.rubrics import COMMIT_STAGED, INSERT_STAGED, rubric_rows
 from toolscore.store.staging import INSERT_RESULT, TABLES, stage_content
+
+if TYPE_CHECKING:
+    from toolscore.rubrics.run import RubricEntry
 
 BATCH = 4096
 """Case results staged per insert."""
@@ -111,6 +116,14 @@ class RunWriter:
         if len(self._rows) >= BATCH:
             self._flush()
 
+    def add_rubrics(self, cases: Iterable[tuple[str, Iterable[RubricEntry]]]) -> None:
+        """Stage rubric entries by case id (a worker's, or remote ones decided after the
+        cases: the case's position is found when the run is stored)."""
+        rows = [row for case_id, entries in cases for row in rubric_rows(case_id, entries)]
+        if rows:
+            with self._errors():
+                self._connection().executemany(INSERT_STAGED, rows)
+
     def _flush(self) -> None:
         if self._rows:
             with self._errors():
@@ -144,6 +157,8 @@ class RunWriter:
                 "FROM temp.staged_results ORDER BY rowid",
                 (run_id,),
             )
+            if db.execute("SELECT 1 FROM temp.staged_rubrics LIMIT 1").fetchone() is not None:
+                db.execute(COMMIT_STAGED, (run_id,))
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
