@@ -18,6 +18,7 @@ from toolscore.cli import cli
 from toolscore.parallel import ALL_RUBRICS, LOCAL_RUBRICS, ParallelScoring
 from toolscore.rubrics.base import JudgeRubric, RubricTarget, RubricVerdict, SimilarityRubric
 from toolscore.specs import load_specs, parse_specs
+from toolscore.store.judgments import StoredJudgments
 
 SPEC = """\
 version: "r1"
@@ -259,12 +260,17 @@ class FakeRemote:
 
 
 @pytest.fixture
-def remote(monkeypatch: pytest.MonkeyPatch) -> FakeRemote:
+def remote(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeRemote:
+    from toolscore.rubrics.remote import check_keys
+
     fake = FakeRemote()
     module = types.ModuleType("toolscore.rubrics.remote")
     module.score_remote = fake  # type: ignore[attr-defined]
+    module.check_keys = check_keys  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "toolscore.rubrics.remote", module)
     monkeypatch.setenv("TOOLSCORE_TEST_KEY", "secret-key-value")
+    # Judgments are kept in the default store when no --db is given: one of the test's own.
+    monkeypatch.setenv("TOOLSCORE_DB", str(tmp_path / "default-store" / "results.db"))
     return fake
 
 
@@ -284,7 +290,7 @@ def test_the_remote_scorer_gets_the_targets_and_its_verdicts_are_reported(
     assert len(remote.batches) == 1  # one batch per rubric, after scoring
     name, targets, cache = remote.batches[0]
     assert name == "polite"
-    assert cache is None  # the CLI gives no cache yet
+    assert isinstance(cache, StoredJudgments)  # the store's judgments, named by --db
     assert [t.case_id for t in targets] == ["ok", "vague", "wrong-id"]
     first = targets[0]
     assert first == RubricTarget(
@@ -354,9 +360,9 @@ def test_a_missing_key_variable_stops_before_anything_is_sent(
     result = run(directory)
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
-        f"toolscore: error: {directory / 'tools.yaml'}: rubrics.polite.api_key_env: the "
-        "environment variable TOOLSCORE_TEST_KEY (the key of rubric 'polite') is not set; set "
-        "it, or skip rubrics with --no-rubrics"
+        f"toolscore: error: {directory / 'tools.yaml'}: rubrics.polite.api_key_env: rubric "
+        "'polite' reads its endpoint's key from the environment variable TOOLSCORE_TEST_KEY, "
+        "which is not set"
     ]
     assert remote.batches == []
     assert not (directory / "report.json").exists()

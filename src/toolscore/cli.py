@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ from toolscore.escape import printable
 from toolscore.inputs import check_inputs, input_size, rereadable
 from toolscore.jsonl import ByteCounter
 from toolscore.model import Case, CaseResult
-from toolscore.parallel import ParallelScoring, default_workers
+from toolscore.parallel import ALL_RUBRICS, ParallelScoring, default_workers
 from toolscore.scoring import Summary
 from toolscore.specs import MAX_TIMEOUT, SpecSet, load_specs, read_mapping
 
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from toolscore.report.json_report import ReportWriter
+    from toolscore.rubrics.cache import JudgmentCache
     from toolscore.state import Environment
     from toolscore.store import RunWriter
 
@@ -219,6 +219,12 @@ class _ProgressBar:
     help="Skip the rubrics on text arguments (scored apart from the calls; judge and "
     "similarity rubrics ask an endpoint).",
 )
+@click.option(
+    "--refresh-rubrics",
+    is_flag=True,
+    help="Ask judge and similarity rubrics again even where the results store keeps their "
+    "judgment (the new one replaces it).",
+)
 @input_errors
 def score_command(
     specs_path: str,
@@ -236,12 +242,17 @@ def score_command(
     cluster_by: str | None,
     html_path: str | None = None,
     no_rubrics: bool = False,
+    refresh_rubrics: bool = False,
 ) -> None:
-    """Score an outputs file against a cases file under a spec file."""
+    """Score an outputs file against a cases file under a spec file.
+
+    Judge and similarity rubrics keep their judgments in the results store (`--db`, else the
+    default one), so that scoring the same outputs again asks the endpoint nothing."""
     if cluster_by in ("id", "plans"):
         raise click.BadParameter(f"{cluster_by!r} cannot group cases", param_hint="--cluster-by")
     specs = load_specs(specs_path)
-    rubrics = None if no_rubrics or not specs.rubric_uses else _rubrics_mode(specs, specs_path)
+    rubrics = None if no_rubrics or not specs.rubric_uses else ALL_RUBRICS
+    remote = rubrics is not None and _check_remote_keys(specs, specs_path)
     check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = optional_environment(specs, specs_path, env_path, tool_timeout)
     counter = ByteCounter()
@@ -252,18 +263,23 @@ def score_command(
     run_id: int | None = None
     with contextlib.ExitStack() as stack:
         saving = None
+        cache: JudgmentCache | None = None
         sources = (cases_path, outputs_path)
         if save or db_path is not None:
-            sources, saving, earlier = _begin_saving(
+            sources, saving, earlier, cache = _begin_saving(
                 stack, specs, specs_path, sources, db_path, label
             )
+        elif remote:  # judgments are kept in the store even when the run is not
+            from toolscore.store import open_store  # noqa: PLC0415
+
+            cache = stack.enter_context(open_store(db_path)).judgments
         size = input_size(sources[0])
         bar = _ProgressBar(counter, size)
         try:
             workers = workers or auto_workers(size)
             summary, late = _score_chunks(
                 specs, sources, workers, report, saving, failed, show_failures, bar, env,
-                cluster_by, rubrics,
+                cluster_by, rubrics, (cache, refresh_rubrics),
             )  # fmt: skip
             if saving is not None:
                 run_id = saving.finish(summary)
@@ -378,23 +394,12 @@ class _HtmlTarget:
             self.temporary.unlink(missing_ok=True)
 
 
-def _rubrics_mode(specs: SpecSet, specs_path: str) -> str:
-    """Which rubrics a run scores (every one, or only the deterministic ones when none is
-    remote); a remote rubric's key variable that is not set is an input error, before
-    anything is sent."""
-    from toolscore.parallel import ALL_RUBRICS  # noqa: PLC0415
-    from toolscore.rubrics.run import missing_keys  # noqa: PLC0415
+def _check_remote_keys(specs: SpecSet, specs_path: str) -> bool:
+    """Whether a remote rubric will run; an input error (before anything is sent) when one's
+    key variable is not set."""
+    from toolscore.rubrics.run import check_remote_keys  # noqa: PLC0415 - runs with rubrics
 
-    missing = missing_keys(specs, os.environ)
-    if missing:
-        name, variable = missing[0]
-        raise InputError(
-            specs_path,
-            f"the environment variable {variable} (the key of rubric {name!r}) is not set; "
-            "set it, or skip rubrics with --no-rubrics",
-            field=f"rubrics.{name}.api_key_env",
-        )
-    return ALL_RUBRICS
+    return check_remote_keys(specs, specs_path)
 
 
 def _report_writer(json_target: str | None) -> ReportWriter | None:
@@ -413,10 +418,10 @@ def _begin_saving(
     names: tuple[str, str],
     db_path: str | None,
     label: str | None,
-) -> tuple[tuple[str, str], RunWriter, list[str]]:
+) -> tuple[tuple[str, str], RunWriter, list[str], JudgmentCache]:
     """Open the results store and begin a run in it: the inputs to score (streams copied, as
-    a saved run hashes its inputs first and stores them last), the run's writer, and lines
-    about earlier runs of the same inputs."""
+    a saved run hashes its inputs first and stores them last), the run's writer, lines
+    about earlier runs of the same inputs, and the store's judgments of remote rubrics."""
     from toolscore.store import RunMeta, describe_previous, open_store  # noqa: PLC0415
 
     sources = (
@@ -427,7 +432,7 @@ def _begin_saving(
     meta = RunMeta.from_files(specs, specs_path, *sources, label, __version__, names=names)
     previous = store.previous_scores(meta.cases_file.sha256, meta.outputs_file.sha256)
     earlier = describe_previous(previous, specs)
-    return sources, stack.enter_context(store.begin_run(meta)), earlier
+    return sources, stack.enter_context(store.begin_run(meta)), earlier, store.judgments
 
 
 def auto_workers(cases_bytes: int | None) -> int:
@@ -451,10 +456,12 @@ def _score_chunks(
     env: Environment | None,
     cluster_by: str | None = None,
     rubrics: str | None = None,
+    judgments: tuple[JudgmentCache | None, bool] = (None, False),
 ) -> tuple[Summary, dict[str, list[dict[str, Any]]]]:
     """Score chunk by chunk on `workers` processes, writing the report and the store rows
-    the workers made, then ask the remote rubrics about their texts; return the summary and
-    the remote rubrics' entries by case id (for the report)."""
+    the workers made, then ask the remote rubrics about their texts (with `judgments`: the
+    cache of judgments and whether to ask again anyway); return the summary and the remote
+    rubrics' entries by case id (for the report)."""
     run = ParallelScoring(
         specs,
         sources[0],
@@ -479,10 +486,10 @@ def _score_chunks(
     builder = run.summary()
     late: dict[str, list[dict[str, Any]]] = {}
     if run.pending and builder.rubrics is not None:
-        from toolscore.rubrics.run import run_remote  # noqa: PLC0415 - only remote rubrics
+        from toolscore.rubrics.run import remote_scorer, run_remote  # noqa: PLC0415
 
-        remote = importlib.import_module("toolscore.rubrics.remote").score_remote
-        found = run_remote(specs.rubrics, run.pending, remote)
+        cache, refresh = judgments
+        found = run_remote(specs.rubrics, run.pending, remote_scorer(refresh), cache)
         for entries in found.values():
             for entry in entries:
                 builder.rubrics.add(entry)

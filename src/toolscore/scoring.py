@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,6 +21,7 @@ from toolscore.specs import SpecSet
 from toolscore.stats import clustered_se, normal_interval, wilson
 
 if TYPE_CHECKING:
+    from toolscore.rubrics.run import Pending, RubricEntry, RubricRunner
     from toolscore.rubrics.summary import RubricTally
     from toolscore.state import Environment
 
@@ -690,6 +691,8 @@ class Scoring:
         sources: tuple[str, str] = ("<cases>", "<outputs>"),
         env: Environment | None = None,
         cluster_by: str | None = None,
+        rubrics: RubricRunner | None = None,
+        rubric_tally: RubricTally | None = None,
     ) -> None:
         self.specs = specs
         self.env = env
@@ -698,6 +701,9 @@ class Scoring:
         self._builder = SummaryBuilder(specs, cluster_by, sources[0])
         self._pairs = join(cases, outputs, self._unmatched, sources)
         self._done = False
+        self._rubrics = rubrics
+        self._entries: list[tuple[str, list[RubricEntry]]] = []
+        self._builder.rubrics = rubric_tally if rubrics is not None else None
 
     def _unmatched(self, ids: list[str]) -> None:
         self.unmatched_output_ids = ids
@@ -710,8 +716,32 @@ class Scoring:
             if env is not None:
                 result = with_state(env, case, trajectory, result, self.sources[0])
             builder.add(case, result)
+            if self._rubrics is not None:
+                entries = self._rubrics.run(case, result, builder.rubrics)
+                if entries:
+                    self._entries.append((case.id, entries))
             yield result
         self._done = True
+
+    def take_rubrics(self) -> list[tuple[str, list[RubricEntry]]]:
+        """The rubric entries (by case id) of the cases yielded since the last call: the
+        deterministic ones, and the unscored ones of remote rubrics."""
+        taken, self._entries = self._entries, []
+        return taken
+
+    @property
+    def pending(self) -> list[Pending]:
+        """The targets waiting for remote rubrics (`rubrics.run.run_remote`), once iterated."""
+        return [] if self._rubrics is None else self._rubrics.pending
+
+    def add_rubrics(self, found: Mapping[str, Sequence[RubricEntry]]) -> None:
+        """Count the remote rubrics' entries (by case id) in the summary."""
+        tally = self._builder.rubrics
+        if tally is None:
+            return
+        for entries in found.values():
+            for entry in entries:
+                tally.add(entry)
 
     def summary(self) -> Summary:
         """Finish the run (scoring whatever was not iterated yet) and return its summary."""
@@ -728,14 +758,19 @@ def score(
     sources: tuple[str, str] = ("<cases>", "<outputs>"),
     env: Environment | None = None,
     cluster_by: str | None = None,
+    rubrics: RubricRunner | None = None,
+    rubric_tally: RubricTally | None = None,
 ) -> Scoring:
     """Score `cases` against `outputs` (joined by id) under `specs`, lazily and in one pass.
 
     `sources` names the two inputs in error messages (duplicate ids). With `env`, each case
     is also replayed against the environment's store and judged on its final state. With
     `cluster_by`, the summary also gives the accuracy's clustered interval (`cluster_key`).
+    With `rubrics` (a `RubricRunner` of `specs`), each case's rubrics are run apart from its
+    verdict and counted in `rubric_tally`, the summary's `rubrics` block: see
+    `Scoring.take_rubrics`, `pending` and `add_rubrics`.
     """
-    return Scoring(specs, cases, outputs, sources, env, cluster_by)
+    return Scoring(specs, cases, outputs, sources, env, cluster_by, rubrics, rubric_tally)
 
 
 def outcome_passed(result: CaseResult) -> bool:

@@ -138,8 +138,27 @@ def _write_report(store: Store, info: RunInfo) -> None:
 
 @click.command("rescore")
 @click.argument("run")
-@click.option("--specs", "specs_path", required=True, help="The new spec file.")
+@click.option(
+    "--specs",
+    "specs_path",
+    help="The new spec file (required, unless --rubrics-only: then the run's own by default).",
+)
 @click.option("--label", help="Label of the new run (default: the old run's).")
+@click.option(
+    "--no-rubrics", is_flag=True, help="Skip the rubrics on text arguments (the new run has none)."
+)
+@click.option(
+    "--rubrics-only",
+    is_flag=True,
+    help="Keep the run's call results and summary as they are and (re)compute only its rubric "
+    "results, under --specs when given (which may change nothing but rubrics).",
+)
+@click.option(
+    "--refresh-rubrics",
+    is_flag=True,
+    help="Ask judge and similarity rubrics again even where the results store keeps their "
+    "judgment (the new one replaces it).",
+)
 @click.option(
     "--show-failures",
     default=10,
@@ -152,16 +171,32 @@ def _write_report(store: Store, info: RunInfo) -> None:
 @input_errors
 def rescore_command(
     run: str,
-    specs_path: str,
+    specs_path: str | None,
     label: str | None,
     show_failures: int,
     db_path: str | None,
     as_json: bool,
+    no_rubrics: bool = False,
+    rubrics_only: bool = False,
+    refresh_rubrics: bool = False,
 ) -> None:
-    """Re-score a stored run's cases and outputs under new specs; store it as a new run."""
+    """Re-score a stored run's cases and outputs under new specs, rubrics included (judge and
+    similarity rubrics reuse the judgments the store keeps); store it as a new run."""
+    if specs_path is None and not rubrics_only:
+        raise click.UsageError("Missing option '--specs' (only --rubrics-only may leave it out).")
+    if no_rubrics and rubrics_only:
+        raise click.UsageError("--no-rubrics and --rubrics-only cannot be used together.")
     with open_store(db_path, create=False) as store:
         old = store.run(run)
-        new = store.run(store.rescore(old.id, specs_path, label))
+        new_id = store.rescore(
+            old.id,
+            specs_path,
+            label,
+            rubrics=not no_rubrics,
+            rubrics_only=rubrics_only,
+            refresh=refresh_rubrics,
+        )
+        new = store.run(new_id)
         if as_json:
             print_json({"run": new.to_json(), "rescored_from": old.to_json()})
             return

@@ -11,6 +11,7 @@ reason. Nothing here touches the call verdict or the metrics.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -274,14 +275,24 @@ def remote_in_use(specs: SpecSet) -> list[RemoteRubric]:
     return [r for name in names if not isinstance(r := specs.rubrics[name], LocalRubric)]
 
 
-def missing_keys(specs: SpecSet, environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(rubric, variable) for each remote rubric in use whose key variable is not set (or
-    empty) in `environ`: checked before anything is sent."""
-    return [
-        (rubric.name, variable)
-        for rubric in remote_in_use(specs)
-        if (variable := rubric.endpoint.api_key_env) is not None and not environ.get(variable)
-    ]
+def check_remote_keys(specs: SpecSet, source: str) -> bool:
+    """Whether some remote rubric of `specs` is in use; an InputError naming `source` (the
+    spec file) and `rubrics.NAME.api_key_env` when one's key variable is unset or empty, so
+    that a run stops before anything is sent."""
+    remote = remote_in_use(specs)
+    if remote:
+        from toolscore.rubrics.remote import check_keys  # noqa: PLC0415 - remote rubrics only
+
+        check_keys(remote, source)
+    return bool(remote)
+
+
+def remote_scorer(refresh: bool = False) -> Remote:
+    """`rubrics.remote.score_remote`, asking again where the cache has an answer when
+    `refresh` (`--refresh-rubrics`)."""
+    from toolscore.rubrics.remote import score_remote  # noqa: PLC0415 - remote rubrics only
+
+    return functools.partial(score_remote, refresh=True) if refresh else score_remote
 
 
 def _verdicts(

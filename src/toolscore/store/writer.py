@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -130,12 +130,14 @@ class RunWriter:
                 self._connection().executemany(INSERT_RESULT, self._rows)
             self._rows.clear()
 
-    def finish(self, summary: Summary) -> int:
-        """Store the run and its staged results in one transaction; return the run's id."""
+    def finish(self, summary: Summary, stored: dict[str, Any] | None = None) -> int:
+        """Store the run and its staged results in one transaction; return the run's id.
+        `stored` is the summary JSON to keep when it is not `summary.to_json()` (a
+        rubrics-only rescore keeps the old run's, byte for byte)."""
         with self._errors():
-            return self._finish(summary)
+            return self._finish(summary, stored)
 
-    def _finish(self, summary: Summary) -> int:
+    def _finish(self, summary: Summary, stored: dict[str, Any] | None = None) -> int:
         db = self._connection()
         try:
             self._flush()
@@ -150,7 +152,7 @@ class RunWriter:
                 "WHERE sha256 NOT IN (SELECT sha256 FROM main.contents)"
             )
             db.execute("INSERT OR IGNORE INTO main.contents SELECT * FROM temp.staged_contents")
-            run_id = self._insert_run(db, summary)
+            run_id = self._insert_run(db, summary, stored)
             db.execute(
                 "INSERT INTO main.results "
                 "SELECT ?, rowid - 1, case_id, passed, kind, plan, baselines, detail "
@@ -169,7 +171,9 @@ class RunWriter:
         self.run_id = run_id
         return run_id
 
-    def _insert_run(self, db: sqlite3.Connection, summary: Summary) -> int:
+    def _insert_run(
+        self, db: sqlite3.Connection, summary: Summary, stored: dict[str, Any] | None
+    ) -> int:
         meta = self.meta
         specs = meta.specs.describe()
         relaxations = [r.to_json() for r in meta.specs.relaxations]
@@ -202,7 +206,7 @@ class RunWriter:
                 summary.name.value,
                 summary.arguments.value,
                 summary.abstention.value,
-                pack_json(summary.to_json()),
+                pack_json(summary.to_json() if stored is None else stored),
             ),
         )
         assert cursor.lastrowid is not None
