@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from toolscore.cli import cli
 from toolscore.parallel import ALL_RUBRICS, LOCAL_RUBRICS, ParallelScoring
 from toolscore.rubrics.base import JudgeRubric, RubricTarget, RubricVerdict, SimilarityRubric
+from toolscore.rubrics.remote import check_keys
 from toolscore.specs import load_specs, parse_specs
 from toolscore.store.judgments import StoredJudgments
 
@@ -261,8 +262,6 @@ class FakeRemote:
 
 @pytest.fixture
 def remote(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeRemote:
-    from toolscore.rubrics.remote import check_keys
-
     fake = FakeRemote()
     module = types.ModuleType("toolscore.rubrics.remote")
     module.score_remote = fake  # type: ignore[attr-defined]

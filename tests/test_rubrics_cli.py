@@ -8,7 +8,6 @@ key stops the run before anything is sent, and the key is never written anywhere
 from __future__ import annotations
 
 import json
-import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -219,7 +218,7 @@ def test_without_db_the_default_store_keeps_the_judgments(
 def test_deterministic_rubrics_alone_open_no_store(tmp_path: Path) -> None:
     spec = tmp_path / "tools.yaml"
     write_inputs(tmp_path, "http://127.0.0.1:9/v1")
-    spec.write_text(re.sub(r"note: \{kind: text, rubric: apology\}", "note: text", spec.read_text()))
+    spec.write_text(spec.read_text().replace("{kind: text, rubric: apology}", "text"))
     score(tmp_path, spec)
     assert not (tmp_path / "default").exists()
 
@@ -244,9 +243,10 @@ def test_rescore_reuses_judgments_until_the_rubric_changes(
     asked = invoke("rescore", "1", "--specs", str(changed), "--db", str(db))
     assert asked.exit_code == 0, asked.output
     assert chats(server) == 6
-    assert "Is the note kind?" in server.requests("/chat/completions")[-1].body["messages"][1][
-        "content"
-    ]
+    assert (
+        "Is the note kind?"
+        in server.requests("/chat/completions")[-1].body["messages"][1]["content"]
+    )
     assert not any(e["cached"] for e in judged(shown(db)["cases"]).values())
     refreshed = invoke(
         "rescore", "1", "--specs", str(changed), "--db", str(db), "--refresh-rubrics"
