@@ -147,6 +147,10 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
         html = (tour / page).read_text()
         assert html.lower().startswith("<!doctype html>"), page
         assert "</html>" in html, page
+    desk = json.loads((tour / "desk.json").read_text())  # the rubric section's run
+    assert desk["summary"]["accuracy"] == 1.0
+    assert desk["summary"]["rubrics"]["per_rubric"]["names_order"]["pass_rate"]["passed"] == 1
+    assert [c["rubrics"][0]["passed"] for c in desk["cases"]] == [True, False]  # r2 names no order
     cases = {c["id"]: c for c in report["cases"]}
     assert {i for i, c in cases.items() if c["passed"]} == {"paris", "two-cities", "hello"}
     assert {i for i, c in cases.items() if c["baselines"]["exact"]} == {"hello"}
