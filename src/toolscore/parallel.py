@@ -28,7 +28,7 @@ from toolscore.specs import SpecSet
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from toolscore.state import Environment
+    from toolscore.state import AnyEnvironment as Environment
     from toolscore.store.codec import ResultRow
 
 CHUNK = 2000

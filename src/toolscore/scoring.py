@@ -21,7 +21,7 @@ from toolscore.specs import SpecSet
 from toolscore.stats import clustered_se, normal_interval, wilson
 
 if TYPE_CHECKING:
-    from toolscore.state import Environment
+    from toolscore.state import AnyEnvironment as Environment
 
 DISAGREEMENT_IDS_KEPT = 10_000
 """How many ids of cases where a baseline and the rules disagree the summary keeps."""
