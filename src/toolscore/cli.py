@@ -545,8 +545,8 @@ def replay_command(
     from toolscore.outputs import read_outputs  # noqa: PLC0415
     from toolscore.report.terminal import state_lines  # noqa: PLC0415
     from toolscore.state import check_state  # noqa: PLC0415
-    from toolscore.state.verdict import changes_from_start, replay_any  # noqa: PLC0415
     from toolscore.state.replay import ReplayStoppedError  # noqa: PLC0415
+    from toolscore.state.verdict import changes_from_start, replay_any  # noqa: PLC0415
 
     specs = load_specs(specs_path)
     check_inputs(("--outputs", outputs_path), ("--cases", cases_path))

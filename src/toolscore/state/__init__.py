@@ -27,9 +27,9 @@ from toolscore.state.environment import (
 )
 from toolscore.state.errors_policy import ErrorPolicy
 from toolscore.state.outputs import missing_outputs, normalise_text
+from toolscore.state.pointer_diff import Change, DocumentDiff, diff_documents
 from toolscore.state.replay import CallOutcome, replay_case
 from toolscore.state.snapshot import Snapshot, TableState, state_hash
-from toolscore.state.pointer_diff import Change, DocumentDiff, diff_documents
 from toolscore.state.verdict import StateVerdict, check_state, validate_case
 
 AnyEnvironment: TypeAlias = Environment | DocumentEnvironment

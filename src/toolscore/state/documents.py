@@ -278,4 +278,3 @@ def _copied(data: Any, fail: Callable[[str, str], InputError]) -> Any:
     except Exception as error:
         message = " ".join(str(error).split())
         raise fail("data", f"cannot be copied: {type(error).__name__}: {message}") from None
-

@@ -54,6 +54,8 @@ _KEYS = (
     *POLICY_KEYS,
 )
 KINDS = ("sqlite", "documents")
+NO_POLICY = ErrorPolicy()
+"""Today's behaviour: a call that raises is rolled back; no result is an error."""
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 if TYPE_CHECKING:
@@ -102,7 +104,7 @@ class Environment:
     foreign_keys: bool
     timeout: float
     """Seconds each tool call (and each setup statement) may run (`limits`)."""
-    policy: ErrorPolicy = ErrorPolicy()
+    policy: ErrorPolicy = NO_POLICY
     """What counts as a tool's error, what it leaves, which tools end replay."""
     kind: ClassVar[str] = "sqlite"
 
@@ -423,9 +425,7 @@ def import_module(
         raise ReplayInterrupted(f"the import of the {key} module {reference!r}") from None
     except Exception as error:
         message = str(error).splitlines()[0] if str(error) else ""
-        raise fail(
-            key, f"cannot import {reference!r}: {type(error).__name__}: {message}"
-        ) from None
+        raise fail(key, f"cannot import {reference!r}: {type(error).__name__}: {message}") from None
 
 
 def _import_file(path: Path, fail: Callable[[str, str], InputError]) -> ModuleType:

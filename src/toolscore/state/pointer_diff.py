@@ -191,12 +191,14 @@ def diff_documents(
         if kind is not None:
             count += 1
             if len(changes) < MAX_CHANGES:
-                changes.append(Change(kind, pointer(frame.path, frame.depth), frame.goal, frame.final))
+                changes.append(
+                    Change(kind, pointer(frame.path, frame.depth), frame.goal, frame.final)
+                )
     return DocumentDiff(tuple(changes), count - len(changes))
 
 
 def _compare(frame: _Frame, typed: bool, stack: list[_Frame]) -> str | None:
-    """"changed" when the two values differ as leaves; otherwise None, their children (in
+    """ "changed" when the two values differ as leaves; otherwise None, their children (in
     reverse order, so that paths come off the stack in order) pushed to compare."""
     goal, final = frame.goal, frame.final
     pairs: Iterable[tuple[str, Any, Any]]

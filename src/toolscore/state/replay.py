@@ -245,7 +245,7 @@ def follows_plan(
     order, each succeeding. Replay being deterministic, the agent's final state is then the
     plan's, and the plan need not be replayed."""
     plan = case.plans[index] if case.plans else ()
-    if len(calls) != len(plan):
+    if not len(calls) == len(outcomes) == len(plan):  # a terminal tool ended the replay early
         return False
     sources: dict[str, Call] = {}
     for position, i in enumerate(topological(range(len(plan)), dependencies(plan))):

@@ -26,6 +26,7 @@ from toolscore.state.environment import Environment
 from toolscore.state.goal import GOAL_FORMS, annotated_goal
 from toolscore.state.limits import alarms_installed
 from toolscore.state.outputs import missing_outputs
+from toolscore.state.pointer_diff import DocumentDiff, diff_documents
 from toolscore.state.replay import (
     CallOutcome,
     Fail,
@@ -33,13 +34,12 @@ from toolscore.state.replay import (
     ReplayStoppedError,
     case_error,
     follows_plan,
-    replay_plan,
     replay_case,
+    replay_plan,
     run_calls,
     snapshot,
     start,
 )
-from toolscore.state.pointer_diff import DocumentDiff, diff_documents
 from toolscore.state.snapshot import Snapshot, residues, schema_version, state_hash
 
 if TYPE_CHECKING:
@@ -230,9 +230,7 @@ def _against_annotation(
     return StateVerdict(passed, diff, calls=outcomes, hashes=hashes)
 
 
-def _against_plans(
-    env: Environment, case: Case, calls: Sequence[Call], fail: Fail
-) -> StateVerdict:
+def _against_plans(env: Environment, case: Case, calls: Sequence[Call], fail: Fail) -> StateVerdict:
     """Judge against the state each acceptable plan leaves; the first plan met wins."""
     db, ctx = start(env, case, fail)
     outcomes: tuple[CallOutcome, ...] = ()
