@@ -98,13 +98,25 @@ class DocumentEnvironment:
         return copy.deepcopy(self.original)
 
     def save(self, state: Any) -> Any:
-        """A copy of `state` to go back to should the next call fail (`on_error: rollback`)."""
+        """A copy of `state` to go back to should the next call fail (`on_error: rollback`):
+        JSON bytes for plain data, else a copy walked without recursion when the state is
+        plain but nested deeper than orjson writes, else a `copy.deepcopy`."""
         if self.image is not None:
             try:
                 return orjson.dumps(state)
-            except TypeError:  # a tool stored something orjson cannot write
-                pass
-        return _Saved(copy.deepcopy(state))
+            except TypeError:  # nested too deep, or a tool stored what JSON cannot hold
+                copied = plain_copy(state)
+                if copied is not None:
+                    return _Saved(copied)
+        try:
+            return _Saved(copy.deepcopy(state))
+        except RecursionError:
+            raise InputError(
+                self.source,
+                "the state is nested too deeply to copy before a call (needed to roll a "
+                "failed call back): set on_error: keep",
+                field="environment.on_error",
+            ) from None
 
     def restore(self, saved: Any) -> Any:
         """The state `save` kept."""
@@ -267,6 +279,28 @@ def _plain_image(data: Any) -> bytes | None:
         return orjson.dumps(data)
     except TypeError:  # nested deeper than orjson writes
         return None
+
+
+def plain_copy(value: Any) -> Any:
+    """A deep copy of plain JSON data (dicts, lists, scalars) made without recursion, or
+    None when it holds anything else."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        node, parent, key = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            copied: Any = {}
+            stack.extend((child, copied, k) for k, child in node.items())
+        elif kind is list:
+            copied = [None] * len(node)
+            stack.extend((child, copied, i) for i, child in enumerate(node))
+        elif kind in _PLAIN_SCALARS or kind is float:
+            copied = node
+        else:
+            return None
+        parent[key] = copied
+    return root[0]
 
 
 def _copied(data: Any, fail: Callable[[str, str], InputError]) -> Any:

@@ -253,9 +253,8 @@ def shown(value: Any) -> Any:
         return value
     if isinstance(value, str):
         return {"$elided": f"a string of {len(value)} characters"}
-    what = "an object of" if isinstance(value, Mapping) else "a list of"
-    unit = "keys" if isinstance(value, Mapping) else "items"
-    return {"$elided": f"{what} {len(value)} {unit}"}
+    what, unit = ("an object of", "key") if isinstance(value, Mapping) else ("a list of", "item")
+    return {"$elided": f"{what} {len(value)} {unit}{'' if len(value) == 1 else 's'}"}
 
 
 def _short(value: Any) -> str:
