@@ -366,7 +366,7 @@ SQLITE_SPEC: dict[str, Any] = {
 
 def _sqlite(tmp_path: Path, **config: Any) -> Any:
     (tmp_path / "store.sql").write_text(
-        "CREATE TABLE accounts (id TEXT PRIMARY KEY, balance INTEGER);\n"
+        "CREATE TABLE accounts (id TEXT PRIMARY KEY, balance);\n"
         "INSERT INTO accounts VALUES ('a', 10);\n"
     )
     (tmp_path / "tools.py").write_text(SQLITE_TOOLS)
@@ -410,3 +410,20 @@ def test_sqlite_error_values_and_terminal_tools(tmp_path: Path) -> None:
     )
     assert ended.passed is True
     assert ended.to_json()["terminal"] == {"call": 0, "name": "hand_over", "not_replayed": 1}
+
+
+def test_sqlite_numbers_typed_keeps_2_and_2_0_apart_as_documents_do(tmp_path: Path) -> None:
+    as_float = [{"name": "deposit", "args": {"account": "a", "amount": 2.0}}]
+    as_int = [{"name": "deposit", "args": {"account": "a", "amount": 2}}]
+    assert _sqlite_verdict(_sqlite(tmp_path), as_float, as_int).passed is True
+    for compare in ("diff", "exact"):
+        typed = _sqlite_verdict(
+            _sqlite(tmp_path, numbers="typed", compare=compare), as_float, as_int
+        )
+        assert typed.passed is False
+        assert typed.diff.lines() == ["accounts: changed id='a': balance: goal 12.0, final 12"]
+        if compare == "exact":
+            assert typed.hashes[0] != typed.hashes[1]
+    # the plan replayed (its arguments differ) reaches the agent's typed state: equal
+    also_int = [{"name": "deposit", "args": {"account": "a", "amount": 1}}] * 2
+    assert _sqlite_verdict(_sqlite(tmp_path, numbers="typed"), as_int, also_int).passed is True

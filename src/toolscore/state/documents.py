@@ -30,6 +30,7 @@ from toolscore.specs import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.environment import (
     COMPARE_MODES,
     DEFAULT_NOW,
+    NUMBERS,
     Tool,
     ToolContext,
     _import_tools,
@@ -40,7 +41,6 @@ from toolscore.state.environment import (
 from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy, load_policy, unknown_terminal
 from toolscore.state.pointer_diff import Pattern, escape, parse_pointer
 
-NUMBERS = ("numeric", "typed")
 _KEYS = (
     "kind",
     "data",

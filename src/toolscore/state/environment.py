@@ -51,8 +51,10 @@ _KEYS = (
     "now",
     "foreign_keys",
     "timeout",
+    "numbers",
     *POLICY_KEYS,
 )
+NUMBERS = ("numeric", "typed")
 KINDS = ("sqlite", "documents")
 NO_POLICY = ErrorPolicy()
 """Today's behaviour: a call that raises is rolled back; no result is an error."""
@@ -106,11 +108,18 @@ class Environment:
     """Seconds each tool call (and each setup statement) may run (`limits`)."""
     policy: ErrorPolicy = NO_POLICY
     """What counts as a tool's error, what it leaves, which tools end replay."""
+    numbers: Literal["numeric", "typed"] = "numeric"
+    """How numbers compare (`snapshot.same`): as numbers, or keeping 2 and 2.0 apart."""
     kind: ClassVar[str] = "sqlite"
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Worker processes load the environment again (the tools module is imported there).
         return (load_environment, (dict(self.config), self.base_dir, self.source))
+
+    @property
+    def typed(self) -> bool:
+        """Whether `2` and `2.0` differ (`numbers: typed`)."""
+        return self.numbers == "typed"
 
     def connect(self) -> ReplayConnection:
         """A new connection to a private in-memory copy of the initial database, guarded
@@ -143,6 +152,7 @@ class Environment:
             },
             "now": self.now.isoformat(),
             "timeout": self.timeout,
+            **({"numbers": self.numbers} if self.typed else {}),
             **self.policy.describe(),
         }
 
@@ -192,6 +202,9 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
     compare = config.get("compare", "diff")
     if compare not in COMPARE_MODES:
         raise fail("compare", f"must be 'diff' or 'exact', got {show(compare)}")
+    numbers = config.get("numbers", "numeric")
+    if numbers not in NUMBERS:
+        raise fail("numbers", f"must be 'numeric' or 'typed', got {show(numbers)}")
     foreign_keys = config.get("foreign_keys", True)
     if not isinstance(foreign_keys, bool):
         raise fail("foreign_keys", f"must be true or false, got {show(foreign_keys)}")
@@ -232,6 +245,7 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
         foreign_keys=foreign_keys,
         timeout=float(timeout),
         policy=policy,
+        numbers=numbers,
     )
 
 

@@ -278,7 +278,8 @@ def _compare(
     if env.compare == "diff" and same_image(goal_image, image):
         return True, StateDiff(), None
     versions = {schema_version(db), schema_version(goal_db)}
-    if env.compare == "diff" and versions == {env.schema_version}:
+    if env.compare == "diff" and versions == {env.schema_version} and not env.typed:
+        # the residues' SQL compares as SQLite does, where 2 IS 2.0: typed reads every row
         diff = diff_states(*residues(db, goal_image, env.shapes.values()))
         return diff.passed, diff, None
     return _judge(env, snapshot(env, goal_db), final or snapshot(env, db))
@@ -298,9 +299,9 @@ def _plan_state(
 def _judge(
     env: Environment, goal: Snapshot, final: Snapshot
 ) -> tuple[bool, StateDiff, tuple[str, str] | None]:
-    diff = diff_states(goal, final)
+    diff = diff_states(goal, final, env.typed)
     if env.compare == "exact":
-        hashes = (state_hash(goal), state_hash(final))
+        hashes = (state_hash(goal, env.typed), state_hash(final, env.typed))
         return hashes[0] == hashes[1], diff, hashes
     return diff.passed, diff, None
 
@@ -341,7 +342,7 @@ def replay_any(
 def changes_from_start(env: Environment | DocumentEnvironment, final: Any) -> list[str]:
     """What `final` (from `replay_any`) changed from the initial state, one line a change."""
     if isinstance(env, Environment):
-        return diff_states(env.initial, final).lines()
+        return diff_states(env.initial, final, env.typed).lines()
     from toolscore.state.documents_verdict import initial_state  # noqa: PLC0415
 
     return diff_documents(initial_state(env), final, env.ignore, env.typed).lines()
