@@ -3,14 +3,18 @@
 Every replay opens a new in-memory connection on a copy of the initial image (nothing is
 shared between cases, or between the agent's replay and a plan's), applies the case's
 `setup`, then calls the tools in order. Each call is a unit of work, as in a request handler:
-committed when the tool returns, rolled back when it raises. What the agent did is never an
-error here: a call with unparseable arguments, to a tool the module lacks, or that raises, is
-recorded as an error result and replay goes on. So is a call that runs past the time limit
+committed when the tool returns, rolled back when it fails (or committed all the same under
+`on_error: keep`; `errors_policy`). What the agent did is never an error here: a call with
+unparseable arguments, to a tool the module lacks, or that raises or returns an error value,
+is recorded as an error result and replay goes on. So is a call that runs past the time limit
 (`limits`), ends the process with `sys.exit`, or runs SQL that the guard denies (`guard`).
-The user's own inputs (setup, plans, a tool returning something that is not JSON) are errors
-naming the case and the call; but where the case's setup or plan runs past the time limit
-or is denied, replay stops with `ReplayStoppedError`, which the verdict records on the case, so
-that one such case does not stop the run.
+A call of a terminal tool ends the replay. A plan call that fails is recorded (`PlanReplay`)
+and the plan's replay goes on, as tau-bench builds its goal. The user's own inputs (setup, a
+plan naming no tool, a tool returning something that is not JSON) are errors naming the case
+and the call; but where the case's setup or plan runs past the time limit or is denied,
+replay stops with `ReplayStoppedError`, which the verdict records on the case, so that one
+such case does not stop the run. The call loops (`replay_calls`, `replay_plan_calls`) serve
+document environments too, given a function that runs one call on their store.
 """
 
 from __future__ import annotations

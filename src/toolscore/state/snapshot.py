@@ -5,6 +5,8 @@ when none is declared), with the environment's ignored tables and columns left o
 diffs and hashes never see them. Cells compare as SQLite values, with two normalisations:
 floats are equal when they agree to 12 significant digits (ledger sums computed in another
 order differ in the last bits), and text holding a JSON object or array compares as that JSON.
+This is `numbers: numeric`, the rule documents follow too (`pointer_diff.same_value`);
+`numbers: typed` keeps an integer and a float apart and compares floats exactly.
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ otherwise SQLite reads out only the rows that differ between the two databases (
 The `exact` comparison hashes whole states, so it always reads every row.
 
 A case whose own setup or plan cannot be replayed (past the time limit, or denied by the
-guard) fails on state with that as its `error`; the run goes on.
+guard) fails on state with that as its `error`; the run goes on. A plan call that fails is
+recorded on the case (`plan_errors`), and its goal is what the plan's replay reached. A
+document environment is judged by `documents_verdict`, with the same verdict.
 """
 
 from __future__ import annotations
