@@ -24,6 +24,7 @@ from toolscore import Case, SpecSet, parse_case, parse_output, parse_specs
 from toolscore.cli import cli
 from toolscore.errors import ReplayInterrupted
 from toolscore.state import DocumentDiff, DocumentEnvironment, check_state, load_environment
+from toolscore.state.document_hash import document_hash
 from toolscore.state.documents_verdict import replay_documents
 from toolscore.state.pointer_diff import MAX_CHANGES, diff_documents
 
@@ -427,3 +428,11 @@ def test_sqlite_numbers_typed_keeps_2_and_2_0_apart_as_documents_do(tmp_path: Pa
     # the plan replayed (its arguments differ) reaches the agent's typed state: equal
     also_int = [{"name": "deposit", "args": {"account": "a", "amount": 1}}] * 2
     assert _sqlite_verdict(_sqlite(tmp_path, numbers="typed"), as_int, also_int).passed is True
+
+
+def test_the_fast_hash_of_typed_documents_is_the_walked_one() -> None:
+    data = json.loads((DOCS / "data.json").read_text())
+    data["settings"] = {"é": 1, "z": [2.0, True, None], "A": {"b~/": "x"}, "": 0.1}
+    walked = document_hash(data, [("nothing",)], typed=True)  # an ignore forces the walk
+    assert document_hash(data, typed=True) == walked
+    assert document_hash(data) != walked  # numeric: 10.0 is hashed as 10

@@ -223,16 +223,22 @@ def _compare(frame: _Frame, typed: bool, stack: list[_Frame]) -> str | None:
             stack.append(_Frame(None, got, where, frame.depth + 1, (), "added"))
         elif got is _ABSENT:
             stack.append(_Frame(wanted, None, where, frame.depth + 1, (), "removed"))
-        else:
+        elif frame.depth >= _PRUNE_DEPTH or not _same_bytes(wanted, got):
             stack.append(_Frame(wanted, got, where, frame.depth + 1, kept))
     return None
 
 
 _ABSENT: Any = object()
+_PRUNE_DEPTH = 32
+"""How deep the walk still skips equal subtrees by their JSON bytes (written in C: two
+separate copies of a large state are mostly equal, and walking them in Python is slow)."""
 
 
 def _same_bytes(goal: Any, final: Any) -> bool:
-    """A fast exit for equal documents: equal canonical JSON bytes are equal documents."""
+    """A fast exit for equal documents: equal canonical JSON bytes are equal documents (by
+    either number rule). Scalars are left to `same_value`."""
+    if children(goal) is None or children(final) is None:
+        return False
     try:
         return orjson.dumps(goal, option=orjson.OPT_SORT_KEYS) == orjson.dumps(
             final, option=orjson.OPT_SORT_KEYS
