@@ -108,9 +108,9 @@ def cases(n: int, users: int) -> list[tuple[Case, Trajectory]]:
         rng = random.Random(i)
         u = rng.randrange(users)
         user_id, order_id, amount = f"user_{u}", f"#W{1_000_000 + 2 * u}", rng.randint(1, 100)
-        look = {"name": "get_order", "args": {"order_id": order_id}}
-        cancel = {"name": "cancel_order", "args": {"order_id": order_id}}
-        pay = {"name": "charge", "args": {"user_id": user_id, "amount": amount}}
+        look: dict[str, Any] = {"name": "get_order", "args": {"order_id": order_id}}
+        cancel: dict[str, Any] = {"name": "cancel_order", "args": {"order_id": order_id}}
+        pay: dict[str, Any] = {"name": "charge", "args": {"user_id": user_id, "amount": amount}}
         plan = [look, cancel, pay]
         produced = [look, cancel, pay]
         if i % 10 == 1:
@@ -119,7 +119,8 @@ def cases(n: int, users: int) -> list[tuple[Case, Trajectory]]:
             produced = [look, cancel, {**pay, "args": {**pay["args"], "amount": 900}}]
         elif i % 2 == 1:
             produced = [cancel, look, pay]  # the same state another way: the plan is replayed
-        case = {"id": f"case-{i}", "tags": [], "plans": [plan], "goal_state": "plan"}
+        case: dict[str, Any] = {"id": f"case-{i}", "tags": [], "plans": [plan]}
+        case["goal_state"] = "plan"
         pairs.append((parse_case(case, specs), parse_output({"id": case["id"], "calls": produced})))
     return pairs
 

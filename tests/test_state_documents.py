@@ -307,6 +307,8 @@ def test_replay_shows_the_changes_from_the_initial_data(tmp_path: Path) -> None:
         ({"kind": "couchdb"}, "environment.kind", "must be 'sqlite' or 'documents', got 'couchdb'"),
         ({"data": "nope.json"}, "environment.data", "no such file: "),
         ({"data": 3}, "environment.data", "required: a JSON file or 'module:function'"),
+        ({"data": "data.txt"}, "environment.data", "must be a .json file or 'module:function'"),
+        ({"data": "tools.py:interrupt"}, "environment.data", "tools.py:interrupt raised TypeError"),
         ({"data": "tools.py:nothing"}, "environment.data", "'tools.py' has no function 'nothing'"),
         ({"numbers": "exact"}, "environment.numbers", "must be 'numeric' or 'typed', got 'exact'"),
         ({"ignore": ["orders/*"]}, "environment.ignore[0]", "not a JSON pointer: 'orders/*'"),

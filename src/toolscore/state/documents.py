@@ -242,6 +242,8 @@ def _load_data(
             return orjson.loads(content), hashlib.sha256(content).hexdigest()
         except orjson.JSONDecodeError as error:
             raise fail("data", f"{path} is not JSON: {error}") from None
+    if ":" not in reference:
+        raise fail("data", f"must be a .json file or 'module:function', got {show(reference)}")
     function = load_function(reference, base_dir, fail, "data")
     try:
         data = function()

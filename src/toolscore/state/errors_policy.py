@@ -71,7 +71,7 @@ class ErrorPolicy(NamedTuple):
 
     def describe(self) -> dict[str, Any]:
         """The keys set away from their defaults, for the report's header."""
-        found: dict[str, Any] = {"on_error": self.on_error}
+        found: dict[str, Any] = {"on_error": self.on_error} if self.keeps else {}
         if self.prefix is not None:
             found["error_prefix"] = self.prefix
         if self.predicate is not None:

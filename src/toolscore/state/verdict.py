@@ -98,7 +98,7 @@ class StateVerdict(NamedTuple):
             found["error"] = self.error
         if self.calls:
             found["calls"] = [call.to_json() for call in self.calls]
-        if self.not_replayed:
+        if self.not_replayed and self.calls:
             last = self.calls[-1]
             found["terminal"] = {
                 "call": last.call,
@@ -114,7 +114,7 @@ class StateVerdict(NamedTuple):
     def notes(self) -> list[str]:
         """Lines about how replay went: where a terminal tool ended it, a plan's failures."""
         found: list[str] = []
-        if self.not_replayed:
+        if self.not_replayed and self.calls:
             last = self.calls[-1]
             found.append(
                 f"replay ended at call {last.call} ({last.name}), a terminal tool: "
