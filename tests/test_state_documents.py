@@ -438,3 +438,20 @@ def test_the_fast_hash_of_typed_documents_is_the_walked_one() -> None:
     walked = document_hash(data, [("nothing",)], typed=True)  # an ignore forces the walk
     assert document_hash(data, typed=True) == walked
     assert document_hash(data) != walked  # numeric: 10.0 is hashed as 10
+
+
+def test_plain_data_from_a_function_is_copied_and_never_changed() -> None:
+    fixture = env(error_prefix=None, data="objects.py:plain_state", tools="objects.py")
+    assert fixture.image is not None  # plain JSON: parsed afresh for each replay
+    module = __import__(fixture.tools["write_plain"].function.__module__)
+    spec, _ = parse_specs(
+        {"tools": {"write_plain": {"args": {"name": "exact", "text": "exact"}}}}, "o"
+    )
+    assert spec is not None
+    case = parse_case({"id": "p", "plans": [[]], "goal_state": "plan"}, spec, "c.jsonl", 1)
+    write = [{"name": "write_plain", "args": {"name": "new.txt", "text": "x"}}]
+    for _ in range(2):  # the second replay starts from the same data as the first
+        verdict = check_state(fixture, case, parse_output({"id": "p", "calls": write}).calls, None)
+        assert verdict.diff is not None
+        assert verdict.diff.lines() == ["added /fs/files/new.txt: 'x' (not in the goal)"]
+    assert module.PLAIN == {"fs": {"files": {"readme.txt": "hello"}, "cwd": "/"}}

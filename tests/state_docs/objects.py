@@ -34,3 +34,16 @@ def write_file(state: Any, name: Any, text: Any) -> Any:
 def broken(state: Any) -> Any:
     state["fs"].write("half.txt", "x")
     raise OSError("disk full")
+
+
+PLAIN: dict[str, Any] = {"fs": {"files": {"readme.txt": "hello"}, "cwd": "/"}}
+"""Plain data a data function returns: kept as JSON, and never changed by replay."""
+
+
+def plain_state() -> Any:
+    return PLAIN
+
+
+def write_plain(state: Any, name: Any, text: Any) -> Any:
+    state["fs"]["files"][name] = text
+    return "ok"
