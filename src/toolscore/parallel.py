@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from toolscore.rubrics.run import Pending, RubricEntry, RubricRunner
-    from toolscore.state import Environment
+    from toolscore.state import AnyEnvironment as Environment
     from toolscore.store.codec import ResultRow
 
 CHUNK = 2000

@@ -22,7 +22,7 @@ from toolscore.stats import clustered_se, normal_interval, wilson
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally
-    from toolscore.state import Environment
+    from toolscore.state import AnyEnvironment as Environment
 
 DISAGREEMENT_IDS_KEPT = 10_000
 """How many ids of cases where a baseline and the rules disagree the summary keeps."""

@@ -210,6 +210,7 @@ def state_lines(state: Any, limit: int = 8) -> list[str]:
         lines += diff[:limit] + ([f"... {len(diff) - limit} more"] if len(diff) > limit else [])
     if state.error is not None:
         lines.append(f"replay stopped at {state.error}")
+    lines += state.notes()
     lines += [f"error in call {c.call} ({c.name}): {c.error}" for c in state.calls if c.error]
     lines += [f"required output missing from the response: {m!r}" for m in state.missing_outputs]
     return [printable(line) for line in lines]
