@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
@@ -19,10 +19,10 @@ import orjson
 from toolscore.cases import may_hold_markers, parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import ByteCounter, parse_line
-from toolscore.model import MISSING, CaseResult, Trajectory
+from toolscore.model import MISSING, CaseResult
 from toolscore.outputs import parse_output
 from toolscore.rawjoin import Aligned, Chunk, joined_chunks
-from toolscore.scoring import SummaryBuilder, outcome_passed, score_case, with_state
+from toolscore.scoring import SummaryBuilder, outcome_passed, score_trials
 from toolscore.specs import SpecSet
 
 if TYPE_CHECKING:
@@ -48,24 +48,23 @@ class ChunkOutcome(NamedTuple):
     values (an agent's may be nested too deep to send from one process to another)."""
 
 
-LinePair = tuple[int, bytes, str, int | None, bytes | None]
-"""A case line's number, text and id, and its output line's number and text (both None when
-the case has no output): the two lines share the id they were joined by."""
+LineGroup = tuple[int, bytes, str, Sequence[tuple[int, bytes]]]
+"""A case line's number, text and id, and its output lines' numbers and texts (none when
+the case has no output, several for trials): the lines share the id they were joined by."""
 
 
-def _line_pairs(chunk: Chunk) -> Iterable[LinePair]:
-    """The (case, output) lines of a chunk; an aligned chunk's columns are zipped as they
-    come, with no object made per line."""
+def _line_groups(chunk: Chunk) -> Iterator[LineGroup]:
+    """The case and output lines of a chunk; an aligned chunk's columns are zipped as they
+    come (each case with its one output line)."""
     if isinstance(chunk, Aligned):
-        return zip(
+        rows = zip(
             chunk.numbers, chunk.lines, chunk.ids, chunk.out_numbers, chunk.out_lines, strict=True
         )
-    return [
-        (case.line, case.raw, case.id, None, None)
-        if output is None
-        else (case.line, case.raw, case.id, output.line, output.raw)
-        for case, output in chunk
-    ]
+        for number, raw, line_id, out_number, out_raw in rows:
+            yield number, raw, line_id, ((out_number, out_raw),)
+        return
+    for case, outputs in chunk:
+        yield case.line, case.raw, case.id, [(output.line, output.raw) for output in outputs]
 
 
 def _load(raw: bytes, number: int, line_id: str, path: str, error: type[InputError]) -> Any:
@@ -125,24 +124,26 @@ def _score_cases(
     lines: list[bytes] = []
     rows: list[ResultRow] = []
     failures: list[CaseResult] = []
-    for number, raw, line_id, out_number, out_raw in _line_pairs(chunk):
+    for number, raw, line_id, outputs in _line_groups(chunk):
         data = _load(raw, number, line_id, cases_source, CaseError)
         case = parse_case(data, specs, cases_source, number, may_hold_markers(raw))
-        if out_number is None or out_raw is None:
-            trajectory = Trajectory(case.id, (), missing=True)
-        else:
-            data = _load(out_raw, out_number, line_id, outputs_source, OutputError)
-            trajectory = parse_output(data, outputs_source, out_number)
-        result = score_case(specs, case, trajectory)
-        if _state.env is not None:
-            result = with_state(_state.env, case, trajectory, result, cases_source)
-        summary.add(case, result)
-        if want_report:
-            lines.append(orjson.dumps(case_to_json(result), default=plain))
-        if want_rows:
-            rows.append(result_row(result))
-        if len(failures) < keep_failures and not outcome_passed(result):
-            failures.append(_without_values(result))
+        trajectories = [
+            parse_output(
+                _load(out_raw, out_number, line_id, outputs_source, OutputError),
+                outputs_source,
+                out_number,
+            )
+            for out_number, out_raw in outputs
+        ]
+        results = score_trials(specs, case, trajectories, _state.env, _state.sources)
+        summary.add_case(case, results, len(trajectories))
+        for result in results:
+            if want_report:
+                lines.append(orjson.dumps(case_to_json(result), default=plain))
+            if want_rows:
+                rows.append(result_row(result))
+            if len(failures) < keep_failures and not outcome_passed(result):
+                failures.append(_without_values(result))
     return ChunkOutcome(summary, lines, rows, failures)
 
 

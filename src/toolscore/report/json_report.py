@@ -75,8 +75,12 @@ def mismatch_to_json(mismatch: Mismatch) -> dict[str, Any]:
 
 def case_to_json(result: CaseResult) -> dict[str, Any]:
     """One case's verdict as the report shows it."""
-    data: dict[str, Any] = {
-        "id": result.id,
+    data: dict[str, Any] = {"id": result.id}
+    if result.trial is not None:
+        data["trial"] = result.trial
+        if result.trials is not None:
+            data["trials"] = {"n": result.trials[0], "passed": result.trials[1]}
+    data |= {
         "passed": result.passed,
         "kind": result.kind,
         "plan": result.plan,

@@ -29,6 +29,7 @@ from toolscore.rules import show, suggest
 from toolscore.specs import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.guard import ReplayConnection, guard
 from toolscore.state.limits import PROGRESS_STEPS, exit_call, watch
+from toolscore.state.outputs import OPTION_KEYS, output_option
 from toolscore.state.snapshot import (
     Ignore,
     Snapshot,
@@ -41,7 +42,7 @@ from toolscore.state.snapshot import (
 COMPARE_MODES = ("diff", "exact")
 DEFAULT_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 """The clock tools see when the environment does not set `now`."""
-_KEYS = ("database", "tools", "ignore", "compare", "now", "foreign_keys", "timeout")
+_KEYS = ("database", "tools", "ignore", "compare", "now", "foreign_keys", "timeout", *OPTION_KEYS)
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -123,6 +124,7 @@ class Environment:
             },
             "now": self.now.isoformat(),
             "timeout": self.timeout,
+            **{key: self.config[key] for key in OPTION_KEYS if key in self.config},
         }
 
 
@@ -153,6 +155,9 @@ def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> 
     if not isinstance(foreign_keys, bool):
         raise fail("foreign_keys", f"must be true or false, got {show(foreign_keys)}")
     now = _now(config.get("now", DEFAULT_NOW), fail)
+    for key in OPTION_KEYS:  # how required outputs are found (`state.outputs`)
+        if key in config:
+            output_option(key, config[key], fail)
     timeout = config.get("timeout", DEFAULT_TIMEOUT)
     problem = timeout_problem(timeout)
     if problem is not None:

@@ -25,7 +25,7 @@ from toolscore.state.diff import StateDiff, diff_states
 from toolscore.state.environment import Environment
 from toolscore.state.goal import GOAL_FORMS, annotated_goal
 from toolscore.state.limits import alarms_installed
-from toolscore.state.outputs import missing_outputs
+from toolscore.state.outputs import missing_outputs, output_options
 from toolscore.state.replay import (
     CallOutcome,
     Fail,
@@ -98,6 +98,7 @@ def validate_case(env: Environment, case: Case, source: str = "<cases>") -> None
     """
     fail = case_error(case, source)
     _required(case, fail)
+    output_options(case.extra, env.config, fail)
     setup = case.extra.get("setup")
     if setup is not None and not isinstance(setup, str | list):
         raise fail("setup", "must be SQL, or a list of SQL strings and calls {name, args}")
@@ -117,15 +118,20 @@ def check_state(
     response: str | None,
     *,
     source: str = "<cases>",
+    said: Sequence[str] = (),
 ) -> StateVerdict:
     """Replay the agent's calls for one case and judge the final state and the response.
 
     `calls` are all the calls the agent made for the case, in order (every turn changes the
-    store); `source` names the cases file in errors about the case.
+    store); `source` names the cases file in errors about the case; `said` holds every
+    assistant text, for `required_outputs_in: any`.
     """
     fail = case_error(case, source)
     required = _required(case, fail)
-    missing = missing_outputs(required, response) if required is not None else ()
+    missing: tuple[str, ...] = ()
+    if required is not None:
+        place, normalise = output_options(case.extra, env.config, fail)
+        missing = missing_outputs(required, response, said=said, place=place, normalise=normalise)
     outputs_passed = None if required is None else not missing
     node = case.extra.get("goal_state")
     if node is None:

@@ -21,6 +21,7 @@ from toolscore.scoring import (
     Tally,
 )
 from toolscore.state.verdict import StateVerdict
+from toolscore.trials import TrialsTally
 
 
 def pointer_path(pointer: str) -> tuple[str | int, ...]:
@@ -73,7 +74,13 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
         notes=tuple(case.get("notes", ())),
         state=verdict,
         unread=tuple(case.get("unread", ())),
+        trial=case.get("trial"),
+        trials=_trials_counts(case.get("trials")),
     )
+
+
+def _trials_counts(node: Mapping[str, Any] | None) -> tuple[int, int] | None:
+    return None if node is None else (node["n"], node["passed"])
 
 
 def _rate(node: Mapping[str, Any]) -> Rate:
@@ -126,6 +133,7 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         codes=Counter(data["codes"]),
         outcomes=outcomes,
         clustered=_clustered(data.get("accuracy_clustered")),
+        trials=TrialsTally.from_json(data["trials"]) if "trials" in data else None,
     )
 
 
