@@ -295,9 +295,11 @@ def test_a_saved_run_with_trials_reopens_with_show(tmp_path: Path) -> None:
     cases, outputs = _trial_run(5, cases=12)
     paths = _write(tmp_path, cases, outputs)
     report, db = tmp_path / "report.json", tmp_path / "results.db"
-    result = _run("score", "--specs", str(example_dir() / "tools.yaml"), "--cases", paths[0],
-                  "--outputs", paths[1], "--json", str(report), "--db", str(db))  # fmt: skip
-    assert result.exit_code == 0, result.output
+    for _ in range(2):
+        result = _run("score", "--specs", str(example_dir() / "tools.yaml"), "--cases",
+                      paths[0], "--outputs", paths[1], "--json", str(report), "--db",
+                      str(db))  # fmt: skip
+        assert result.exit_code == 0, result.output
     shown = _run("show", "latest", "--db", str(db), "--json")
     assert shown.exit_code == 0, shown.output
     stored = json.loads(shown.stdout)
@@ -310,6 +312,11 @@ def test_a_saved_run_with_trials_reopens_with_show(tmp_path: Path) -> None:
     printed = _run("show", "latest", "--db", str(db))
     assert printed.exit_code == 0, printed.output
     assert "pass^k" in printed.output
+    # Commands that pair results one to one by case id say they do not take trials.
+    for command in (["compare", "1", "2"], ["disagreements", "latest"]):
+        result = _run(*command, "--db", str(db))
+        assert result.exit_code == 2, result.output
+        assert "has trials (several outputs per case)" in result.stderr
 
 
 # --- outcomes over trials, and required outputs --------------------------------------------

@@ -48,7 +48,7 @@ def parse_output(
         raise OutputError(
             source, "every output needs the string id of its case", line=line, field="id"
         )
-    trial = read_trial(data, source, line)
+    trial = read_trial(data, source, line) if "trial" in data else None
     if has_transcript(data):  # an error too when `calls` is beside it
         read = read_transcript(data, source, line)
         return read if trial is None else read._replace(trial=trial)

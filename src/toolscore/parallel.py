@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
@@ -22,7 +22,13 @@ from toolscore.jsonl import ByteCounter, parse_line
 from toolscore.model import MISSING, CaseResult
 from toolscore.outputs import parse_output
 from toolscore.rawjoin import Aligned, Chunk, joined_chunks
-from toolscore.scoring import SummaryBuilder, outcome_passed, score_trials
+from toolscore.scoring import (
+    SummaryBuilder,
+    outcome_passed,
+    score_case,
+    score_trials,
+    with_state,
+)
 from toolscore.specs import SpecSet
 
 if TYPE_CHECKING:
@@ -53,18 +59,17 @@ LineGroup = tuple[int, bytes, str, Sequence[tuple[int, bytes]]]
 the case has no output, several for trials): the lines share the id they were joined by."""
 
 
-def _line_groups(chunk: Chunk) -> Iterator[LineGroup]:
+def _line_groups(chunk: Chunk) -> Iterable[LineGroup]:
     """The case and output lines of a chunk; an aligned chunk's columns are zipped as they
     come (each case with its one output line)."""
     if isinstance(chunk, Aligned):
-        rows = zip(
-            chunk.numbers, chunk.lines, chunk.ids, chunk.out_numbers, chunk.out_lines, strict=True
-        )
-        for number, raw, line_id, out_number, out_raw in rows:
-            yield number, raw, line_id, ((out_number, out_raw),)
-        return
-    for case, outputs in chunk:
-        yield case.line, case.raw, case.id, [(output.line, output.raw) for output in outputs]
+        # zip of one iterable makes 1-tuples: each case's one (number, line), made in C
+        outputs = zip(zip(chunk.out_numbers, chunk.out_lines, strict=True))
+        return zip(chunk.numbers, chunk.lines, chunk.ids, outputs, strict=True)
+    return [
+        (case.line, case.raw, case.id, [(output.line, output.raw) for output in outputs])
+        for case, outputs in chunk
+    ]
 
 
 def _load(raw: bytes, number: int, line_id: str, path: str, error: type[InputError]) -> Any:
@@ -127,16 +132,33 @@ def _score_cases(
     for number, raw, line_id, outputs in _line_groups(chunk):
         data = _load(raw, number, line_id, cases_source, CaseError)
         case = parse_case(data, specs, cases_source, number, may_hold_markers(raw))
-        trajectories = [
-            parse_output(
-                _load(out_raw, out_number, line_id, outputs_source, OutputError),
-                outputs_source,
-                out_number,
-            )
-            for out_number, out_raw in outputs
-        ]
-        results = score_trials(specs, case, trajectories, _state.env, _state.sources)
-        summary.add_case(case, results, len(trajectories))
+        env = _state.env
+        if len(outputs) == 1:
+            out_number, out_raw = outputs[0]
+            data = _load(out_raw, out_number, line_id, outputs_source, OutputError)
+            trajectory = parse_output(data, outputs_source, out_number)
+        if len(outputs) == 1 and trajectory.trial is None:
+            # One line, no trial: the usual case, scored without `score_trials` (it runs once
+            # per case, so the calls it saves count); the same verdict either way.
+            result = score_case(specs, case, trajectory)
+            if env is not None:
+                result = with_state(env, case, trajectory, result, cases_source)
+            results: Sequence[CaseResult] = (result,)
+            if result.state is None:
+                summary.add(case, result)  # as `add_case` counts such a case
+            else:
+                summary.add_case(case, results, 1)
+        else:
+            trajectories = [
+                parse_output(
+                    _load(out_raw, out_number, line_id, outputs_source, OutputError),
+                    outputs_source,
+                    out_number,
+                )
+                for out_number, out_raw in outputs
+            ]
+            results = score_trials(specs, case, trajectories, env, _state.sources)
+            summary.add_case(case, results, len(trajectories))
         for result in results:
             if want_report:
                 lines.append(orjson.dumps(case_to_json(result), default=plain))

@@ -407,6 +407,11 @@ class SummaryBuilder:
         self._lowercase = BaselineTally()
         self._outcomes: OutcomeTally | None = None
         self._trials = TrialsTally()
+        """The cases counted by `add_case` one by one (trials, or an outcome judged)."""
+        self._tallied = [0, 0, 0, 0]
+        """Of those: entries, entries passed, missing outputs, missing outputs passed; the
+        other cases (one line, no trial, no outcome) are tallied from the totals at the end."""
+        self.missing_passed = 0
         self._codes = Counter[str]()
         self._tools: dict[str, Tally] = {}
         self._args: dict[str, Tally] = {}
@@ -428,7 +433,9 @@ class SummaryBuilder:
         passed = result.passed
         self.cases += 1
         self.passed += passed
-        self.missing += result.missing_output
+        if result.missing_output:
+            self.missing += 1
+            self.missing_passed += passed
         if result.unread:
             self.unread_cases += 1
             self.unread_parts += len(result.unread)
@@ -457,13 +464,46 @@ class SummaryBuilder:
     def add_case(self, case: Case, results: Sequence[CaseResult], lines: int) -> None:
         """Count one case's trials (`results`, one per outputs line, or the one result of a
         case without output, `lines` 0): each as a case, and the case in the trials tally."""
+        first = results[0]
+        if len(results) == 1 and first.trial is None and first.state is None:
+            self.add(case, first)  # the usual case: tallied from the totals (`_trials_tally`)
+            return
         for result in results:
             self.add(case, result)
-        if results[0].trial is not None:
+        if first.trial is not None:
             self._trials.seen = True
+        passed = sum(r.passed for r in results)
+        tallied = self._tallied
+        tallied[0] += len(results)
+        tallied[1] += passed
+        if first.missing_output:
+            tallied[2] += 1
+            tallied[3] += first.passed
         outcomes = [r.state.outcome_passed for r in results if r.state is not None]
         checked = [o for o in outcomes if o is not None]
-        self._trials.add(lines, sum(r.passed for r in results), sum(checked) if checked else None)
+        self._trials.add(lines, passed, sum(checked) if checked else None)
+
+    def _trials_tally(self) -> TrialsTally | None:
+        """The trials tally with the cases `add_case` did not count one by one (one line or
+        none, no trial, no outcome judged), from the totals; None for a run without trials."""
+        if not self._trials.seen:
+            return None
+        tally = TrialsTally()
+        tally.merge(self._trials)
+        entries, passed, missing, missing_passed = self._tallied
+        plain_missing = self.missing - missing
+        plain_missing_passed = self.missing_passed - missing_passed
+        plain_lines = self.cases - entries - plain_missing
+        plain_passed = self.passed - passed - plain_missing_passed
+        for key, count in (
+            ((0, 0, None), plain_missing - plain_missing_passed),
+            ((0, 1, None), plain_missing_passed),
+            ((1, 0, None), plain_lines - plain_passed),
+            ((1, 1, None), plain_passed),
+        ):
+            if count:
+                tally.counts[key] += count
+        return tally
 
     def _add_to_cluster(self, case: Case, passed: bool) -> None:
         key = cluster_key(case, self._cluster_by or "", self._source)
@@ -556,7 +596,7 @@ class SummaryBuilder:
     def merge(self, other: SummaryBuilder) -> None:
         """Add the tallies of the cases that came after this builder's (a worker's chunk)."""
         for name in (
-            "cases", "passed", "missing", "tool_cases", "name_ok", "missed_calls",
+            "cases", "passed", "missing", "missing_passed", "tool_cases", "name_ok", "missed_calls",
             "abstention_n", "abstention_ok", "arg_n", "arg_ok", "unread_cases", "unread_parts",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -574,6 +614,7 @@ class SummaryBuilder:
             self._outcomes.merge(other._outcomes)
         self._codes.update(other._codes)
         self._trials.merge(other._trials)
+        self._tallied = [a + b for a, b in zip(self._tallied, other._tallied, strict=True)]
         for name, tally in other._tools.items():
             self._tool(name).merge(tally)
         for key, tally in other._args.items():
@@ -604,7 +645,7 @@ class SummaryBuilder:
             codes=self._codes,
             outcomes=self._outcomes,
             clustered=self._clustered(),
-            trials=self._trials if self._trials.seen else None,
+            trials=self._trials_tally(),
         )
 
 
@@ -736,6 +777,11 @@ def score_trials(
     """Score one case against each of its outputs (its trials, in trial order; none: one
     missing output scored as no call). Each trial's result carries its `trial` and, when
     trials are given, how many the case has and how many passed on calls."""
+    if len(outputs) == 1 and outputs[0].trial is None:  # the usual case, kept cheap
+        result = score_case(specs, case, outputs[0])
+        if env is not None:
+            result = with_state(env, case, outputs[0], result, sources[0])
+        return [result]
     if not outputs:
         trajectories = [Trajectory(case.id, (), missing=True)]
     else:

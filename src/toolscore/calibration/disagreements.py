@@ -58,6 +58,10 @@ def sample_disagreements(
     if vs not in BASELINES:
         raise InputError(str(store.path), f"--vs must be one of {', '.join(BASELINES)}")
     run = store.run(run_ref)
+    if "trials" in store.summary(run.id):  # a case's trials share its id: one label each?
+        raise InputError(
+            str(store.path), f"run {run.id} has trials (several outputs per case): not sampled"
+        )
     specs = store.specs(run)
     # A failed case's stratum is its first stored mismatch; only the cases the rules passed
     # (and failed ones whose mismatch names no tool) are scored again to find theirs. Only

@@ -75,18 +75,16 @@ def mismatch_to_json(mismatch: Mismatch) -> dict[str, Any]:
 
 def case_to_json(result: CaseResult) -> dict[str, Any]:
     """One case's verdict as the report shows it."""
-    data: dict[str, Any] = {"id": result.id}
-    if result.trial is not None:
-        data["trial"] = result.trial
-        if result.trials is not None:
-            data["trials"] = {"n": result.trials[0], "passed": result.trials[1]}
-    data |= {
+    data: dict[str, Any] = {
+        "id": result.id,
         "passed": result.passed,
         "kind": result.kind,
         "plan": result.plan,
         "baselines": dict(result.baselines),
         "mismatches": [mismatch_to_json(m) for m in result.mismatches],
     }
+    if result.trial is not None:  # shown beside the id
+        data = {"id": data.pop("id"), "trial": result.trial, **_trials_json(result), **data}
     if result.missing_output:
         data["missing_output"] = True
     if result.state is not None:
@@ -106,6 +104,12 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
     if errors:
         data["tool_errors"] = errors
     return data
+
+
+def _trials_json(result: CaseResult) -> dict[str, Any]:
+    if result.trials is None:
+        return {}
+    return {"trials": {"n": result.trials[0], "passed": result.trials[1]}}
 
 
 def report_header(

@@ -261,10 +261,9 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
     for result in results:
         plan = "" if result.plan is None else f" (plan {result.plan})"
         missing = " [no output line]" if result.missing_output else ""
-        if result.trial is not None:
-            missing = f" trial {result.trial}{missing}"
+        trial = "" if result.trial is None else f" trial {result.trial}"
         calls = "calls passed" if result.passed else "calls failed"
-        lines.append(safe_text(f"  {result.id}{plan}{missing}: {calls}", style="red"))
+        lines.append(safe_text(f"  {result.id}{trial}{plan}{missing}: {calls}", style="red"))
         lines += [Text("    " + line) for line in case_detail(result)]
     return lines
 
