@@ -178,9 +178,11 @@ def test_each_trial_is_an_entry_in_case_order_then_trial_order(tmp_path: Path) -
     ]
     paths = _write(tmp_path, cases, outputs)
     report = tmp_path / "report.json"
+    page = tmp_path / "report.html"
     result = _run("score", "--specs", str(example_dir() / "tools.yaml"), "--cases", paths[0],
-                  "--outputs", paths[1], "--json", str(report))  # fmt: skip
+                  "--outputs", paths[1], "--json", str(report), "--html", str(page))  # fmt: skip
     assert result.exit_code == 0, result.output
+    assert page.read_text(encoding="utf-8").count('"trial":') == 4  # every trial is listed
     data = json.loads(report.read_text())
     entries = [(e["id"], e["trial"], e["passed"], e["trials"]) for e in data["cases"]]
     assert entries == [
