@@ -486,3 +486,29 @@ def test_mutated_outputs_with_trials_read_or_fail_with_one_line_and_score(
         assert summary["trials"]["cases"] == 1
     for result in results:
         orjson.dumps(case_to_json(result))
+
+
+def test_outcome_trials_merge_across_workers(tmp_path: Path) -> None:
+    env = _ledger(tmp_path / "env")
+    cases, outputs = _trial_run(2, cases=9)
+    for i, case in enumerate(cases):
+        if i % 3:  # two cases in three are judged on state, one also on its response
+            case["goal_state"] = {"log": [{"entry": f"o-{i}"}]}
+        if i % 3 == 2:
+            case["required_outputs"] = ["done"]
+    for k, line in enumerate(outputs):
+        line["response"] = "done" if k % 2 else "later"
+    paths = _write(tmp_path, cases, outputs)
+    serial = score(
+        SPECS,
+        [parse_case(c, SPECS) for c in cases],
+        [parse_output(o, paths[1], n) for n, o in enumerate(outputs, 1)],
+        paths,
+        env=env,
+    )
+    list(serial)
+    expected = serial.summary().to_json()
+    assert expected["trials"]["state"]["cases"] == 6
+    run = ParallelScoring(SPECS, *paths, 2, chunk_size=2, env=env)
+    list(run)
+    assert run.summary().finish().to_json() == expected
