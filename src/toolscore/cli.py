@@ -621,7 +621,12 @@ def replay_command(
         out.write(printable(f"call {outcome.call} {outcome.name}: {shown}") + "\n")
     if "goal_state" in case.extra or "required_outputs" in case.extra:
         verdict = check_state(
-            env, case, trajectory.calls, trajectory.response, source=cases_path or ""
+            env,
+            case,
+            trajectory.calls,
+            trajectory.response,
+            source=cases_path or "",
+            said=trajectory.said,
         )
         lines = state_lines(verdict) or ["nothing to check"]
     else:

@@ -30,6 +30,7 @@ from toolscore.specs import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy, load_policy, unknown_terminal
 from toolscore.state.guard import ReplayConnection, guard
 from toolscore.state.limits import PROGRESS_STEPS, exit_call, watch
+from toolscore.state.outputs import OPTION_KEYS, output_option
 from toolscore.state.snapshot import (
     Ignore,
     Snapshot,
@@ -53,6 +54,7 @@ _KEYS = (
     "timeout",
     "numbers",
     *POLICY_KEYS,
+    *OPTION_KEYS,
 )
 NUMBERS = ("numeric", "typed")
 KINDS = ("sqlite", "documents")
@@ -154,6 +156,7 @@ class Environment:
             "timeout": self.timeout,
             **({"numbers": self.numbers} if self.typed else {}),
             **self.policy.describe(),
+            **{key: self.config[key] for key in OPTION_KEYS if key in self.config},
         }
 
 
@@ -209,6 +212,9 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
     if not isinstance(foreign_keys, bool):
         raise fail("foreign_keys", f"must be true or false, got {show(foreign_keys)}")
     now = _now(config.get("now", DEFAULT_NOW), fail)
+    for key in OPTION_KEYS:  # how required outputs are found (`state.outputs`)
+        if key in config:
+            output_option(key, config[key], fail)
     timeout = config.get("timeout", DEFAULT_TIMEOUT)
     problem = timeout_problem(timeout)
     if problem is not None:

@@ -27,7 +27,7 @@ from toolscore.state.diff import StateDiff, diff_states
 from toolscore.state.environment import Environment
 from toolscore.state.goal import GOAL_FORMS, annotated_goal
 from toolscore.state.limits import alarms_installed
-from toolscore.state.outputs import missing_outputs
+from toolscore.state.outputs import missing_outputs, output_options
 from toolscore.state.pointer_diff import DocumentDiff, diff_documents
 from toolscore.state.replay import (
     CallOutcome,
@@ -144,6 +144,7 @@ def validate_case(
     """
     fail = case_error(case, source)
     _required(case, fail)
+    output_options(case.extra, env.config, fail)
     if not isinstance(env, Environment):
         from toolscore.state.documents_verdict import validate_documents_case  # noqa: PLC0415
 
@@ -168,15 +169,20 @@ def check_state(
     response: str | None,
     *,
     source: str = "<cases>",
+    said: Sequence[str] = (),
 ) -> StateVerdict:
     """Replay the agent's calls for one case and judge the final state and the response.
 
     `calls` are all the calls the agent made for the case, in order (every turn changes the
-    store); `source` names the cases file in errors about the case.
+    store); `source` names the cases file in errors about the case; `said` holds every
+    assistant text, for `required_outputs_in: any`.
     """
     fail = case_error(case, source)
     required = _required(case, fail)
-    missing = missing_outputs(required, response) if required is not None else ()
+    missing: tuple[str, ...] = ()
+    if required is not None:
+        place, normalise = output_options(case.extra, env.config, fail)
+        missing = missing_outputs(required, response, said=said, place=place, normalise=normalise)
     outputs_passed = None if required is None else not missing
     node = case.extra.get("goal_state")
     if node is None:
