@@ -76,7 +76,9 @@ def environment(database: Path, compare: str) -> Environment:
         "ignore": {"refunds": ["created_at"]},
         "compare": compare,
     }
-    return load_environment(config, database.parent, "bench")
+    env = load_environment(config, database.parent, "bench")
+    assert isinstance(env, Environment)
+    return env
 
 
 def cases(n: int) -> list[tuple[Case, Trajectory]]:

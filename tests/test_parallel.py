@@ -17,7 +17,7 @@ from toolscore.outputs import read_outputs
 from toolscore.parallel import ParallelScoring
 from toolscore.rawjoin import joined_chunks, leading_id, pairs
 from toolscore.report.json_report import case_to_json, plain
-from toolscore.scoring import join_by_id, score
+from toolscore.scoring import join_groups_by_id, score
 from toolscore.specs import load_specs
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -114,17 +114,17 @@ def _write_lines(path: Path, ids: list[str], blank_every: int, late_id_every: in
     path.write_bytes(b"\n".join(lines) + b"\n")
 
 
-def _serial_pairs(cases: Path, outputs: Path) -> tuple[list[tuple[int, int | None]], list[str]]:
+def _serial_pairs(cases: Path, outputs: Path) -> tuple[list[tuple[int, list[int]]], list[str]]:
     unmatched: list[str] = []
 
     def keyed(path: Path) -> list[tuple[str, int]]:
         return [(data["id"], number) for number, _, data in read_jsonl(path)]
 
     sources = (str(cases), str(outputs))
-    pairs = join_by_id(
+    pairs = join_groups_by_id(
         keyed(cases), keyed(outputs), lambda c: c, lambda o: o, unmatched.extend, sources
     )
-    return [(c[1], None if o is None else o[1]) for c, o in pairs], unmatched
+    return [(c[1], [o[1] for o in group]) for c, group in pairs], unmatched
 
 
 @settings(max_examples=150, deadline=None)
@@ -135,6 +135,7 @@ def _serial_pairs(cases: Path, outputs: Path) -> tuple[list[tuple[int, int | Non
     st.integers(1, 7),
     st.integers(0, 5),
     st.integers(0, 6),
+    st.lists(st.integers(1, 3), max_size=40),
 )
 def test_the_raw_join_equals_the_serial_join(
     case_keys: list[int],
@@ -143,11 +144,15 @@ def test_the_raw_join_equals_the_serial_join(
     chunk: int,
     blank_every: int,
     late_id_every: int,
+    repeats: list[int],
 ) -> None:
     """Same pairs, same unmatched outputs, same first error, for any order, duplicates,
-    blank lines and ids that are not first on their line."""
+    blank lines, ids that are not first on their line, and trials (several consecutive
+    outputs of one case, which may fall across a chunk's end)."""
     if same_order:
-        output_keys = list(case_keys)
+        output_keys = [
+            k for i, k in enumerate(case_keys) for _ in range(repeats[i] if i < len(repeats) else 1)
+        ]
     with tempfile.TemporaryDirectory() as folder:
         cases, outputs = Path(folder) / "c.jsonl", Path(folder) / "o.jsonl"
         _write_lines(cases, [f"id-{k}" for k in case_keys], blank_every, late_id_every)
@@ -164,7 +169,7 @@ def test_the_raw_join_equals_the_serial_join(
                 )
             )
             found: object = (
-                [(c.line, None if o is None else o.line) for one in chunks for c, o in pairs(one)],
+                [(c.line, [o.line for o in group]) for one in chunks for c, group in pairs(one)],
                 unmatched,
             )
             assert all(len(pairs(one)) <= chunk for one in chunks)

@@ -147,6 +147,10 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
         html = (tour / page).read_text()
         assert html.lower().startswith("<!doctype html>"), page
         assert "</html>" in html, page
+    desk = json.loads((tour / "desk.json").read_text())  # the rubric section's run
+    assert desk["summary"]["accuracy"] == 1.0
+    assert desk["summary"]["rubrics"]["per_rubric"]["names_order"]["pass_rate"]["passed"] == 1
+    assert [c["rubrics"][0]["passed"] for c in desk["cases"]] == [True, False]  # r2 names no order
     cases = {c["id"]: c for c in report["cases"]}
     assert {i for i, c in cases.items() if c["passed"]} == {"paris", "two-cities", "hello"}
     assert {i for i, c in cases.items() if c["baselines"]["exact"]} == {"hello"}
@@ -183,13 +187,28 @@ def test_every_command_left_out_is_in_the_readme() -> None:
 
 def test_every_file_the_readme_writes_loads(tmp_path: Path) -> None:
     files = heredocs()
-    assert set(files) == {"tools.yaml", "cases.jsonl", "outputs.jsonl", "tools-new.yaml"}
+    assert set(files) == {
+        "tools.yaml", "cases.jsonl", "outputs.jsonl", "tools-new.yaml",
+        "desk.yaml", "desk-cases.jsonl", "desk-outputs.jsonl",
+    }  # fmt: skip
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     specs = load_specs(tmp_path / "tools.yaml")
     load_specs(tmp_path / "tools-new.yaml")
     assert len(list(read_cases(tmp_path / "cases.jsonl", specs))) == 4
     assert len(list(read_outputs(tmp_path / "outputs.jsonl"))) == 4
+    desk = load_specs(tmp_path / "desk.yaml")
+    assert len(list(read_cases(tmp_path / "desk-cases.jsonl", desk))) == 2
+    assert len(list(read_outputs(tmp_path / "desk-outputs.jsonl"))) == 2
+
+
+def test_the_readmes_judge_rubric_loads(tmp_path: Path) -> None:
+    (snippet,) = [b for b in blocks("yaml") if "kind: judge" in b]
+    spec = yaml.safe_load(snippet)
+    spec["tools"] = {"refund": {"args": {"note": {"kind": "text", "rubric": "courteous"}}}}
+    (tmp_path / "tools.yaml").write_text(yaml.safe_dump(spec))
+    loaded = load_specs(tmp_path / "tools.yaml")
+    assert loaded.rubric_uses
 
 
 def test_every_json_snippet_loads() -> None:

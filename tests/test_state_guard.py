@@ -73,7 +73,9 @@ def folder(tmp_path: Path) -> Path:
 
 
 def _env(folder: Path) -> Environment:
-    return load_environment(SPEC["environment"], folder, "tools.json")
+    env = load_environment(SPEC["environment"], folder, "tools.json")
+    assert isinstance(env, Environment)
+    return env
 
 
 def _case(data: dict[str, Any]) -> Case:

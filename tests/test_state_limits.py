@@ -117,7 +117,9 @@ def folder(tmp_path: Path) -> Path:
 
 
 def _env(folder: Path, **config: Any) -> Environment:
-    return load_environment({**SPEC["environment"], **config}, folder, "tools.json")
+    env = load_environment({**SPEC["environment"], **config}, folder, "tools.json")
+    assert isinstance(env, Environment)
+    return env
 
 
 def _case(data: dict[str, Any]) -> Case:

@@ -301,6 +301,8 @@ def case_results() -> SearchStrategy[CaseResult]:
         produced_calls=st.just(0),
         state=st.none(),
         unread=st.lists(JSON_TEXT, max_size=2).map(tuple),
+        trial=st.none() | st.integers(-(2**63) + 1, 2**63 - 1) | JSON_TEXT.filter(bool),
+        trials=st.none() | st.tuples(st.integers(1, 9), st.integers(0, 9)),
     )
 
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from toolscore.report.json_report import ReportWriter
     from toolscore.rubrics.cache import JudgmentCache
-    from toolscore.state import Environment
+    from toolscore.state import AnyEnvironment as Environment
     from toolscore.store import RunWriter
 
 PROGRESS_AFTER_SECONDS = 2.0
@@ -599,8 +599,9 @@ def replay_command(
     from toolscore.cases import read_cases  # noqa: PLC0415
     from toolscore.outputs import read_outputs  # noqa: PLC0415
     from toolscore.report.terminal import state_lines  # noqa: PLC0415
-    from toolscore.state import check_state, diff_states, replay_case  # noqa: PLC0415
+    from toolscore.state import check_state  # noqa: PLC0415
     from toolscore.state.replay import ReplayStoppedError  # noqa: PLC0415
+    from toolscore.state.verdict import changes_from_start, replay_any  # noqa: PLC0415
 
     specs = load_specs(specs_path)
     check_inputs(("--outputs", outputs_path), ("--cases", cases_path))
@@ -616,7 +617,7 @@ def replay_command(
         case = found
     out = sys.stdout
     try:
-        final, outcomes = replay_case(env, case, trajectory.calls, cases_path or "<cases>")
+        final, outcomes = replay_any(env, case, trajectory.calls, cases_path or "<cases>")
     except ReplayStoppedError as stop:
         out.write(f"replay stopped at {stop}\n")
         return
@@ -627,11 +628,16 @@ def replay_command(
         out.write(printable(f"call {outcome.call} {outcome.name}: {shown}") + "\n")
     if "goal_state" in case.extra or "required_outputs" in case.extra:
         verdict = check_state(
-            env, case, trajectory.calls, trajectory.response, source=cases_path or ""
+            env,
+            case,
+            trajectory.calls,
+            trajectory.response,
+            source=cases_path or "",
+            said=trajectory.said,
         )
         lines = state_lines(verdict) or ["nothing to check"]
     else:
-        changes = diff_states(env.initial, final).lines()
+        changes = changes_from_start(env, final)
         lines = ["changes from the initial state:"] + (changes or ["none"])
     out.write("".join(printable(line) + "\n" for line in lines))
 

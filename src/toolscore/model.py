@@ -147,6 +147,10 @@ class Trajectory(NamedTuple):
     unread: tuple[str, ...] = ()
     """Parts of the transcript the reader could not understand (`where: why`), skipped; a
     case with any cannot pass (`transcript_unread`)."""
+    trial: int | str | None = None
+    """The line's `trial` (one of several attempts at the case), None when it has none."""
+    said: tuple[str, ...] = ()
+    """Every assistant text of a transcript, in order (for `required_outputs_in: any`)."""
 
 
 class Mismatch(NamedTuple):
@@ -201,3 +205,7 @@ class CaseResult(NamedTuple):
     """The outcome verdict (`state.StateVerdict`) when the run replayed calls against a store."""
     unread: tuple[str, ...] = ()
     """The parts of the transcript that were not read (`Trajectory.unread`)."""
+    trial: int | str | None = None
+    """The trial this result scores (`Trajectory.trial`), None for a line without one."""
+    trials: tuple[int, int] | None = None
+    """For a trial: how many trials its case has and how many of them passed on calls."""

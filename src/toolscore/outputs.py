@@ -19,11 +19,14 @@ from toolscore.formats import has_transcript, read_transcript
 from toolscore.jsonl import read_jsonl
 from toolscore.lenient import LenientLine, first_junk, text_of
 from toolscore.model import MISSING, Call, Trajectory, pointer_of
+from toolscore.trials import read_trial
 
 NOTED_JUNK = 5
 """How many values JSON does not allow a case's notes list one by one."""
 
-_STRUCTURE = ("id", "calls", "format", "messages", "items", "contents", "spans", "resourceSpans")
+_STRUCTURE = (
+    "id", "trial", "calls", "format", "messages", "items", "contents", "spans", "resourceSpans",
+)  # fmt: skip
 """Top-level keys whose own value the harness wrote: a bad value there is an input error."""
 
 
@@ -45,8 +48,10 @@ def parse_output(
         raise OutputError(
             source, "every output needs the string id of its case", line=line, field="id"
         )
+    trial = read_trial(data, source, line) if "trial" in data else None
     if has_transcript(data):  # an error too when `calls` is beside it
-        return read_transcript(data, source, line)
+        read = read_transcript(data, source, line)
+        return read if trial is None else read._replace(trial=trial)
     calls_node = data.get("calls")
     if calls_node is None:
         calls_node = []
@@ -55,7 +60,8 @@ def parse_output(
     response = data.get("response")
     if response is not None and not isinstance(response, str):
         response = json_text(response)
-    return Trajectory(case_id, tuple(map(produced_call, calls_node)), response, line=line)
+    calls = tuple(map(produced_call, calls_node))
+    return Trajectory(case_id, calls, response, line=line, trial=trial)
 
 
 def _lenient_output(data: LenientLine, source: str, line: int | None) -> Trajectory:

@@ -19,17 +19,23 @@ import orjson
 from toolscore.cases import may_hold_markers, parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import ByteCounter, parse_line
-from toolscore.model import MISSING, CaseResult, Trajectory
+from toolscore.model import MISSING, Case, CaseResult
 from toolscore.outputs import parse_output
 from toolscore.rawjoin import Aligned, Chunk, joined_chunks
-from toolscore.scoring import SummaryBuilder, outcome_passed, score_case, with_state
+from toolscore.scoring import (
+    SummaryBuilder,
+    outcome_passed,
+    score_case,
+    score_trials,
+    with_state,
+)
 from toolscore.specs import SpecSet
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from toolscore.rubrics.run import Pending, RubricEntry, RubricRunner
-    from toolscore.state import Environment
+    from toolscore.state import AnyEnvironment as Environment
     from toolscore.store.codec import ResultRow
 
 CHUNK = 2000
@@ -56,23 +62,21 @@ class ChunkOutcome(NamedTuple):
     """The targets of remote rubrics, asked once scoring is done (`rubrics.run.run_remote`)."""
 
 
-LinePair = tuple[int, bytes, str, int | None, bytes | None]
-"""A case line's number, text and id, and its output line's number and text (both None when
-the case has no output): the two lines share the id they were joined by."""
+LineGroup = tuple[int, bytes, str, Sequence[tuple[int, bytes]]]
+"""A case line's number, text and id, and its output lines' numbers and texts (none when
+the case has no output, several for trials): the lines share the id they were joined by."""
 
 
-def _line_pairs(chunk: Chunk) -> Iterable[LinePair]:
-    """The (case, output) lines of a chunk; an aligned chunk's columns are zipped as they
-    come, with no object made per line."""
+def _line_groups(chunk: Chunk) -> Iterable[LineGroup]:
+    """The case and output lines of a chunk; an aligned chunk's columns are zipped as they
+    come (each case with its one output line)."""
     if isinstance(chunk, Aligned):
-        return zip(
-            chunk.numbers, chunk.lines, chunk.ids, chunk.out_numbers, chunk.out_lines, strict=True
-        )
+        # zip of one iterable makes 1-tuples: each case's one (number, line), made in C
+        outputs = zip(zip(chunk.out_numbers, chunk.out_lines, strict=True))
+        return zip(chunk.numbers, chunk.lines, chunk.ids, outputs, strict=True)
     return [
-        (case.line, case.raw, case.id, None, None)
-        if output is None
-        else (case.line, case.raw, case.id, output.line, output.raw)
-        for case, output in chunk
+        (case.line, case.raw, case.id, [(output.line, output.raw) for output in outputs])
+        for case, outputs in chunk
     ]
 
 
@@ -136,7 +140,7 @@ def _score_cases(
     if want_rows:
         from toolscore.store.writer import result_row  # noqa: PLC0415
     specs = _state.specs
-    cases_source, outputs_source = _state.sources
+    cases_source = _state.sources[0]
     summary = SummaryBuilder(specs, _state.cluster_by, cases_source)
     lines: list[bytes] = []
     rows: list[ResultRow] = []
@@ -148,34 +152,62 @@ def _score_cases(
 
         tally = summary.rubrics = RubricTally()
     keep = want_report or want_rows
-    for number, raw, line_id, out_number, out_raw in _line_pairs(chunk):
+    for number, raw, line_id, outputs in _line_groups(chunk):
         data = _load(raw, number, line_id, cases_source, CaseError)
         case = parse_case(data, specs, cases_source, number, may_hold_markers(raw))
-        if out_number is None or out_raw is None:
-            trajectory = Trajectory(case.id, (), missing=True)
-        else:
-            data = _load(out_raw, out_number, line_id, outputs_source, OutputError)
-            trajectory = parse_output(data, outputs_source, out_number)
-        result = score_case(specs, case, trajectory)
-        if _state.env is not None:
-            result = with_state(_state.env, case, trajectory, result, cases_source)
-        summary.add(case, result)
-        entries = runner.run(case, result, tally, keep) if runner is not None else None
-        if entries and want_rows:
-            rubric_rows.append((case.id, entries))
-        if want_report:
-            data = case_to_json(result)
-            if entries:
-                data["rubrics"] = [entry.to_json() for entry in entries]
-            lines.append(orjson.dumps(data, default=plain))
-        if want_rows:
-            rows.append(result_row(result))
-        if len(failures) < keep_failures and not outcome_passed(result):
-            failures.append(_without_values(result))
+        results = _score_lines(case, line_id, outputs, summary)
+        for result in results:
+            entries = runner.run(case, result, tally, keep) if runner is not None else None
+            # The store keys rubric rows by case id, unique only without trials.
+            if entries and want_rows and result.trial is None:
+                rubric_rows.append((case.id, entries))
+            if want_report:
+                data = case_to_json(result)
+                if entries:
+                    data["rubrics"] = [entry.to_json() for entry in entries]
+                lines.append(orjson.dumps(data, default=plain))
+            if want_rows:
+                rows.append(result_row(result))
+            if len(failures) < keep_failures and not outcome_passed(result):
+                failures.append(_without_values(result))
     pending = runner.pending if runner is not None else []
     if runner is not None:
         runner.pending = []
     return ChunkOutcome(summary, lines, rows, failures, rubric_rows, pending)
+
+
+def _score_lines(
+    case: Case, line_id: str, outputs: Sequence[tuple[int, bytes]], summary: SummaryBuilder
+) -> Sequence[CaseResult]:
+    """The results of a case's output lines (one, or one per trial), counted in `summary`."""
+    specs, env = _state.specs, _state.env
+    cases_source, outputs_source = _state.sources
+    if len(outputs) == 1:
+        out_number, out_raw = outputs[0]
+        data = _load(out_raw, out_number, line_id, outputs_source, OutputError)
+        trajectory = parse_output(data, outputs_source, out_number)
+        if trajectory.trial is None:
+            # One line, no trial: the usual case, scored without `score_trials` (it runs once
+            # per case, so the calls it saves count); the same verdict either way.
+            result = score_case(specs, case, trajectory)
+            if env is not None:
+                result = with_state(env, case, trajectory, result, cases_source)
+            if result.state is None:
+                summary.add(case, result)  # as `add_case` counts such a case
+            else:
+                summary.add_case(case, (result,), 1)
+            return (result,)
+    trajectories = [
+        parse_output(
+            _load(out_raw, out_number, line_id, outputs_source, OutputError),
+            outputs_source,
+            out_number,
+        )
+        for out_number, out_raw in outputs
+    ]
+    results = score_trials(specs, case, trajectories, env, _state.sources)
+    summary.add_case(case, results, len(trajectories))
+    return results
 
 
 def _without_values(result: CaseResult) -> CaseResult:

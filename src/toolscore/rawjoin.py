@@ -20,7 +20,7 @@ from toolscore.errors import InputError
 from toolscore.inputs import close_input, open_input
 from toolscore.jsonl import ByteCounter, parse_line
 from toolscore.lenient import Junk
-from toolscore.scoring import join_by_id
+from toolscore.scoring import join_groups_by_id
 
 BLOCK_BYTES = 1 << 20
 """Bytes read from a file at a time."""
@@ -34,8 +34,9 @@ class RawLine(NamedTuple):
     id: str
 
 
-Pairs = list[tuple[RawLine, RawLine | None]]
-"""Cases, each with its output line (None when the case has none), in cases-file order."""
+Pairs = list[tuple[RawLine, list[RawLine]]]
+"""Cases, each with its output lines (several for trials, none when the case has none), in
+cases-file order."""
 
 
 class Aligned(NamedTuple):
@@ -78,7 +79,7 @@ def pairs(chunk: Chunk) -> Pairs:
     if isinstance(chunk, list):
         return chunk
     rows = zip(*chunk, strict=True)
-    return [(RawLine(n, raw, i), RawLine(m, out, i)) for n, raw, m, out, i in rows]
+    return [(RawLine(n, raw, i), [RawLine(m, out, i)]) for n, raw, m, out, i in rows]
 
 
 def _decoded(ids: list[bytes]) -> list[str] | None:
@@ -129,6 +130,11 @@ class LineReader:
         del self._numbers[:count], self._lines[:count]
         return numbers, lines
 
+    def put_back(self, numbers: list[int], lines: list[bytes]) -> None:
+        """Return lines taken but not used: `take` gives them again first."""
+        self._numbers[:0] = numbers
+        self._lines[:0] = lines
+
     def rest(self) -> Iterator[tuple[int, bytes]]:
         """Every line not taken yet, with its number."""
         while True:
@@ -176,13 +182,19 @@ def joined_chunks(
             numbers, lines = cases.take(size)
             if not lines:
                 break
-            out_numbers, out_lines = outputs.take(len(lines))
+            # One line more: the line after the chunk may be another trial of its last case.
+            out_numbers, out_lines = outputs.take(len(lines) + 1)
+            following = out_lines[len(lines)] if len(out_lines) > len(lines) else None
+            if following is not None:
+                outputs.put_back(out_numbers[len(lines) :], out_lines[len(lines) :])
+                del out_numbers[len(lines) :], out_lines[len(lines) :]
             found = _IDS.findall(b"\n" + b"".join(lines))
             ids = _decoded(found)
             if (
                 ids is not None
                 and len(ids) == len(lines)  # every line starts with its id
                 and len(out_lines) == len(lines)
+                and (following is None or _other_case(following, ids[-1]))
                 and found == _IDS.findall(b"\n" + b"".join(out_lines))
                 and len(set(ids)) == len(ids)
                 and seen.isdisjoint(ids)
@@ -206,6 +218,13 @@ def joined_chunks(
         outputs.close()
 
 
+def _other_case(line: bytes, case_id: str) -> bool:
+    """Whether an outputs line is known to belong to another case than `case_id` (False
+    when its id is not first on the line: the line-by-line join then decides)."""
+    found = leading_id(line)
+    return found is not None and found != case_id
+
+
 def _joined_by_id(
     cases: Iterator[tuple[int, bytes]],
     outputs: Iterator[tuple[int, bytes]],
@@ -215,7 +234,7 @@ def _joined_by_id(
     seen: set[str],
     on_unmatched: Unmatched,
 ) -> Iterator[Chunk]:
-    joined = join_by_id(
+    joined = join_groups_by_id(
         (RawLine(n, raw, line_id(raw, sources[0], n, errors[0])) for n, raw in cases),
         (
             RawLine(n, raw, line_id(raw, sources[1], n, errors[1], lenient=True))

@@ -19,11 +19,12 @@ from toolscore.model import MISSING, Call, Case, CaseResult, Mismatch, Trajector
 from toolscore.rules import json_equal, show
 from toolscore.specs import SpecSet
 from toolscore.stats import clustered_se, normal_interval, wilson
+from toolscore.trials import TrialsTally, ordered_trials
 
 if TYPE_CHECKING:
     from toolscore.rubrics.run import Pending, RubricEntry, RubricRunner
     from toolscore.rubrics.summary import RubricTally
-    from toolscore.state import Environment
+    from toolscore.state import AnyEnvironment as Environment
 
 DISAGREEMENT_IDS_KEPT = 10_000
 """How many ids of cases where a baseline and the rules disagree the summary keeps."""
@@ -321,6 +322,8 @@ class Summary:
     """The clustered interval of the accuracy, when the run was asked for one."""
     rubrics: RubricTally | None = None
     """Rubric results, apart from every call metric, when the run scored rubrics."""
+    trials: TrialsTally | None = None
+    """Cases by trials read and passed, when some outputs line gave a `trial`."""
 
     @property
     def accuracy(self) -> float | None:
@@ -350,6 +353,7 @@ class Summary:
             "per_argument": {k: v.to_json() for k, v in sorted(self.per_argument.items())},
             **({"state": self.outcomes.to_json()} if self.outcomes is not None else {}),
             **({"rubrics": self.rubrics.to_json()} if self.rubrics is not None else {}),
+            **({"trials": self.trials.to_json()} if self.trials is not None else {}),
         }
 
 
@@ -407,6 +411,12 @@ class SummaryBuilder:
         self._exact = BaselineTally()
         self._lowercase = BaselineTally()
         self._outcomes: OutcomeTally | None = None
+        self._trials = TrialsTally()
+        """The cases counted by `add_case` one by one (trials, or an outcome judged)."""
+        self._tallied = [0, 0, 0, 0]
+        """Of those: entries, entries passed, missing outputs, missing outputs passed; the
+        other cases (one line, no trial, no outcome) are tallied from the totals at the end."""
+        self.missing_passed = 0
         self._codes = Counter[str]()
         self._tools: dict[str, Tally] = {}
         self._args: dict[str, Tally] = {}
@@ -430,7 +440,9 @@ class SummaryBuilder:
         passed = result.passed
         self.cases += 1
         self.passed += passed
-        self.missing += result.missing_output
+        if result.missing_output:
+            self.missing += 1
+            self.missing_passed += passed
         if result.unread:
             self.unread_cases += 1
             self.unread_parts += len(result.unread)
@@ -455,6 +467,50 @@ class SummaryBuilder:
             self._tally_passed(plan, result)
         else:
             self._tally_failed(plan, result)
+
+    def add_case(self, case: Case, results: Sequence[CaseResult], lines: int) -> None:
+        """Count one case's trials (`results`, one per outputs line, or the one result of a
+        case without output, `lines` 0): each as a case, and the case in the trials tally."""
+        first = results[0]
+        if len(results) == 1 and first.trial is None and first.state is None:
+            self.add(case, first)  # the usual case: tallied from the totals (`_trials_tally`)
+            return
+        for result in results:
+            self.add(case, result)
+        if first.trial is not None:
+            self._trials.seen = True
+        passed = sum(r.passed for r in results)
+        tallied = self._tallied
+        tallied[0] += len(results)
+        tallied[1] += passed
+        if first.missing_output:
+            tallied[2] += 1
+            tallied[3] += first.passed
+        outcomes = [r.state.outcome_passed for r in results if r.state is not None]
+        checked = [o for o in outcomes if o is not None]
+        self._trials.add(lines, passed, sum(checked) if checked else None)
+
+    def _trials_tally(self) -> TrialsTally | None:
+        """The trials tally with the cases `add_case` did not count one by one (one line or
+        none, no trial, no outcome judged), from the totals; None for a run without trials."""
+        if not self._trials.seen:
+            return None
+        tally = TrialsTally()
+        tally.merge(self._trials)
+        entries, passed, missing, missing_passed = self._tallied
+        plain_missing = self.missing - missing
+        plain_missing_passed = self.missing_passed - missing_passed
+        plain_lines = self.cases - entries - plain_missing
+        plain_passed = self.passed - passed - plain_missing_passed
+        for key, count in (
+            ((0, 0, None), plain_missing - plain_missing_passed),
+            ((0, 1, None), plain_missing_passed),
+            ((1, 0, None), plain_lines - plain_passed),
+            ((1, 1, None), plain_passed),
+        ):
+            if count:
+                tally.counts[key] += count
+        return tally
 
     def _add_to_cluster(self, case: Case, passed: bool) -> None:
         key = cluster_key(case, self._cluster_by or "", self._source)
@@ -547,7 +603,7 @@ class SummaryBuilder:
     def merge(self, other: SummaryBuilder) -> None:
         """Add the tallies of the cases that came after this builder's (a worker's chunk)."""
         for name in (
-            "cases", "passed", "missing", "tool_cases", "name_ok", "missed_calls",
+            "cases", "passed", "missing", "missing_passed", "tool_cases", "name_ok", "missed_calls",
             "abstention_n", "abstention_ok", "arg_n", "arg_ok", "unread_cases", "unread_parts",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -564,6 +620,8 @@ class SummaryBuilder:
                 self._outcomes = OutcomeTally()
             self._outcomes.merge(other._outcomes)
         self._codes.update(other._codes)
+        self._trials.merge(other._trials)
+        self._tallied = [a + b for a, b in zip(self._tallied, other._tallied, strict=True)]
         for name, tally in other._tools.items():
             self._tool(name).merge(tally)
         for key, tally in other._args.items():
@@ -599,11 +657,83 @@ class SummaryBuilder:
             outcomes=self._outcomes,
             clustered=self._clustered(),
             rubrics=self.rubrics,
+            trials=self._trials_tally(),
         )
 
 
 CaseT = TypeVar("CaseT")
 OutputT = TypeVar("OutputT")
+
+
+def join_groups_by_id(
+    cases: Iterable[CaseT],
+    outputs: Iterable[OutputT],
+    case_key: Callable[[CaseT], tuple[str, int | None]],
+    output_key: Callable[[OutputT], tuple[str, int | None]],
+    on_unmatched: Callable[[list[str]], None] | None = None,
+    sources: tuple[str, str] = ("<cases>", "<outputs>"),
+    seen_cases: set[str] | None = None,
+) -> Iterator[tuple[CaseT, list[OutputT]]]:
+    """Pair each case with its outputs by id (several when the outputs are trials),
+    streaming when both files are in the same order.
+
+    `case_key` and `output_key` give an item's (id, line). A case's outputs are those read
+    ahead of it (they wait in memory) and the lines with its id that follow the first one
+    found; an output for a case already joined is an input error, as is a repeated case id.
+    The ids of outputs that match no case (one per line) go to `on_unmatched` at the end.
+    `seen_cases` holds the ids of cases already joined, when this joins the rest of files
+    whose beginning was joined another way.
+    """
+    pending: dict[str, list[OutputT]] = {}
+    remaining = iter(outputs)
+    ahead: list[OutputT] = []
+    """The output read past the end of a case's lines, read again next."""
+    seen_cases = set() if seen_cases is None else seen_cases
+
+    def read() -> OutputT | None:
+        return ahead.pop() if ahead else next(remaining, None)
+
+    def take(output: OutputT) -> str:
+        # Outputs are read only as far as the case being joined needs, so one for a case
+        # already joined can only be a late output for it.
+        output_id, line = output_key(output)
+        if output_id in seen_cases:
+            raise OutputError(
+                sources[1],
+                f"duplicate output for case {output_id!r} (the trials of a case must come "
+                "together, on consecutive lines)",
+                line=line,
+                field="id",
+            )
+        return output_id
+
+    for case in cases:
+        case_id, line = case_key(case)
+        if case_id in seen_cases:
+            raise CaseError(sources[0], f"duplicate case id {case_id!r}", line=line, field="id")
+        found = pending.pop(case_id, None)
+        while found is None:
+            following = read()
+            if following is None:
+                break
+            following_id = take(following)
+            if following_id == case_id:
+                found = [following]
+            else:
+                pending.setdefault(following_id, []).append(following)
+        if found is not None:
+            while (following := read()) is not None:  # the case's other trials
+                if output_key(following)[0] != case_id:
+                    ahead.append(following)
+                    break
+                found.append(following)
+        seen_cases.add(case_id)
+        yield case, found or []
+    unmatched = [output_id for output_id, group in pending.items() for _ in group]
+    while (following := read()) is not None:
+        unmatched.append(take(following))
+    if on_unmatched is not None:
+        on_unmatched(unmatched)
 
 
 def join_by_id(
@@ -615,49 +745,18 @@ def join_by_id(
     sources: tuple[str, str] = ("<cases>", "<outputs>"),
     seen_cases: set[str] | None = None,
 ) -> Iterator[tuple[CaseT, OutputT | None]]:
-    """Pair each case with its output by id, streaming when both files are in the same order.
-
-    `case_key` and `output_key` give an item's (id, line). Outputs read ahead of their case
-    wait in memory; a case with no output is paired with None. Duplicate ids in either file
-    are input errors; ids of outputs that match no case go to `on_unmatched` at the end.
-    `seen_cases` holds the ids of cases already joined, when this joins the rest of files
-    whose beginning was joined another way.
-    """
-    pending: dict[str, OutputT] = {}
-    remaining = iter(outputs)
-    seen_cases = set() if seen_cases is None else seen_cases
-
-    def take(output: OutputT) -> str:
-        # Outputs are read only as far as the case being scored needs, so one for a case
-        # already scored (or already waiting) can only be a second output for it.
-        output_id, line = output_key(output)
-        if output_id in seen_cases or output_id in pending:
+    """`join_groups_by_id` where each case takes one output at most (None when it has
+    none): a second output for a case is an input error naming its line."""
+    groups = join_groups_by_id(
+        cases, outputs, case_key, output_key, on_unmatched, sources, seen_cases
+    )
+    for case, found in groups:
+        if len(found) > 1:
+            output_id, line = output_key(found[1])
             raise OutputError(
                 sources[1], f"duplicate output for case {output_id!r}", line=line, field="id"
             )
-        return output_id
-
-    for case in cases:
-        case_id, line = case_key(case)
-        if case_id in seen_cases:
-            raise CaseError(sources[0], f"duplicate case id {case_id!r}", line=line, field="id")
-        found = pending.pop(case_id, None)
-        while found is None:
-            following = next(remaining, None)
-            if following is None:
-                break
-            following_id = take(following)
-            if following_id == case_id:
-                found = following
-            else:
-                pending[following_id] = following
-        seen_cases.add(case_id)
-        yield case, found
-    unmatched = list(pending)
-    for following in remaining:
-        unmatched.append(take(following))
-    if on_unmatched is not None:
-        on_unmatched(unmatched)
+        yield case, found[0] if found else None
 
 
 def join(
@@ -666,8 +765,8 @@ def join(
     on_unmatched: Callable[[list[str]], None] | None = None,
     sources: tuple[str, str] = ("<cases>", "<outputs>"),
 ) -> Iterator[tuple[Case, Trajectory]]:
-    """Pair cases with their trajectories by id; a case with no output gets an empty,
-    `missing` trajectory (see `join_by_id`)."""
+    """Pair cases with their trajectories by id, one each; a case with no output gets an
+    empty, `missing` trajectory (see `join_by_id`)."""
     pairs = join_by_id(
         cases,
         outputs,
@@ -678,6 +777,39 @@ def join(
     )
     for case, found in pairs:
         yield case, found or Trajectory(case.id, (), missing=True)
+
+
+def score_trials(
+    specs: SpecSet,
+    case: Case,
+    outputs: Sequence[Trajectory],
+    env: Environment | None = None,
+    sources: tuple[str, str] = ("<cases>", "<outputs>"),
+) -> list[CaseResult]:
+    """Score one case against each of its outputs (its trials, in trial order; none: one
+    missing output scored as no call). Each trial's result carries its `trial` and, when
+    trials are given, how many the case has and how many passed on calls."""
+    if len(outputs) == 1 and outputs[0].trial is None:  # the usual case, kept cheap
+        result = score_case(specs, case, outputs[0])
+        if env is not None:
+            result = with_state(env, case, outputs[0], result, sources[0])
+        return [result]
+    if not outputs:
+        trajectories = [Trajectory(case.id, (), missing=True)]
+    else:
+        trajectories = ordered_trials(outputs, sources[1])
+    results = []
+    for trajectory in trajectories:
+        result = score_case(specs, case, trajectory)
+        if env is not None:
+            result = with_state(env, case, trajectory, result, sources[0])
+        results.append(result)
+    if trajectories[0].trial is None:
+        return results
+    counts = (len(results), sum(r.passed for r in results))
+    return [
+        r._replace(trial=t.trial, trials=counts) for r, t in zip(results, trajectories, strict=True)
+    ]
 
 
 class Scoring:
@@ -699,7 +831,14 @@ class Scoring:
         self.sources = sources
         self.unmatched_output_ids: list[str] = []
         self._builder = SummaryBuilder(specs, cluster_by, sources[0])
-        self._pairs = join(cases, outputs, self._unmatched, sources)
+        self._groups = join_groups_by_id(
+            cases,
+            outputs,
+            lambda case: (case.id, case.line),
+            lambda trajectory: (trajectory.case_id, trajectory.line),
+            self._unmatched,
+            sources,
+        )
         self._done = False
         self._rubrics = rubrics
         self._entries: list[tuple[str, list[RubricEntry]]] = []
@@ -711,17 +850,22 @@ class Scoring:
 
     def __iter__(self) -> Iterator[CaseResult]:
         specs, builder, env = self.specs, self._builder, self.env
-        for case, trajectory in self._pairs:
-            result = score_case(specs, case, trajectory)
-            if env is not None:
-                result = with_state(env, case, trajectory, result, self.sources[0])
-            builder.add(case, result)
+        for case, outputs in self._groups:
+            results = score_trials(specs, case, outputs, env, self.sources)
+            builder.add_case(case, results, len(outputs))
             if self._rubrics is not None:
-                entries = self._rubrics.run(case, result, builder.rubrics)
-                if entries:
-                    self._entries.append((case.id, entries))
-            yield result
+                self._run_rubrics(case, results)
+            yield from results
         self._done = True
+
+    def _run_rubrics(self, case: Case, results: Sequence[CaseResult]) -> None:
+        """Run the rubrics on each result (each trial's) and count them; keep the entries of
+        a case without trials (the store keys rubric results by case id, as `score` does)."""
+        assert self._rubrics is not None
+        for result in results:
+            entries = self._rubrics.run(case, result, self._builder.rubrics)
+            if entries and result.trial is None:
+                self._entries.append((case.id, entries))
 
     def take_rubrics(self) -> list[tuple[str, list[RubricEntry]]]:
         """The rubric entries (by case id) of the cases yielded since the last call: the
@@ -788,5 +932,7 @@ def with_state(
     store) replayed against `env`, the final state compared with the case's goal."""
     from toolscore.state import check_state  # noqa: PLC0415 - only runs with --env replay
 
-    state = check_state(env, case, trajectory.calls, trajectory.response, source=source)
+    state = check_state(
+        env, case, trajectory.calls, trajectory.response, source=source, said=trajectory.said
+    )
     return result._replace(state=state)

@@ -24,7 +24,7 @@ from toolscore.jsonl import parse_line
 from toolscore.model import Case, Trajectory
 from toolscore.outputs import parse_output
 from toolscore.rawjoin import leading_id
-from toolscore.scoring import join, score_case
+from toolscore.scoring import join_groups_by_id, score_case
 from toolscore.specs import SpecSet
 from toolscore.store.codec import BASELINES, ResultRow, case_json
 
@@ -73,6 +73,10 @@ def sample_disagreements(
     if agreements < 0:
         raise InputError("--agreements", f"must be 0 or more, not {agreements}")
     run = store.run(run_ref)
+    if "trials" in store.summary(run.id):  # a case's trials share its id: one label each?
+        raise InputError(
+            str(store.path), f"run {run.id} has trials (several outputs per case): not sampled"
+        )
     specs = store.specs(run)
     strata = _strata(store, run, specs, stored_disagreements(store, run.id, vs))
     if not strata:
@@ -219,13 +223,26 @@ def rescored_views(
     stored report JSON and the tool of each stored mismatch (both from `stored_of`)."""
     cases = _cases(case_lines, specs, sources[0], wanted)
     outputs = _outputs(output_lines, sources[1], wanted)
-    for case, trajectory in join(cases, outputs, sources=sources):
-        result = score_case(specs, case, trajectory)
+    groups = join_groups_by_id(
+        cases, outputs, lambda c: (c.id, c.line), lambda t: (t.case_id, t.line), sources=sources
+    )
+    for case, found in groups:
         stored, tools = stored_of(case.id)
+        trajectory = _stored_trial(case, found, stored.get("trial"))
+        result = score_case(specs, case, trajectory)
         if light:
             yield case, stratum_view(specs, case, result), stored, tools
         else:
             yield case, case_view(specs, case, result, stored), stored, tools
+
+
+def _stored_trial(case: Case, found: list[Trajectory], trial: Any) -> Trajectory:
+    """The output a stored entry was scored from: the one of its trial (a run with trials
+    keeps several entries per case id), else the case's only output."""
+    for trajectory in found:
+        if trajectory.trial == trial and type(trajectory.trial) is type(trial):
+            return trajectory
+    return found[0] if found else Trajectory(case.id, (), missing=True)
 
 
 def _cases(

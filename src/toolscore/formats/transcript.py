@@ -98,6 +98,9 @@ class Transcript:
     """Genuine user messages seen so far: the `turn` of the next call."""
     response: str | None = None
     """The text of the latest assistant message since the last user message."""
+    said: list[str] = field(default_factory=list)
+    """The text of every assistant message, in order (`required_outputs_in: any`); the
+    strings are the line's own, so keeping them copies nothing."""
     _scope: list[int] = field(default_factory=list)
     _new_message: bool = True
     _waiting: dict[str, list[int]] = field(default_factory=dict)
@@ -173,6 +176,7 @@ class Transcript:
         self._new_message = True
         if text:
             self.response = text
+            self.said.append(text)
 
     def call(
         self, name: Any, args: Any, call_id: Any, *, result: Any = MISSING, error: bool = False
@@ -238,4 +242,5 @@ class Transcript:
             notes=tuple(notes),
             final_turn=self.turn,
             unread=tuple(self._unread),
+            said=tuple(self.said),
         )

@@ -83,6 +83,8 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
         "baselines": dict(result.baselines),
         "mismatches": [mismatch_to_json(m) for m in result.mismatches],
     }
+    if result.trial is not None:  # shown beside the id
+        data = {"id": data.pop("id"), "trial": result.trial, **_trials_json(result), **data}
     if result.missing_output:
         data["missing_output"] = True
     if result.state is not None:
@@ -102,6 +104,12 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
     if errors:
         data["tool_errors"] = errors
     return data
+
+
+def _trials_json(result: CaseResult) -> dict[str, Any]:
+    if result.trials is None:
+        return {}
+    return {"trials": {"n": result.trials[0], "passed": result.trials[1]}}
 
 
 def report_header(

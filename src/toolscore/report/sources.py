@@ -142,7 +142,10 @@ def _details(
         return chosen[case_id], []
 
     found: dict[str, dict[str, Any]] = {}
-    wanted: Collection[str] = chosen.keys()
+    # A case's trials share its id, and the page keys details by id: trials get none.
+    wanted: Collection[str] = {key for key, case in chosen.items() if "trial" not in case}
+    if not wanted:
+        return found
     views = rescored_views(specs, case_lines, output_lines, sources, wanted, stored_of)
     for case, view, _, _ in views:
         view["tags"] = list(case.tags)

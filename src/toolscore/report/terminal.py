@@ -199,6 +199,35 @@ def rubric_unscored_lines(tally: RubricTally, limit: int = 5) -> list[str]:
     return ["Unscored rubric targets:", *lines[: 4 * limit]]
 
 
+TRIAL_ROWS = 10
+"""Values of k the trials table shows at most (1 to 9 and n beyond that)."""
+
+
+def trials_table(block: dict[str, Any]) -> Table:
+    """pass^k and pass@k for each k (the summary's `trials` block), on calls and, when the
+    run judged outcomes, on outcome (state and required outputs)."""
+    n, missing = block["n"], block["missing_trials"]
+    title = f"Trials ({n} per case, {block['cases']} cases"
+    title += f"; {missing} missing, counted as failures)" if missing else ")"
+    table = Table(title=title, title_justify="left")
+    table.add_column("k", justify="right")
+    sides = [(name, block[name]) for name in ("calls", "state") if block.get(name)]
+    for name, _ in sides:
+        table.add_column(f"{name} pass^k", justify="right")
+        table.add_column("95% interval", justify="right")
+        table.add_column(f"{name} pass@k", justify="right")
+    ks = range(1, n + 1) if n <= TRIAL_ROWS else [*range(1, TRIAL_ROWS), n]
+    for k in ks:
+        row = [str(k)]
+        for _, curve in sides:
+            hat, at = curve["pass_hat_k"][k - 1], curve["pass_at_k"][k - 1]
+            bounds = hat["ci95"]
+            row += [percent(hat["value"]), interval(bounds and (bounds[0], bounds[1]))]
+            row += [percent(at["value"])]
+        table.add_row(*row)
+    return table
+
+
 def state_lines(state: Any, limit: int = 8) -> list[str]:
     """What the outcome verdict says about one case, a line each (the diff cut at `limit`),
     made printable (a tool's error or a stored value is anything an agent caused)."""
@@ -210,6 +239,7 @@ def state_lines(state: Any, limit: int = 8) -> list[str]:
         lines += diff[:limit] + ([f"... {len(diff) - limit} more"] if len(diff) > limit else [])
     if state.error is not None:
         lines.append(f"replay stopped at {state.error}")
+    lines += state.notes()
     lines += [f"error in call {c.call} ({c.name}): {c.error}" for c in state.calls if c.error]
     lines += [f"required output missing from the response: {m!r}" for m in state.missing_outputs]
     return [printable(line) for line in lines]
@@ -282,8 +312,9 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
     for result in results:
         plan = "" if result.plan is None else f" (plan {result.plan})"
         missing = " [no output line]" if result.missing_output else ""
+        trial = "" if result.trial is None else f" trial {result.trial}"
         calls = "calls passed" if result.passed else "calls failed"
-        lines.append(safe_text(f"  {result.id}{plan}{missing}: {calls}", style="red"))
+        lines.append(safe_text(f"  {result.id}{trial}{plan}{missing}: {calls}", style="red"))
         lines += [Text("    " + line) for line in case_detail(result)]
     return lines
 
@@ -306,6 +337,8 @@ def render_summary(
         console.print(rubrics_table(summary.rubrics))
         for unscored in rubric_unscored_lines(summary.rubrics):
             console.print(Text(unscored), soft_wrap=True)
+    if summary.trials is not None:
+        console.print(trials_table(summary.trials.to_json()))
     for table in (
         worst_table("Weakest tools", summary.per_tool),
         worst_table("Weakest arguments", summary.per_argument),

@@ -99,8 +99,9 @@ class StateDiff(NamedTuple):
         return [line for table in self.tables for line in table.lines()]
 
 
-def diff_states(goal: Snapshot, final: Snapshot) -> StateDiff:
-    """Compare two snapshots table by table, rows matched by key."""
+def diff_states(goal: Snapshot, final: Snapshot, typed: bool = False) -> StateDiff:
+    """Compare two snapshots table by table, rows matched by key; `typed` keeps an integer
+    and a float apart (`numbers: typed`, see `snapshot.same`)."""
     found: list[TableDiff] = []
     for name in sorted(goal.tables.keys() | final.tables.keys()):
         wanted, got = goal.tables.get(name), final.tables.get(name)
@@ -117,14 +118,14 @@ def diff_states(goal: Snapshot, final: Snapshot) -> StateDiff:
                 f"final has {', '.join(got.shape.columns)}"
             )
             found.append(TableDiff(name, got.shape.key, note=note))
-        elif wanted.rows != got.rows:
-            table = _table_diff(wanted, got)
+        elif typed or wanted.rows != got.rows:  # typed: `==` calls 2 and 2.0 equal
+            table = _table_diff(wanted, got, typed)
             if table.added or table.removed or table.changed:
                 found.append(table)
     return StateDiff(tuple(found))
 
 
-def _table_diff(goal: TableState, final: TableState) -> TableDiff:
+def _table_diff(goal: TableState, final: TableState, typed: bool = False) -> TableDiff:
     shape = goal.shape
     width = shape.width
     wanted = {row[:width]: row for row in goal.rows}
@@ -132,14 +133,14 @@ def _table_diff(goal: TableState, final: TableState) -> TableDiff:
     changed: list[RowChange] = []
     for key in sorted(wanted.keys() & got.keys(), key=sort_key):
         before, after = wanted[key], got[key]
-        if before == after:
+        if before == after and not typed:
             continue
         columns = {
             column: (g, f)
             for column, g, f in zip(
                 shape.columns[width:], before[width:], after[width:], strict=True
             )
-            if not same(g, f)
+            if not same(g, f, typed)
         }
         if columns:
             changed.append(RowChange(dict(zip(shape.key, key, strict=True)), columns))

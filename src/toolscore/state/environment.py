@@ -21,14 +21,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from random import Random
 from types import ModuleType
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 from urllib.parse import quote as quote_uri
 
 from toolscore.errors import InputError, ReplayInterrupted
 from toolscore.rules import show, suggest
 from toolscore.specs import DEFAULT_TIMEOUT, timeout_problem
+from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy, load_policy, unknown_terminal
 from toolscore.state.guard import ReplayConnection, guard
 from toolscore.state.limits import PROGRESS_STEPS, exit_call, watch
+from toolscore.state.outputs import OPTION_KEYS, output_option
 from toolscore.state.snapshot import (
     Ignore,
     Snapshot,
@@ -41,8 +43,27 @@ from toolscore.state.snapshot import (
 COMPARE_MODES = ("diff", "exact")
 DEFAULT_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 """The clock tools see when the environment does not set `now`."""
-_KEYS = ("database", "tools", "ignore", "compare", "now", "foreign_keys", "timeout")
+_KEYS = (
+    "kind",
+    "database",
+    "tools",
+    "ignore",
+    "compare",
+    "now",
+    "foreign_keys",
+    "timeout",
+    "numbers",
+    *POLICY_KEYS,
+    *OPTION_KEYS,
+)
+NUMBERS = ("numeric", "typed")
+KINDS = ("sqlite", "documents")
+NO_POLICY = ErrorPolicy()
+"""Today's behaviour: a call that raises is rolled back; no result is an error."""
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+
+if TYPE_CHECKING:
+    from toolscore.state.documents import DocumentEnvironment
 
 
 class ToolContext(NamedTuple):
@@ -87,10 +108,20 @@ class Environment:
     foreign_keys: bool
     timeout: float
     """Seconds each tool call (and each setup statement) may run (`limits`)."""
+    policy: ErrorPolicy = NO_POLICY
+    """What counts as a tool's error, what it leaves, which tools end replay."""
+    numbers: Literal["numeric", "typed"] = "numeric"
+    """How numbers compare (`snapshot.same`): as numbers, or keeping 2 and 2.0 apart."""
+    kind: ClassVar[str] = "sqlite"
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Worker processes load the environment again (the tools module is imported there).
         return (load_environment, (dict(self.config), self.base_dir, self.source))
+
+    @property
+    def typed(self) -> bool:
+        """Whether `2` and `2.0` differ (`numbers: typed`)."""
+        return self.numbers == "typed"
 
     def connect(self) -> ReplayConnection:
         """A new connection to a private in-memory copy of the initial database, guarded
@@ -123,21 +154,46 @@ class Environment:
             },
             "now": self.now.isoformat(),
             "timeout": self.timeout,
+            **({"numbers": self.numbers} if self.typed else {}),
+            **self.policy.describe(),
+            **{key: self.config[key] for key in OPTION_KEYS if key in self.config},
         }
 
 
-def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> Environment:
-    """Validate an `environment` block, build the initial database and import the tools.
+def load_environment(
+    config: Mapping[str, Any], base_dir: Path, source: str
+) -> Environment | DocumentEnvironment:
+    """Validate an `environment` block, build the initial store and import the tools.
 
-    Paths are relative to `base_dir` (the spec file's folder); errors name `source` (the spec
-    file) and the field at fault.
+    `kind: sqlite` (the default) is a database; `kind: documents` is JSON-like data
+    (`documents`). Paths are relative to `base_dir` (the spec file's folder); errors name
+    `source` (the spec file) and the field at fault.
     """
+    fail = env_error(source)
+    if not isinstance(config, Mapping):
+        raise fail("", "must be a mapping with `database` and `tools`")
+    kind = config.get("kind", "sqlite")
+    if kind not in KINDS:
+        raise fail("kind", f"must be 'sqlite' or 'documents', got {show(kind)}")
+    if kind == "documents":
+        from toolscore.state.documents import load_documents  # noqa: PLC0415 - no cycle
+
+        return load_documents(config, base_dir, source)
+    return load_sqlite(config, base_dir, source)
+
+
+def env_error(source: str) -> Callable[[str, str], InputError]:
+    """The error builder for a key of the `environment` block in the file `source`."""
 
     def fail(key: str, message: str) -> InputError:
         return InputError(source, message, field=f"environment.{key}" if key else "environment")
 
-    if not isinstance(config, Mapping):
-        raise fail("", "must be a mapping with `database` and `tools`")
+    return fail
+
+
+def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Environment:
+    """A `kind: sqlite` environment: the database image, the tools, the comparison rules."""
+    fail = env_error(source)
     for key in config:
         if key not in _KEYS:
             raise fail(
@@ -149,10 +205,16 @@ def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> 
     compare = config.get("compare", "diff")
     if compare not in COMPARE_MODES:
         raise fail("compare", f"must be 'diff' or 'exact', got {show(compare)}")
+    numbers = config.get("numbers", "numeric")
+    if numbers not in NUMBERS:
+        raise fail("numbers", f"must be 'numeric' or 'typed', got {show(numbers)}")
     foreign_keys = config.get("foreign_keys", True)
     if not isinstance(foreign_keys, bool):
         raise fail("foreign_keys", f"must be true or false, got {show(foreign_keys)}")
     now = _now(config.get("now", DEFAULT_NOW), fail)
+    for key in OPTION_KEYS:  # how required outputs are found (`state.outputs`)
+        if key in config:
+            output_option(key, config[key], fail)
     timeout = config.get("timeout", DEFAULT_TIMEOUT)
     problem = timeout_problem(timeout)
     if problem is not None:
@@ -169,6 +231,8 @@ def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> 
     finally:
         template.close()
     module, tools = _import_tools(config["tools"], base_dir, fail)
+    policy = load_policy(config, base_dir, fail, load_function)
+    unknown_terminal(policy, tools, fail)
     return Environment(
         config=dict(config),
         base_dir=base_dir,
@@ -186,6 +250,8 @@ def load_environment(config: Mapping[str, Any], base_dir: Path, source: str) -> 
         now=now,
         foreign_keys=foreign_keys,
         timeout=float(timeout),
+        policy=policy,
+        numbers=numbers,
     )
 
 
@@ -325,33 +391,7 @@ def _import_tools(
     reference: str, base_dir: Path, fail: Callable[[str, str], InputError]
 ) -> tuple[str, dict[str, Tool]]:
     """Import the tools module (a dotted module name, or a path to a .py file)."""
-    is_path = reference.endswith(".py") or "/" in reference or "\\" in reference
-    try:
-        if is_path:
-            module = _import_file(base_dir / reference, fail)
-        elif all(part.isidentifier() for part in reference.split(".")):
-            with _importable_from(base_dir):
-                module = importlib.import_module(reference)
-        else:
-            raise fail("tools", f"{reference!r} is neither a module name nor a .py path")
-    except InputError:
-        raise
-    except SyntaxError as error:
-        where = f" ({error.filename}:{error.lineno})" if error.filename else ""
-        raise fail(
-            "tools", f"cannot import {reference!r}: SyntaxError: {error.msg}{where}"
-        ) from None
-    except SystemExit as error:
-        raise fail(
-            "tools", f"cannot import {reference!r}: it called {exit_call(error)} on import"
-        ) from None
-    except KeyboardInterrupt:
-        raise ReplayInterrupted(f"the import of the tools module {reference!r}") from None
-    except Exception as error:
-        message = str(error).splitlines()[0] if str(error) else ""
-        raise fail(
-            "tools", f"cannot import {reference!r}: {type(error).__name__}: {message}"
-        ) from None
+    module = import_module(reference, base_dir, fail)
     tools = {
         name: Tool(name, function, _takes_ctx(function))
         for name, function in vars(module).items()
@@ -362,6 +402,50 @@ def _import_tools(
     if not tools:
         raise fail("tools", f"{reference!r} defines no tool functions")
     return reference, tools
+
+
+def load_function(
+    reference: Any, base_dir: Path, fail: Callable[[str, str], InputError], key: str
+) -> Callable[..., Any]:
+    """The function `module:function` (a module name or a .py path, then the function's
+    name) of an environment key such as `data` or `error_predicate`; the user's code."""
+    if not isinstance(reference, str) or ":" not in reference.strip(":"):
+        raise fail(key, f"must be 'module:function', got {show(reference)}")
+    module_ref, _, name = reference.rpartition(":")
+    module = import_module(module_ref, base_dir, fail, key)
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise fail(key, f"{module_ref!r} has no function {name!r}")
+    return function  # type: ignore[no-any-return]
+
+
+def import_module(
+    reference: str, base_dir: Path, fail: Callable[[str, str], InputError], key: str = "tools"
+) -> ModuleType:
+    """Import a module of the user's (a dotted module name, or a path to a .py file), with
+    every failure one input error naming the environment key `key`."""
+    is_path = reference.endswith(".py") or "/" in reference or "\\" in reference
+    try:
+        if is_path:
+            return _import_file(base_dir / reference, lambda _, m: fail(key, m))
+        if all(part.isidentifier() for part in reference.split(".")):
+            with _importable_from(base_dir):
+                return importlib.import_module(reference)
+        raise fail(key, f"{reference!r} is neither a module name nor a .py path")
+    except InputError:
+        raise
+    except SyntaxError as error:
+        where = f" ({error.filename}:{error.lineno})" if error.filename else ""
+        raise fail(key, f"cannot import {reference!r}: SyntaxError: {error.msg}{where}") from None
+    except SystemExit as error:
+        raise fail(
+            key, f"cannot import {reference!r}: it called {exit_call(error)} on import"
+        ) from None
+    except KeyboardInterrupt:
+        raise ReplayInterrupted(f"the import of the {key} module {reference!r}") from None
+    except Exception as error:
+        message = str(error).splitlines()[0] if str(error) else ""
+        raise fail(key, f"cannot import {reference!r}: {type(error).__name__}: {message}") from None
 
 
 def _import_file(path: Path, fail: Callable[[str, str], InputError]) -> ModuleType:

@@ -3,14 +3,18 @@
 Every replay opens a new in-memory connection on a copy of the initial image (nothing is
 shared between cases, or between the agent's replay and a plan's), applies the case's
 `setup`, then calls the tools in order. Each call is a unit of work, as in a request handler:
-committed when the tool returns, rolled back when it raises. What the agent did is never an
-error here: a call with unparseable arguments, to a tool the module lacks, or that raises, is
-recorded as an error result and replay goes on. So is a call that runs past the time limit
+committed when the tool returns, rolled back when it fails (or committed all the same under
+`on_error: keep`; `errors_policy`). What the agent did is never an error here: a call with
+unparseable arguments, to a tool the module lacks, or that raises or returns an error value,
+is recorded as an error result and replay goes on. So is a call that runs past the time limit
 (`limits`), ends the process with `sys.exit`, or runs SQL that the guard denies (`guard`).
-The user's own inputs (setup, plans, a tool returning something that is not JSON) are errors
-naming the case and the call; but where the case's setup or plan runs past the time limit
-or is denied, replay stops with `ReplayStoppedError`, which the verdict records on the case, so
-that one such case does not stop the run.
+A call of a terminal tool ends the replay. A plan call that fails is recorded (`PlanReplay`)
+and the plan's replay goes on, as tau-bench builds its goal. The user's own inputs (setup, a
+plan naming no tool, a tool returning something that is not JSON) are errors naming the case
+and the call; but where the case's setup or plan runs past the time limit or is denied,
+replay stops with `ReplayStoppedError`, which the verdict records on the case, so that one
+such case does not stop the run. The call loops (`replay_calls`, `replay_plan_calls`) serve
+document environments too, given a function that runs one call on their store.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -26,6 +30,7 @@ from toolscore.dataflow import dependencies, has_unresolved, substitute, topolog
 from toolscore.errors import CaseError, InputError, ReplayInterrupted
 from toolscore.model import OMITTED, AnyOf, Call, Case
 from toolscore.state.environment import Environment, Tool, ToolContext
+from toolscore.state.errors_policy import ToolReportedError
 from toolscore.state.guard import DeniedError, ReplayConnection, refusing, trusted
 from toolscore.state.limits import (
     CallTimeout,
@@ -34,6 +39,9 @@ from toolscore.state.limits import (
     time_limit,
 )
 from toolscore.state.snapshot import Snapshot, read_shapes, schema_version, take_snapshot
+
+if TYPE_CHECKING:
+    from toolscore.state.documents import DocumentEnvironment
 
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -101,13 +109,44 @@ def snapshot(env: Environment, db: sqlite3.Connection) -> Snapshot:
         return take_snapshot(db, shapes.values())
 
 
+Invoke = Callable[[Tool, Mapping[str, Any]], Any]
+"""Runs one tool call on a replay's store under the time limit; raises the call's error."""
+Check = Callable[[str], None]
+"""Checks the store after a call (`where` names the call)."""
+
+
+class PlanReplay(NamedTuple):
+    """What replaying a plan met: the calls that failed (each a `CallOutcome` whose `call` is
+    the position in the plan) and how many calls a terminal tool left unreplayed."""
+
+    errors: tuple[CallOutcome, ...] = ()
+    not_replayed: int = 0
+
+
 def run_calls(
     env: Environment, db: ReplayConnection, ctx: ToolContext, calls: Sequence[Call]
 ) -> tuple[CallOutcome, ...]:
-    """Replay the agent's calls in order, recording each result or error."""
+    """Replay the agent's calls in order on `db`, recording each result or error."""
+
+    def call(tool: Tool, args: Mapping[str, Any]) -> Any:
+        return invoke(env, tool, db, args, ctx)
+
+    return replay_calls(env, call, ctx, calls, lambda where: _check_open(env, db, ctx, where))
+
+
+def replay_calls(
+    env: Environment | DocumentEnvironment,
+    call_tool: Invoke,
+    ctx: ToolContext,
+    calls: Sequence[Call],
+    check: Check | None = None,
+) -> tuple[CallOutcome, ...]:
+    """Replay the agent's calls in order, recording each result or error; after a call of a
+    terminal tool, the rest are not replayed (fewer outcomes than calls say so)."""
     outcomes: list[CallOutcome] = []
     for index, call in enumerate(calls):
         tool = env.tools.get(call.name)
+        where = f"call {index} ({call.name})"
         if call.args is None:
             error = f"arguments unparseable: {call.args_error or 'not a JSON object'}"
             outcomes.append(CallOutcome(index, call.name, error=error))
@@ -115,61 +154,92 @@ def run_calls(
             error = f"no tool {call.name!r} in {env.tools_module}"
             outcomes.append(CallOutcome(index, call.name, error=error))
         else:
-            where = f"call {index} ({call.name})"
             try:
-                result = invoke(env, tool, db, call.args, ctx)
+                result = call_tool(tool, call.args)
             except KeyboardInterrupt:
                 raise ReplayInterrupted(f"case {ctx.case_id!r}, {where}") from None
             except (Exception, SystemExit, CallTimeout) as exc:
                 outcomes.append(CallOutcome(index, call.name, error=tool_error(exc)))
             else:
                 outcomes.append(CallOutcome(index, call.name, plain(env, result, ctx, where)))
-        _check_open(env, db, ctx, f"call {index} ({call.name})")
+        if check is not None:
+            check(where)
+        if call.name in env.policy.terminal_tools:
+            break
     return tuple(outcomes)
 
 
 def replay_plan(
     env: Environment, case: Case, index: int, fail: Fail
-) -> tuple[ReplayConnection, ToolContext]:
-    """Replay plan `index` of the case from the same start: its database holds the goal.
-
-    Calls run in dependency order; `$ref` values are resolved from the results of the plan's
-    own calls, and `$any` takes its first alternative. The plan is the user's: a call that
-    cannot run is an error, not a scored failure.
-    """
-    plan = case.plans[index]
+) -> tuple[ReplayConnection, ToolContext, PlanReplay]:
+    """Replay plan `index` of the case from the same start: its database holds the goal."""
     db, ctx = start(env, case, fail)
     try:
-        sources: dict[str, Call] = {}
-        for i in topological(range(len(plan)), dependencies(plan)):
-            call = plan[i]
-            where = f"plans[{index}][{i}]"
-            args = first_options(substitute(call.args, sources))
-            if has_unresolved(args):
-                raise fail(where, "a $ref cannot be resolved from the results of the plan's own "
-                                  "calls (replaying the plan to build the goal state)")  # fmt: skip
-            tool = env.tools.get(call.name)
-            if tool is None:
-                raise fail(where, f"no tool {call.name!r} in {env.tools_module}")
-            try:
-                result = invoke(env, tool, db, args, ctx)
-            except KeyboardInterrupt:
-                raise ReplayInterrupted(f"case {case.id!r}, {where} ({call.name})") from None
-            except (CallTimeout, DeniedError) as stop:
-                raise ReplayStoppedError(f"{where} ({call.name})", tool_error(stop)) from None
-            except (Exception, SystemExit) as exc:
-                raise fail(
-                    where,
-                    f"replaying the plan to build the goal state, {call.name} raised "
-                    f"{tool_error(exc)}",
-                ) from None
-            _check_open(env, db, ctx, f"{where} ({call.name})")
-            if call.label is not None:
-                sources[call.label] = call._replace(result=plain(env, result, ctx, where))
+
+        def call(tool: Tool, args: Mapping[str, Any]) -> Any:
+            return invoke(env, tool, db, args, ctx)
+
+        found = replay_plan_calls(
+            env, case, index, call, ctx, fail, lambda where: _check_open(env, db, ctx, where)
+        )
     except BaseException:
         db.close()
         raise
-    return db, ctx
+    return db, ctx, found
+
+
+def replay_plan_calls(
+    env: Environment | DocumentEnvironment,
+    case: Case,
+    index: int,
+    call_tool: Invoke,
+    ctx: ToolContext,
+    fail: Fail,
+    check: Check | None = None,
+) -> PlanReplay:
+    """Replay the calls of plan `index` in dependency order.
+
+    `$ref` values are resolved from the results of the plan's own calls, and `$any` takes its
+    first alternative. A call that fails (raises, or returns an error) is recorded and replay
+    goes on, as tau-bench computes its goal: the goal is what the plan's replay reaches,
+    errors included. A call whose `$ref` names a failed call's result is recorded as failed
+    and not made. A call past the time limit or denied stops the case (`ReplayStoppedError`);
+    a plan naming a tool the module lacks is the user's error.
+    """
+    plan = case.plans[index]
+    sources: dict[str, Call] = {}
+    errors: list[CallOutcome] = []
+    order = topological(range(len(plan)), dependencies(plan))
+    for position, i in enumerate(order):
+        call = plan[i]
+        where = f"plans[{index}][{i}]"
+        args = first_options(substitute(call.args, sources))
+        if has_unresolved(args):
+            if errors:
+                why = "not made: a $ref names the result of a plan call that failed"
+                errors.append(CallOutcome(i, call.name, error=why))
+                continue
+            raise fail(where, "a $ref cannot be resolved from the results of the plan's own "
+                              "calls (replaying the plan to build the goal state)")  # fmt: skip
+        tool = env.tools.get(call.name)
+        if tool is None:
+            raise fail(where, f"no tool {call.name!r} in {env.tools_module}")
+        try:
+            result = call_tool(tool, args)
+        except KeyboardInterrupt:
+            raise ReplayInterrupted(f"case {case.id!r}, {where} ({call.name})") from None
+        except (CallTimeout, DeniedError) as stop:
+            raise ReplayStoppedError(f"{where} ({call.name})", tool_error(stop)) from None
+        except (Exception, SystemExit) as exc:
+            errors.append(CallOutcome(i, call.name, error=tool_error(exc)))
+        else:
+            if call.label is not None:
+                sources[call.label] = call._replace(result=plain(env, result, ctx, where))
+        if check is not None:
+            check(f"{where} ({call.name})")
+        if call.name in env.policy.terminal_tools:
+            return PlanReplay(tuple(errors), len(order) - position - 1)
+    return PlanReplay(tuple(errors))
 
 
 def follows_plan(
@@ -179,7 +249,7 @@ def follows_plan(
     order, each succeeding. Replay being deterministic, the agent's final state is then the
     plan's, and the plan need not be replayed."""
     plan = case.plans[index] if case.plans else ()
-    if len(calls) != len(plan):
+    if not len(calls) == len(outcomes) == len(plan):  # a terminal tool ended the replay early
         return False
     sources: dict[str, Call] = {}
     for position, i in enumerate(topological(range(len(plan)), dependencies(plan))):
@@ -216,26 +286,37 @@ def invoke(
     env: Environment, tool: Tool, db: ReplayConnection, args: Mapping[str, Any], ctx: ToolContext
 ) -> Any:
     """Call one tool as a unit of work under the time limit: committed when it returns;
-    rolled back when it raises, runs past the limit or attempts what the guard denies."""
-    if any(type(value) in (dict, list) for value in args.values()):
-        args = orjson.loads(orjson.dumps(args))  # a tool may change what it is given
+    when it fails (raises, returns an error value, runs past the limit or attempts what the
+    guard denies) rolled back, or committed under `on_error: keep`."""
+    args = own_args(args)
     try:
         with time_limit(env.timeout), refusing(db):
             if tool.takes_ctx:
                 result = tool.function(db, **args, ctx=ctx)
             else:
                 result = tool.function(db, **args)
+            error = env.policy.returned_error(result)
+            if error is not None:
+                raise ToolReportedError(error)
         if db.in_transaction:
             db.commit()
-    except BaseException:
+    except BaseException as stopped:
+        keep = env.policy.keeps and not isinstance(stopped, KeyboardInterrupt)
         with contextlib.suppress(sqlite3.Error):
             if db.in_transaction:
-                db.rollback()
+                db.commit() if keep else db.rollback()
         raise
     return result
 
 
-def plain(env: Environment, result: Any, ctx: ToolContext, where: str) -> Any:
+def own_args(args: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The call's arguments, copied when a tool could change what it is given."""
+    if any(type(value) in (dict, list) for value in args.values()):
+        return orjson.loads(orjson.dumps(args))  # type: ignore[no-any-return]
+    return args
+
+
+def plain(env: Environment | DocumentEnvironment, result: Any, ctx: ToolContext, where: str) -> Any:
     """A tool's result as plain JSON values; a result that is not JSON is the tool's bug."""
     if type(result) in _SCALARS:
         return result
@@ -258,6 +339,8 @@ def tool_error(error: BaseException) -> str:
         return str(error)
     if isinstance(error, SystemExit):
         return f"SystemExit: the tool called {exit_call(error)}"
+    if isinstance(error, ToolReportedError):
+        return error.message
     return describe_error(error)
 
 

@@ -5,6 +5,8 @@ when none is declared), with the environment's ignored tables and columns left o
 diffs and hashes never see them. Cells compare as SQLite values, with two normalisations:
 floats are equal when they agree to 12 significant digits (ledger sums computed in another
 order differ in the last bits), and text holding a JSON object or array compares as that JSON.
+This is `numbers: numeric`, the rule documents follow too (`pointer_diff.same_value`);
+`numbers: typed` keeps an integer and a float apart and compares floats exactly.
 """
 
 from __future__ import annotations
@@ -217,8 +219,13 @@ def canonical(value: Any) -> Any:
     return value
 
 
-def same(goal: Any, final: Any) -> bool:
-    """Whether two cells hold the same value."""
+def same(goal: Any, final: Any, typed: bool = False) -> bool:
+    """Whether two cells hold the same value; `typed` (`numbers: typed`) keeps an integer and
+    a float apart and compares floats exactly (text holding JSON still compares as JSON)."""
+    if typed:
+        if type(goal) is not type(final):
+            return False
+        return bool(goal == final) or (type(goal) is str and canonical(goal) == canonical(final))
     return bool(goal == final) or canonical(goal) == canonical(final)
 
 
@@ -233,13 +240,14 @@ def sort_key(values: tuple[Any, ...]) -> tuple[tuple[int, Any], ...]:
     return tuple((rank.get(type(v), 4), 0 if v is None else v) for v in values)
 
 
-def state_hash(snapshot: Snapshot) -> str:
+def state_hash(snapshot: Snapshot, typed: bool = False) -> str:
     """A sha256 of the whole normalised state: tables by name, each with its compared columns
-    and its rows sorted, cells in canonical form (the `exact` comparison, as tau-bench's)."""
+    and its rows sorted, cells in canonical form (the `exact` comparison, as tau-bench's);
+    `typed` leaves floats as they are, so that `2` and `2.0` hash apart."""
     digest = hashlib.sha256()
     for name in sorted(snapshot.tables):
         state = snapshot.tables[name]
-        columns = [_hashable(column) for column in zip(*state.rows, strict=True)]
+        columns = [_hashable(column, typed) for column in zip(*state.rows, strict=True)]
         rows = list(zip(*columns, strict=True))
         try:
             rows.sort()
@@ -249,10 +257,12 @@ def state_hash(snapshot: Snapshot) -> str:
     return digest.hexdigest()
 
 
-def _hashable(column: tuple[Any, ...]) -> tuple[Any, ...]:
+def _hashable(column: tuple[Any, ...], typed: bool = False) -> tuple[Any, ...]:
     """A column's cells in canonical form, blobs as `{"$bytes": HEX}`; the per-cell work is
     skipped for the columns that need none (checked at C speed, as it runs on whole states)."""
     kinds = set(map(type, column))
+    if typed and float in kinds:  # floats as they are; text and blobs as below
+        return tuple(v if type(v) is float else jsonable(canonical(v)) for v in column)
     if str in kinds and float not in kinds and bytes not in kinds:
         try:
             text = "\x00" + "\x00".join(column)

@@ -11,33 +11,41 @@ otherwise SQLite reads out only the rows that differ between the two databases (
 The `exact` comparison hashes whole states, so it always reads every row.
 
 A case whose own setup or plan cannot be replayed (past the time limit, or denied by the
-guard) fails on state with that as its `error`; the run goes on.
+guard) fails on state with that as its `error`; the run goes on. A plan call that fails is
+recorded on the case (`plan_errors`), and its goal is what the plan's replay reached. A
+document environment is judged by `documents_verdict`, with the same verdict.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from toolscore.model import Call, Case
 from toolscore.state.diff import StateDiff, diff_states
 from toolscore.state.environment import Environment
 from toolscore.state.goal import GOAL_FORMS, annotated_goal
 from toolscore.state.limits import alarms_installed
-from toolscore.state.outputs import missing_outputs
+from toolscore.state.outputs import missing_outputs, output_options
+from toolscore.state.pointer_diff import DocumentDiff, diff_documents
 from toolscore.state.replay import (
     CallOutcome,
     Fail,
+    PlanReplay,
     ReplayStoppedError,
     case_error,
     follows_plan,
+    replay_case,
     replay_plan,
     run_calls,
     snapshot,
     start,
 )
 from toolscore.state.snapshot import Snapshot, residues, schema_version, state_hash
+
+if TYPE_CHECKING:
+    from toolscore.state.documents import DocumentEnvironment
 
 Goal = Literal["annotated", "plan"]
 
@@ -53,7 +61,7 @@ class StateVerdict(NamedTuple):
     """
 
     passed: bool | None
-    diff: StateDiff | None = None
+    diff: StateDiff | DocumentDiff | None = None
     outputs_passed: bool | None = None
     missing_outputs: tuple[str, ...] = ()
     calls: tuple[CallOutcome, ...] = ()
@@ -61,6 +69,10 @@ class StateVerdict(NamedTuple):
     plan: int | None = None
     hashes: tuple[str, str] | None = None
     error: str | None = None
+    plan_replay: PlanReplay = PlanReplay()
+    """What replaying the goal's plan met: its failed calls, and calls a terminal tool ended."""
+    not_replayed: int = 0
+    """The agent's calls left unreplayed after a terminal tool's call (the last of `calls`)."""
 
     @property
     def outcome_passed(self) -> bool | None:
@@ -86,10 +98,44 @@ class StateVerdict(NamedTuple):
             found["error"] = self.error
         if self.calls:
             found["calls"] = [call.to_json() for call in self.calls]
+        if self.not_replayed and self.calls:
+            last = self.calls[-1]
+            found["terminal"] = {
+                "call": last.call,
+                "name": last.name,
+                "not_replayed": self.not_replayed,
+            }
+        if self.plan_replay.errors:
+            found["plan_errors"] = [call.to_json() for call in self.plan_replay.errors]
+        if self.plan_replay.not_replayed:
+            found["plan_not_replayed"] = self.plan_replay.not_replayed
+        return found
+
+    def notes(self) -> list[str]:
+        """Lines about how replay went: where a terminal tool ended it, a plan's failures."""
+        found: list[str] = []
+        if self.not_replayed and self.calls:
+            last = self.calls[-1]
+            found.append(
+                f"replay ended at call {last.call} ({last.name}), a terminal tool: "
+                f"{self.not_replayed} later call(s) not replayed"
+            )
+        plan = self.plan or 0
+        found += [
+            f"plan {plan} call {c.call} ({c.name}) failed while building the goal: {c.error}"
+            for c in self.plan_replay.errors
+        ]
+        if self.plan_replay.not_replayed:
+            found.append(
+                f"plan {plan} ended at a terminal tool: {self.plan_replay.not_replayed} later "
+                "plan call(s) not replayed"
+            )
         return found
 
 
-def validate_case(env: Environment, case: Case, source: str = "<cases>") -> None:
+def validate_case(
+    env: Environment | DocumentEnvironment, case: Case, source: str = "<cases>"
+) -> None:
     """Check a case's `goal_state`, `setup` and `required_outputs` without replaying it.
 
     For loading cases up front, so that a broken one stops the run before anything is
@@ -98,6 +144,12 @@ def validate_case(env: Environment, case: Case, source: str = "<cases>") -> None
     """
     fail = case_error(case, source)
     _required(case, fail)
+    output_options(case.extra, env.config, fail)
+    if not isinstance(env, Environment):
+        from toolscore.state.documents_verdict import validate_documents_case  # noqa: PLC0415
+
+        validate_documents_case(env, case, fail)
+        return
     setup = case.extra.get("setup")
     if setup is not None and not isinstance(setup, str | list):
         raise fail("setup", "must be SQL, or a list of SQL strings and calls {name, args}")
@@ -111,21 +163,26 @@ def validate_case(env: Environment, case: Case, source: str = "<cases>") -> None
 
 
 def check_state(
-    env: Environment,
+    env: Environment | DocumentEnvironment,
     case: Case,
     calls: Sequence[Call],
     response: str | None,
     *,
     source: str = "<cases>",
+    said: Sequence[str] = (),
 ) -> StateVerdict:
     """Replay the agent's calls for one case and judge the final state and the response.
 
     `calls` are all the calls the agent made for the case, in order (every turn changes the
-    store); `source` names the cases file in errors about the case.
+    store); `source` names the cases file in errors about the case; `said` holds every
+    assistant text, for `required_outputs_in: any`.
     """
     fail = case_error(case, source)
     required = _required(case, fail)
-    missing = missing_outputs(required, response) if required is not None else ()
+    missing: tuple[str, ...] = ()
+    if required is not None:
+        place, normalise = output_options(case.extra, env.config, fail)
+        missing = missing_outputs(required, response, said=said, place=place, normalise=normalise)
     outputs_passed = None if required is None else not missing
     node = case.extra.get("goal_state")
     if node is None:
@@ -133,20 +190,39 @@ def check_state(
     goal: Goal = "plan" if node == "plan" else "annotated"
     try:
         with alarms_installed():
-            if goal == "plan":
-                passed, diff, plan, hashes, outcomes = _against_plans(env, case, calls, fail)
-                return StateVerdict(
-                    passed, diff, outputs_passed, missing, outcomes, goal, plan, hashes
-                )
-            passed, diff, hashes, outcomes = _against_annotation(env, case, calls, node, fail)
-            return StateVerdict(passed, diff, outputs_passed, missing, outcomes, goal, None, hashes)
+            if not isinstance(env, Environment):
+                verdict = _documents(env, case, calls, node, fail)
+            elif goal == "plan":
+                verdict = _against_plans(env, case, calls, fail)
+            else:
+                verdict = _against_annotation(env, case, calls, node, fail)
     except ReplayStoppedError as stop:
         return StateVerdict(False, None, outputs_passed, missing, stop.calls, goal, error=str(stop))
+    unreplayed = len(calls) - len(verdict.calls)
+    return verdict._replace(
+        outputs_passed=outputs_passed, missing_outputs=missing, goal=goal, not_replayed=unreplayed
+    )
+
+
+def _documents(
+    env: DocumentEnvironment, case: Case, calls: Sequence[Call], node: Any, fail: Fail
+) -> StateVerdict:
+    from toolscore.state.documents_verdict import judge_documents  # noqa: PLC0415 - lazily
+
+    judged = judge_documents(env, case, calls, node, fail)
+    return StateVerdict(
+        judged.passed,
+        judged.diff,
+        calls=judged.calls,
+        plan=judged.plan,
+        hashes=judged.hashes,
+        plan_replay=judged.plan_replay,
+    )
 
 
 def _against_annotation(
     env: Environment, case: Case, calls: Sequence[Call], node: Any, fail: Fail
-) -> tuple[bool, StateDiff, tuple[str, str] | None, tuple[CallOutcome, ...]]:
+) -> StateVerdict:
     db, ctx = start(env, case, fail)
     try:
         if "setup" in case.extra:
@@ -159,12 +235,10 @@ def _against_annotation(
     finally:
         db.close()
     passed, diff, hashes = _judge(env, goal, final)
-    return passed, diff, hashes, outcomes
+    return StateVerdict(passed, diff, calls=outcomes, hashes=hashes)
 
 
-def _against_plans(
-    env: Environment, case: Case, calls: Sequence[Call], fail: Fail
-) -> tuple[bool, StateDiff, int, tuple[str, str] | None, tuple[CallOutcome, ...]]:
+def _against_plans(env: Environment, case: Case, calls: Sequence[Call], fail: Fail) -> StateVerdict:
     """Judge against the state each acceptable plan leaves; the first plan met wins."""
     db, ctx = start(env, case, fail)
     outcomes: tuple[CallOutcome, ...] = ()
@@ -172,23 +246,27 @@ def _against_plans(
         outcomes = run_calls(env, db, ctx, calls)
         image = db.serialize()
         final = snapshot(env, db) if env.compare == "exact" else None
-        first: tuple[bool, StateDiff, tuple[str, str] | None] | None = None
+        first: StateVerdict | None = None
         for index in range(max(len(case.plans), 1)):
+            met = PlanReplay()
             if follows_plan(case, index, calls, outcomes):
                 if final is None:
-                    return True, StateDiff(), index, None, outcomes
+                    return StateVerdict(True, StateDiff(), calls=outcomes, plan=index)
                 judged = _judge(env, final, final)
             else:
-                goal_db = _plan_state(env, case, index, fail)
+                goal_db, met = _plan_state(env, case, index, fail)
                 try:
                     judged = _compare(env, db, image, goal_db, final)
                 finally:
                     goal_db.close()
-            if judged[0]:
-                return judged[0], judged[1], index, judged[2], outcomes
-            first = first or judged
+            verdict = StateVerdict(
+                judged[0], judged[1], calls=outcomes, plan=index, hashes=judged[2], plan_replay=met
+            )
+            if verdict.passed:
+                return verdict
+            first = first or verdict
         assert first is not None
-        return first[0], first[1], 0, first[2], outcomes
+        return first
     except ReplayStoppedError as stop:
         stop.calls = outcomes  # the agent's calls were replayed; a plan could not be
         raise
@@ -208,25 +286,30 @@ def _compare(
     if env.compare == "diff" and same_image(goal_image, image):
         return True, StateDiff(), None
     versions = {schema_version(db), schema_version(goal_db)}
-    if env.compare == "diff" and versions == {env.schema_version}:
+    if env.compare == "diff" and versions == {env.schema_version} and not env.typed:
+        # the residues' SQL compares as SQLite does, where 2 IS 2.0: typed reads every row
         diff = diff_states(*residues(db, goal_image, env.shapes.values()))
         return diff.passed, diff, None
     return _judge(env, snapshot(env, goal_db), final or snapshot(env, db))
 
 
-def _plan_state(env: Environment, case: Case, index: int, fail: Fail) -> sqlite3.Connection:
-    """The database after replaying plan `index` (no plan at all: the start state)."""
+def _plan_state(
+    env: Environment, case: Case, index: int, fail: Fail
+) -> tuple[sqlite3.Connection, PlanReplay]:
+    """The database after replaying plan `index` (no plan at all: the start state), and
+    what the replay met."""
     if not case.plans:
-        return start(env, case, fail)[0]
-    return replay_plan(env, case, index, fail)[0]
+        return start(env, case, fail)[0], PlanReplay()
+    db, _, met = replay_plan(env, case, index, fail)
+    return db, met
 
 
 def _judge(
     env: Environment, goal: Snapshot, final: Snapshot
 ) -> tuple[bool, StateDiff, tuple[str, str] | None]:
-    diff = diff_states(goal, final)
+    diff = diff_states(goal, final, env.typed)
     if env.compare == "exact":
-        hashes = (state_hash(goal), state_hash(final))
+        hashes = (state_hash(goal, env.typed), state_hash(final, env.typed))
         return hashes[0] == hashes[1], diff, hashes
     return diff.passed, diff, None
 
@@ -250,3 +333,24 @@ def _required(case: Case, fail: Fail) -> list[str] | None:
     if not isinstance(node, list) or not all(isinstance(s, str) and s.strip() for s in node):
         raise fail("required_outputs", "must be a list of non-empty strings")
     return node
+
+
+def replay_any(
+    env: Environment | DocumentEnvironment, case: Case, calls: Sequence[Call], source: str
+) -> tuple[Any, tuple[CallOutcome, ...]]:
+    """The final state after the case's setup and `calls`, for an environment of either kind
+    (a `Snapshot`, or a document's compared form), and each call's outcome."""
+    if isinstance(env, Environment):
+        return replay_case(env, case, calls, source)
+    from toolscore.state.documents_verdict import replay_documents  # noqa: PLC0415
+
+    return replay_documents(env, case, calls, source)
+
+
+def changes_from_start(env: Environment | DocumentEnvironment, final: Any) -> list[str]:
+    """What `final` (from `replay_any`) changed from the initial state, one line a change."""
+    if isinstance(env, Environment):
+        return diff_states(env.initial, final, env.typed).lines()
+    from toolscore.state.documents_verdict import initial_state  # noqa: PLC0415
+
+    return diff_documents(initial_state(env), final, env.ignore, env.typed).lines()

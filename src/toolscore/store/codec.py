@@ -82,9 +82,13 @@ def case_row(case: dict[str, Any], tools: Sequence[str | None] | None = None) ->
     return case_id, int(passed), kind, plan, bits, pack_json(case)
 
 
+TRIAL_KEYS = ("trial", "trials")
+"""Keys of a trial's report JSON kept in its detail and shown next to its id."""
+
 REPORTED_FIELDS = (
     "id", "passed", "kind", "plan", "mismatches", "baselines", "name_ok", "pairs",
-    "produced_calls", "missing_output", "calls", "format", "notes", "state", "unread",
+    "produced_calls", "missing_output", "calls", "format", "notes", "state", "unread", "trial",
+    "trials",
 )  # fmt: skip
 """The `CaseResult` fields `plain_row` knows how the report shows (a test pins them)."""
 
@@ -95,6 +99,7 @@ def plain_row(result: CaseResult) -> ResultRow | None:
     for any other result. Saving a run calls this once per case."""
     if (
         result.mismatches
+        or result.trial is not None
         or result.missing_output
         or result.state is not None
         or result.format is not None
@@ -121,8 +126,11 @@ def case_json(
         if bits is not None
         else rest["baselines"]
     )
-    data: dict[str, Any] = {
-        "id": case_id,
+    data: dict[str, Any] = {"id": case_id}
+    for key in TRIAL_KEYS:  # shown beside the id, as the report puts them
+        if key in rest:
+            data[key] = rest.pop(key)
+    data |= {
         "passed": bool(passed),
         "kind": kind,
         "plan": plan,

@@ -260,6 +260,13 @@ def compare(
     `resamples` resamples of the shared cases from a generator seeded with `seed`."""
     a, b = store.run(run_a), store.run(run_b)
     summary_a, summary_b = store.summary(a.id), store.summary(b.id)
+    for run, summary in ((a, summary_a), (b, summary_b)):
+        if "trials" in summary:  # several results per case id: no one-to-one pairing
+            raise InputError(
+                str(store.path),
+                f"run {run.id} has trials (several outputs per case); compare pairs cases one "
+                "to one and does not compare runs with trials yet",
+            )
     specs_a, specs_b = _specs(store, a), _specs(store, b)
     changes: list[Change] = []
     if a.specs_sha256 != b.specs_sha256 and specs_a is not None and specs_b is not None:

@@ -21,6 +21,7 @@ from toolscore.scoring import (
     Tally,
 )
 from toolscore.state.verdict import StateVerdict
+from toolscore.trials import TrialsTally
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally
@@ -76,7 +77,13 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
         notes=tuple(case.get("notes", ())),
         state=verdict,
         unread=tuple(case.get("unread", ())),
+        trial=case.get("trial"),
+        trials=_trials_counts(case.get("trials")),
     )
+
+
+def _trials_counts(node: Mapping[str, Any] | None) -> tuple[int, int] | None:
+    return None if node is None else (node["n"], node["passed"])
 
 
 def _rate(node: Mapping[str, Any]) -> Rate:
@@ -130,6 +137,7 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         outcomes=outcomes,
         clustered=_clustered(data.get("accuracy_clustered")),
         rubrics=_rubrics(data.get("rubrics")),
+        trials=TrialsTally.from_json(data["trials"]) if "trials" in data else None,
     )
 
 

@@ -199,6 +199,7 @@
         });
       });
     });
+    documentChanges(s, state);
     if (state.calls && state.calls.length) {
       add(s, el("h5", null, "Replayed calls"));
       var list = add(s, el("ol", "replayed"));
@@ -209,6 +210,28 @@
         else add(li, raw(call.result));
       });
     }
+  }
+
+  // A documents environment's diff: one line per changed JSON pointer; how replay ended.
+  function documentChanges(s, state) {
+    var diff = state.diff || {};
+    (diff.changes || []).forEach(function (c) {
+      var line = add(s, el("div", "diff " + c.kind));
+      add(line, el("span", "hint", c.kind + " "));
+      add(line, el("code", null, c.path));
+      if ("goal" in c) { add(line, el("span", "hint", " goal")); add(line, raw(c.goal)); }
+      if ("final" in c) { add(line, el("span", "hint", " final")); add(line, raw(c.final)); }
+    });
+    if (diff.unlisted) add(s, el("p", "hint", "... and " + diff.unlisted + " more changed paths"));
+    if (state.terminal) {
+      add(s, el("p", "hint", "replay ended at call " + state.terminal.call + " (" +
+        state.terminal.name + "), a terminal tool: " + state.terminal.not_replayed +
+        " later call(s) not replayed"));
+    }
+    (state.plan_errors || []).forEach(function (e) {
+      add(s, el("p", "problem", "plan call " + e.call + " (" + e.name +
+        ") failed while building the goal: " + e.error));
+    });
   }
 
   function open(index) {
