@@ -19,7 +19,20 @@ from toolscore.rules import show
 
 def render_batch(out: Console, info: BatchInfo, labelled: int) -> None:
     """A batch: its run, baseline, seed, size, and the run's disagreements (and agreements,
-    when sampled) per stratum."""
+    when sampled) per stratum; a rubric batch its rubric and the run's entries per score."""
+    if info.rubric is not None:
+        unscored = info.rubric.get("unscored", 0)
+        out.print(
+            safe_text(
+                f"batch {info.id} · run {info.run_id} · rubric {info.rubric['name']} "
+                f"({info.rubric['kind']}) · seed {info.seed} · {info.size} of "
+                f"{info.disagreements} scored entries sampled · {unscored} unscored not "
+                f"sampled · {labelled} labelled",
+                style="bold",
+            )
+        )
+        _strata_table(out, f"Scored entries in the run ({info.rubric['strata_by']})", info.strata)
+        return
     sampled = info.size - info.agreements_sampled
     agreeing = ""
     if info.agreement_strata is not None:
