@@ -32,7 +32,7 @@ from toolscore.stats import wilson
 
 POPULATION = "scored"
 """The population of a rubric batch's cells: the run's scored entries of the rubric."""
-NOTHING_LABELLED = "not available: no item is labelled meets or does not meet the rubric yet"
+NOTHING_LABELLED = "not available: no item is labelled (meets the rubric, or does not) yet"
 
 
 @dataclass(frozen=True)

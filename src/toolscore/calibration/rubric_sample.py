@@ -124,7 +124,9 @@ def item_key(entry: StoredEntry) -> str:
     return f"{entry.case_id}/{entry.plan_call}/{entry.argument}"
 
 
-def stored_entries(store: Store, run_id: int, rubric: str) -> tuple[list[StoredEntry], Counter[str]]:
+def stored_entries(
+    store: Store, run_id: int, rubric: str
+) -> tuple[list[StoredEntry], Counter[str]]:
     """The run's scored entries of a rubric, in run order, and its unscored ones by reason."""
     scored: list[StoredEntry] = []
     unscored: Counter[str] = Counter()
@@ -162,9 +164,7 @@ def sample_rubric(
     entries, unscored = stored_entries(store, run.id, rubric)
     if not entries:
         why = f", {sum(unscored.values())} unscored" if unscored else ""
-        raise InputError(
-            "--rubric", f"{where} has no scored results of rubric {rubric!r}{why}"
-        )
+        raise InputError("--rubric", f"{where} has no scored results of rubric {rubric!r}{why}")
     definition = rubric_definition(specs.rubrics[rubric])
     binned = definition["kind"] == "similarity"
     by_key: dict[str, StoredEntry] = {}
@@ -231,7 +231,9 @@ def _texts(
         plan = case.plans[result.plan] if result.plan is not None else ()
         for entry in wanted[case.id]:
             path = paths.get((entry.tool, entry.argument), tuple(entry.argument.split(".")))
-            expected = _text(plan[entry.plan_call].args if entry.plan_call < len(plan) else None, path)
+            expected = _text(
+                plan[entry.plan_call].args if entry.plan_call < len(plan) else None, path
+            )
             produced = None
             if entry.call is not None and entry.call < len(result.calls):
                 produced = _text(result.calls[entry.call].args, path)

@@ -91,9 +91,7 @@ def create_app(store_path: str | Path, batch_id: int, labeller: str, token: str)
             session.positions = await session.store.call(
                 lambda batches: {case.position: case.case_id for case in batches.cases(batch_id)}
             )
-            session.rubric = await session.store.call(
-                lambda batches: batches.info(batch_id).rubric
-            )
+            session.rubric = await session.store.call(lambda batches: batches.info(batch_id).rubric)
             yield
         finally:
             await session.store.close()
