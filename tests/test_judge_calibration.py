@@ -284,6 +284,10 @@ def test_the_page_hides_the_verdict_until_labelled_and_escapes_agent_text(db: Pa
         # Labelling one item reveals that item only.
         other = next(i for i in found.values() if i.position != evil.position)
         assert "REASON-" not in client.get(f"/case/{other.position}").text
+        done = client.get("/done").text
+        assert "1 of 28 items labelled" in done
+        assert "measures the rubric against your labels" in done
+        assert "the produced text meets the rubric" in done  # the keys' help
 
 
 # --- calibrate -----------------------------------------------------------------------------
@@ -386,6 +390,7 @@ def test_the_batch_lists_and_out_file_carry_the_rubric(db: Path, tmp_path: Path)
     info = sample(db, "--n", "4", "--out", str(out))
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 4
+    assert all("population" not in line for line in lines)  # a call batch's notion
     assert all(set(line["entry"]) >= {"case_id", "plan_call", "argument", "score", "passed"}
                for line in lines)  # fmt: skip
     listed = invoke("batches", "--db", str(db))

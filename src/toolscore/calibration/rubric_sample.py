@@ -16,17 +16,15 @@ import dataclasses
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolscore.calibration.batches import BatchCase
-from toolscore.calibration.disagreements import DEFAULT_SIZE, _cases, _outputs
+from toolscore.calibration.disagreements import DEFAULT_SIZE, wanted_cases, wanted_outputs
 from toolscore.calibration.sample import stratified_sample
 from toolscore.errors import InputError
-from toolscore.model import MISSING
 from toolscore.rubrics.base import JudgeRubric, SimilarityRubric
 from toolscore.rubrics.checks import LocalRubric, PhrasesCheck
-from toolscore.rubrics.run import _lookup
 from toolscore.scoring import join, score_case
 from toolscore.store.rubrics import has_rubric_table
 
@@ -124,29 +122,50 @@ def item_key(entry: StoredEntry) -> str:
     return f"{entry.case_id}/{entry.plan_call}/{entry.argument}"
 
 
-def stored_entries(
-    store: Store, run_id: int, rubric: str
-) -> tuple[list[StoredEntry], Counter[str]]:
-    """The run's scored entries of a rubric, in run order, and its unscored ones by reason."""
-    scored: list[StoredEntry] = []
+def _population(
+    store: Store, run_id: int, rubric: str, binned: bool
+) -> tuple[list[tuple[str, str]], dict[str, int], Counter[str]]:
+    """The run's scored entries of a rubric as (stratum, `seq/plan_call/argument`) pairs
+    (only these small ids are kept of the many entries a large run can have), the entries
+    per stratum in score order, and the unscored entries by reason."""
     unscored: Counter[str] = Counter()
     if not has_rubric_table(store.db):
-        return scored, unscored
+        return [], {}, unscored
     rows = store.db.execute(
-        "SELECT s.case_id, r.plan_call, r.call, r.tool, r.argument, r.score, r.passed, "
-        "r.reason, r.unscored FROM rubric_results AS r JOIN results AS s "
-        "ON s.run_id = r.run_id AND s.seq = r.seq WHERE r.run_id = ? AND r.rubric = ? "
-        "ORDER BY r.seq, r.plan_call, r.argument",
+        "SELECT seq, plan_call, argument, score, passed, coalesce(unscored, reason) "
+        "FROM rubric_results WHERE run_id = ? AND rubric = ?",
         (run_id, rubric),
     )
-    for case_id, plan_call, call, tool, argument, score, passed, reason, why in rows:
+    pairs: list[tuple[str, str]] = []
+    keys: dict[str, float] = {}
+    for seq, plan_call, argument, score, passed, why in rows:
         if score is None or passed is None:
-            unscored[why or reason] += 1
-        else:
-            scored.append(
-                StoredEntry(case_id, plan_call, call, tool, argument, score, bool(passed), reason)
-            )
-    return scored, unscored
+            unscored[why] += 1
+            continue
+        order, name = score_stratum(score, binned)
+        keys[name] = order
+        pairs.append((name, f"{seq}/{plan_call}/{argument}"))
+    counts = Counter(name for name, _ in pairs)
+    return pairs, {name: counts[name] for name in sorted(keys, key=keys.__getitem__)}, unscored
+
+
+def _entries(store: Store, run_id: int, rubric: str, ids: Sequence[str]) -> list[StoredEntry]:
+    """The stored entries of the chosen ids (`seq/plan_call/argument`), in their order."""
+    found = []
+    for item in ids:
+        seq, plan_call, argument = item.split("/", 2)
+        row = store.db.execute(
+            "SELECT s.case_id, r.plan_call, r.call, r.tool, r.argument, r.score, r.passed, "
+            "r.reason FROM rubric_results AS r JOIN results AS s "
+            "ON s.run_id = r.run_id AND s.seq = r.seq WHERE r.run_id = ? AND r.seq = ? "
+            "AND r.plan_call = ? AND r.argument = ? AND r.rubric = ?",
+            (run_id, int(seq), int(plan_call), argument, rubric),
+        ).fetchone()
+        case_id, plan_call_, call, tool, argument_, score, passed, reason = row
+        found.append(
+            StoredEntry(case_id, plan_call_, call, tool, argument_, score, bool(passed), reason)
+        )
+    return found
 
 
 def sample_rubric(
@@ -161,26 +180,23 @@ def sample_rubric(
     if rubric not in specs.rubrics:
         known = ", ".join(sorted(specs.rubrics)) or "none"
         raise InputError("--rubric", f"{where}'s spec has no rubric {rubric!r} (rubrics: {known})")
-    entries, unscored = stored_entries(store, run.id, rubric)
-    if not entries:
-        why = f", {sum(unscored.values())} unscored" if unscored else ""
-        raise InputError("--rubric", f"{where} has no scored results of rubric {rubric!r}{why}")
     definition = rubric_definition(specs.rubrics[rubric])
     binned = definition["kind"] == "similarity"
-    by_key: dict[str, StoredEntry] = {}
-    for entry in entries:
+    population, counts, unscored = _population(store, run.id, rubric, binned)
+    if not population:
+        why = f", {sum(unscored.values())} unscored" if unscored else ""
+        raise InputError("--rubric", f"{where} has no scored results of rubric {rubric!r}{why}")
+    chosen = stratified_sample(population, n, seed)
+    del population
+    entries = _entries(store, run.id, rubric, chosen)
+    texts = _texts(store, run, specs, entries)
+    cases: list[BatchCase] = []
+    keys: set[str] = set()
+    for position, entry in enumerate(entries, 1):
         key = item_key(entry)
-        while key in by_key:  # only when an argument's name holds a slash
+        while key in keys:  # only when a case id or an argument's name holds a slash
             key += "'"
-        by_key[key] = entry
-    strata = {key: score_stratum(e.score, binned) for key, e in by_key.items()}
-    chosen = stratified_sample(((name, key) for key, (_, name) in strata.items()), n, seed)
-    counts = Counter(name for _, name in strata.values())
-    order = sorted(counts, key=lambda name: next(k for k, s in strata.values() if s == name))
-    texts = _texts(store, run, specs, [by_key[key] for key in chosen])
-    cases = []
-    for position, key in enumerate(chosen, 1):
-        entry = by_key[key]
+        keys.add(key)
         view = {
             "kind": "rubric",
             "case_id": entry.case_id,
@@ -190,10 +206,9 @@ def sample_rubric(
             "call": entry.call,
             **texts.get((entry.case_id, entry.plan_call, entry.argument), {}),
         }
+        stratum = score_stratum(entry.score, binned)[1]
         verdicts = {VERDICT: entry.passed}
-        cases.append(
-            BatchCase(position, key, strata[key][1], verdicts, view, entry=entry.to_json())
-        )
+        cases.append(BatchCase(position, key, stratum, verdicts, view, entry=entry.to_json()))
     info = {
         "name": rubric,
         "kind": definition["kind"],
@@ -203,9 +218,8 @@ def sample_rubric(
         "unscored_reasons": dict(unscored.most_common()),
     }
     return store.batches.create(
-        run.id, "rubric", seed, n, len(entries), {name: counts[name] for name in order}, cases,
-        rubric=info,
-    )  # fmt: skip
+        run.id, "rubric", seed, n, sum(counts.values()), counts, cases, rubric=info
+    )
 
 
 def _texts(
@@ -220,8 +234,8 @@ def _texts(
         f"{run.cases_path} (stored with run {run.id})",
         f"{run.outputs_path} (stored with run {run.id})",
     )
-    cases = _cases(store.content_lines(run.cases_sha256), specs, sources[0], wanted)
-    outputs = _outputs(store.content_lines(run.outputs_sha256), sources[1], wanted)
+    cases = wanted_cases(store.content_lines(run.cases_sha256), specs, sources[0], wanted)
+    outputs = wanted_outputs(store.content_lines(run.outputs_sha256), sources[1], wanted)
     paths = {
         (use.tool, use.argument): use.path for uses in specs.rubric_uses.values() for use in uses
     }
@@ -246,5 +260,8 @@ def _texts(
 
 
 def _text(args: Mapping[str, Any] | None, path: tuple[str, ...]) -> str | None:
-    value = MISSING if args is None else _lookup(args, path)
+    """The text at `path` through nested objects of a call's arguments, or None."""
+    value: Any = args
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
     return value if isinstance(value, str) else None

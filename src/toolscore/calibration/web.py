@@ -211,7 +211,6 @@ class _Session:
                 "page": rubric_item_page(case, label, self.rubric),
                 "label": label,
                 "labels": LABELS,
-                "words": WORDS,
                 "max_note": MAX_NOTE,
                 "others": progress.others.get(case.case_id, []) if label is not None else [],
                 "prev": ordered[index - 1] if index > 0 else None,
@@ -336,6 +335,8 @@ class _Session:
             "labelled": len(progress.mine),
             "size": len(self.positions),
             "token": self.token,
+            "rubric_batch": self.rubric is not None,
+            "words": WORDS if self.rubric is not None else {name: name for name in LABELS},
         }
 
     def _render(

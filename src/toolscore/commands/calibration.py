@@ -46,7 +46,7 @@ def _write(out_path: str | None, data: bytes) -> None:
 
 def batch_jsonl(batches: Batches, batch_id: int) -> bytes:
     """A batch as JSON Lines: one case a line with its stratum, population, verdicts and
-    view."""
+    view (an item of a rubric batch: its stratum, verdicts, view and stored entry)."""
     return b"".join(
         orjson.dumps(
             {
@@ -54,7 +54,7 @@ def batch_jsonl(batches: Batches, batch_id: int) -> bytes:
                 "position": case.position,
                 "case_id": case.case_id,
                 "stratum": case.stratum,
-                "population": case.population,
+                **({"population": case.population} if case.entry is None else {}),
                 "verdicts": case.verdicts,
                 "view": case.view,
                 **({} if case.entry is None else {"entry": case.entry}),
