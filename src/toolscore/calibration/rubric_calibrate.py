@@ -71,7 +71,7 @@ class RubricCalibration:
     accuracy: RunAccuracy
 
     @property
-    def interval(self) -> tuple[float, float] | None:
+    def rate_interval(self) -> tuple[float, float] | None:
         """The 95% Wilson interval of the agreement rate (None with nothing labelled)."""
         return wilson(self.agreement.agreed, self.agreement.n)
 
@@ -87,7 +87,7 @@ class RubricCalibration:
             "unlabelled": self.unlabelled,
             "agreement": {
                 **self.agreement.to_json(),
-                "interval": None if self.interval is None else list(self.interval),
+                "interval": None if self.rate_interval is None else list(self.rate_interval),
             },
             "confusion": self.confusion,
             "per_stratum": [s.to_json() for s in self.strata],
@@ -195,7 +195,8 @@ def render_rubric_calibration(out: Console, result: RubricCalibration) -> None:
     out.print(
         safe_text(
             f"the person against the rubric (unsure left out): {found.agreed}/{found.n} agreed "
-            f"({percent(found.rate)}, 95% CI {interval(result.interval)}); Cohen's kappa {kappa}"
+            f"({percent(found.rate)}, 95% CI {interval(result.rate_interval)}); "
+            f"Cohen's kappa {kappa}"
         ),
         soft_wrap=True,
     )
