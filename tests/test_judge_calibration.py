@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sqlite3
 import sys
 import types
 from collections import Counter
@@ -395,3 +396,19 @@ def test_the_batch_lists_and_out_file_carry_the_rubric(db: Path, tmp_path: Path)
                for line in lines)  # fmt: skip
     listed = invoke("batches", "--db", str(db))
     assert f"batch {info['id']}: run 1, rubric tone, 4 items" in listed.stdout
+
+
+def test_a_call_batch_made_before_rubric_batches_reads_as_before(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.executescript((Path(__file__).parent / "store" / "schema-3.sql").read_text())
+    old.close()
+    with open_store(path) as store:
+        info = store.batches.info(1)
+        assert info.rubric is None
+        assert "kind" not in info.to_json()
+        assert "rubric" not in info.to_json()
+        assert {case.entry for case in store.batches.cases(1)} == {None}
+    found = json.loads(invoke("calibrate", "1", "--db", str(path), "--json").stdout)
+    assert "scorer_bug_rate" in found  # the call batch's calibration, not a rubric's
+    assert "per_stratum" not in found
