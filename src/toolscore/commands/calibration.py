@@ -17,9 +17,13 @@ from toolscore.calibration.batches import Batches
 from toolscore.calibration.calibrate import calibrate
 from toolscore.calibration.disagreements import DEFAULT_SIZE, sample_disagreements
 from toolscore.calibration.labels_io import FORMATS, export_rows, file_format, import_labels, render
-from toolscore.calibration.rubric_calibrate import calibrate_rubric, render_rubric_calibration
+from toolscore.calibration.rubric_calibrate import calibrate_rubric
 from toolscore.calibration.rubric_sample import sample_rubric
-from toolscore.calibration.terminal import render_batch, render_calibration
+from toolscore.calibration.terminal import (
+    render_batch,
+    render_calibration,
+    render_rubric_calibration,
+)
 from toolscore.commands import console, input_errors
 from toolscore.commands.store import db_option, json_option, print_json
 from toolscore.errors import InputError
