@@ -46,6 +46,9 @@ class BatchCase:
     verdicts: dict[str, bool]
     view: dict[str, Any] = field(repr=False)
     population: str = DISAGREEMENT
+    entry: dict[str, Any] | None = None
+    """In a rubric batch: the stored rubric entry (case, plan_call, call, tool, argument,
+    score, passed, reason), shown only once labelled; None in a batch of calls."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,10 @@ class BatchInfo:
     agreements were sampled."""
     agreements_sampled: int = 0
     """How many of the batch's cases come from the agreement population."""
+    rubric: dict[str, Any] | None = None
+    """In a rubric batch: the rubric (name, kind, definition), how its scores were
+    stratified and the run's unscored entries; None in a batch of calls. Then `strata` and
+    `disagreements` count the run's scored entries of the rubric."""
 
     def in_run(self, population: str) -> dict[str, int]:
         """The run's cases per stratum in one population (empty when not recorded)."""
@@ -76,7 +83,20 @@ class BatchInfo:
         return found or {}
 
     def to_json(self) -> dict[str, Any]:
-        """The batch as `--json` prints it."""
+        """The batch as `--json` prints it (a rubric batch with `kind` and `rubric` too)."""
+        if self.rubric is not None:
+            return {
+                "id": self.id,
+                "kind": "rubric",
+                "run_id": self.run_id,
+                "created": self.created,
+                "seed": self.seed,
+                "requested": self.requested,
+                "size": self.size,
+                "rubric": self.rubric,
+                "scored": self.disagreements,
+                "strata": self.strata,
+            }
         return {
             "id": self.id,
             "run_id": self.run_id,
@@ -141,6 +161,7 @@ class Batches:
         cases: Sequence[BatchCase],
         agreements_requested: int = 0,
         agreement_strata: dict[str, int] | None = None,
+        rubric: dict[str, Any] | None = None,
     ) -> int:
         """Store a new batch with its cases in one transaction; return its id.
 
@@ -151,8 +172,8 @@ class Batches:
         try:
             cursor = self.db.execute(
                 "INSERT INTO batches (run_id, created, baseline, seed, requested, "
-                "disagreements, strata, agreements_requested, agreement_strata) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "disagreements, strata, agreements_requested, agreement_strata, rubric) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     now(),
@@ -163,13 +184,14 @@ class Batches:
                     orjson.dumps(strata).decode(),
                     agreements_requested,
                     None if agreement_strata is None else orjson.dumps(agreement_strata).decode(),
+                    None if rubric is None else orjson.dumps(rubric).decode(),
                 ),
             )
             batch_id = cursor.lastrowid
             assert batch_id is not None
             self.db.executemany(
                 "INSERT INTO batch_cases (batch_id, position, case_id, stratum, verdicts, view, "
-                "population) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "population, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     (
                         batch_id,
@@ -179,6 +201,7 @@ class Batches:
                         orjson.dumps(case.verdicts).decode(),
                         pack_json(case.view),
                         case.population,
+                        None if case.entry is None else orjson.dumps(case.entry).decode(),
                     )
                     for case in cases
                 ),
@@ -217,11 +240,11 @@ class Batches:
             "(SELECT count(*) FROM batch_cases WHERE batch_id = batches.id), "
             "agreements_requested, agreement_strata, "
             "(SELECT count(*) FROM batch_cases WHERE batch_id = batches.id "
-            "AND population = 'agreement') FROM batches WHERE id = ?",
+            "AND population = 'agreement'), rubric FROM batches WHERE id = ?",
             (batch_id,),
         ).fetchone()
         batch, run, created, baseline, seed, requested, disagreements, strata, size = row[:9]
-        agreements_requested, agreement_strata, agreements_sampled = row[9:]
+        agreements_requested, agreement_strata, agreements_sampled, rubric = row[9:]
         return BatchInfo(
             batch,
             run,
@@ -235,6 +258,7 @@ class Batches:
             agreements_requested,
             None if agreement_strata is None else orjson.loads(agreement_strata),
             agreements_sampled,
+            None if rubric is None else orjson.loads(rubric),
         )
 
     def all_batches(self) -> list[BatchInfo]:
@@ -245,7 +269,7 @@ class Batches:
     def cases(self, batch_id: int) -> list[BatchCase]:
         """The batch's cases in labelling order."""
         rows = self.db.execute(
-            "SELECT position, case_id, stratum, verdicts, view, population FROM batch_cases "
+            "SELECT position, case_id, stratum, verdicts, view, population, entry FROM batch_cases "
             "WHERE batch_id = ? ORDER BY position",
             (batch_id,),
         )
@@ -254,7 +278,7 @@ class Batches:
     def case(self, batch_id: int, position: int) -> BatchCase | None:
         """The case at this position (1 is the first), or None past the end."""
         row = self.db.execute(
-            "SELECT position, case_id, stratum, verdicts, view, population FROM batch_cases "
+            "SELECT position, case_id, stratum, verdicts, view, population, entry FROM batch_cases "
             "WHERE batch_id = ? AND position = ?",
             (batch_id, position),
         ).fetchone()
@@ -392,7 +416,8 @@ def check_label(
 
 
 def _batch_case(row: tuple[Any, ...]) -> BatchCase:
-    position, case_id, stratum, verdicts, view, population = row
+    position, case_id, stratum, verdicts, view, population, entry = row
     return BatchCase(
-        position, case_id, stratum, orjson.loads(verdicts), unpack_json(view), population
-    )
+        position, case_id, stratum, orjson.loads(verdicts), unpack_json(view), population,
+        None if entry is None else orjson.loads(entry),
+    )  # fmt: skip

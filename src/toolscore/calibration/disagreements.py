@@ -221,8 +221,8 @@ def rescored_views(
     """Each wanted case scored again from the (line number, line) of a cases and an outputs
     file: the case, its labelling view (with `light`, only what the stratum needs), its
     stored report JSON and the tool of each stored mismatch (both from `stored_of`)."""
-    cases = _cases(case_lines, specs, sources[0], wanted)
-    outputs = _outputs(output_lines, sources[1], wanted)
+    cases = wanted_cases(case_lines, specs, sources[0], wanted)
+    outputs = wanted_outputs(output_lines, sources[1], wanted)
     groups = join_groups_by_id(
         cases, outputs, lambda c: (c.id, c.line), lambda t: (t.case_id, t.line), sources=sources
     )
@@ -245,9 +245,10 @@ def _stored_trial(case: Case, found: list[Trajectory], trial: Any) -> Trajectory
     return found[0] if found else Trajectory(case.id, (), missing=True)
 
 
-def _cases(
+def wanted_cases(
     lines: Iterable[tuple[int, bytes]], specs: SpecSet, source: str, wanted: Collection[str]
 ) -> Iterator[Case]:
+    """The cases of a stored cases file (its numbered lines) whose ids are `wanted`."""
     for number, raw in lines:
         if _other_case(raw, wanted):
             continue
@@ -256,9 +257,10 @@ def _cases(
             yield parse_case(data, specs, source, number, has_markers=may_hold_markers(raw))
 
 
-def _outputs(
+def wanted_outputs(
     lines: Iterable[tuple[int, bytes]], source: str, wanted: Collection[str]
 ) -> Iterator[Trajectory]:
+    """The outputs of a stored outputs file (its numbered lines) whose ids are `wanted`."""
     for number, raw in lines:
         if _other_case(raw, wanted):
             continue

@@ -12,6 +12,7 @@ from rich.text import Text
 from toolscore.calibration.agreement import Agreement
 from toolscore.calibration.batches import SCORERS, BatchInfo
 from toolscore.calibration.calibrate import PERSON_LABELS, Calibration
+from toolscore.calibration.rubric_calibrate import RubricCalibration
 from toolscore.report.printable import printable, safe_text
 from toolscore.report.terminal import LINES_PER_CASE, capped, interval, percent
 from toolscore.rules import show
@@ -19,7 +20,20 @@ from toolscore.rules import show
 
 def render_batch(out: Console, info: BatchInfo, labelled: int) -> None:
     """A batch: its run, baseline, seed, size, and the run's disagreements (and agreements,
-    when sampled) per stratum."""
+    when sampled) per stratum; a rubric batch its rubric and the run's entries per score."""
+    if info.rubric is not None:
+        unscored = info.rubric.get("unscored", 0)
+        out.print(
+            safe_text(
+                f"batch {info.id} · run {info.run_id} · rubric {info.rubric['name']} "
+                f"({info.rubric['kind']}) · seed {info.seed} · {info.size} of "
+                f"{info.disagreements} scored entries sampled · {unscored} unscored not "
+                f"sampled · {labelled} labelled",
+                style="bold",
+            )
+        )
+        _strata_table(out, f"Scored entries in the run ({info.rubric['strata_by']})", info.strata)
+        return
     sampled = info.size - info.agreements_sampled
     agreeing = ""
     if info.agreement_strata is not None:
@@ -218,3 +232,62 @@ def _render_bug_rate(out: Console, result: Calibration) -> None:
         ),
         soft_wrap=True,
     )
+
+
+def render_rubric_calibration(out: Console, result: RubricCalibration) -> None:
+    """The calibration of a rubric batch in the terminal."""
+    info = result.batch
+    assert info.rubric is not None
+    who = result.chosen_labeller or (
+        ", ".join(result.labellers) + (" (majority)" if len(result.labellers) > 1 else "")
+    )
+    counts = " · ".join(f"{result.person_labels.get(k, 0)} {k}" for k in PERSON_LABELS)
+    out.print(
+        safe_text(
+            f"batch {info.id} · run {info.run_id} · rubric {info.rubric['name']} "
+            f"({info.rubric['kind']}) · labels by {who or 'nobody yet'}: {counts} · "
+            f"{result.unlabelled} unlabelled",
+            style="bold",
+        )
+    )
+    found = result.agreement
+    kappa = (
+        f"{found.kappa:.2f}" if found.kappa is not None else f"undefined ({found.kappa_undefined})"
+    )
+    out.print(
+        safe_text(
+            f"the person against the rubric (unsure left out): {found.agreed}/{found.n} agreed "
+            f"({percent(found.rate)}, 95% CI {interval(result.rate_interval)}); "
+            f"Cohen's kappa {kappa}"
+        ),
+        soft_wrap=True,
+    )
+    confusion = Table(title="Confusion: person (rows) by rubric verdict", title_justify="left")
+    confusion.add_column("person")
+    confusion.add_column("rubric pass", justify="right")
+    confusion.add_column("rubric fail", justify="right")
+    for label in PERSON_LABELS:
+        cell = result.confusion[label]
+        confusion.add_row(label, str(cell["passed"]), str(cell["failed"]))
+    out.print(confusion)
+    per = Table(title=f"By score stratum ({info.rubric['strata_by']})", title_justify="left")
+    per.add_column("stratum")
+    per.add_column("in run", justify="right")
+    per.add_column("labelled", justify="right")
+    per.add_column("agreed", justify="right")
+    for s in result.strata:
+        rate = percent(s.agreed / s.labelled) if s.labelled else "-"
+        per.add_row(safe_text(s.stratum), str(s.in_run), str(s.labelled), f"{s.agreed} ({rate})")
+    out.print(per)
+    if info.rubric.get("unscored"):
+        out.print(f"{info.rubric['unscored']} unscored entries of the run were not sampled")
+    accuracy = result.accuracy
+    if accuracy.value is None:
+        out.print(Text(f"rubric's accuracy on the run: {accuracy.note}"), soft_wrap=True)
+        return
+    line = (
+        f"rubric's accuracy on the run's {accuracy.run_cases} scored entries: about "
+        f"{percent(accuracy.value)} (95% CI {interval(accuracy.interval)}), from "
+        f"{accuracy.labelled} labelled, {accuracy.right} judged right; {accuracy.method}"
+    )
+    out.print(Text(line + (f"; {accuracy.note}" if accuracy.note else "")), soft_wrap=True)

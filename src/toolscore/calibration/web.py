@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolscore.calibration.batches import LABELS, MAX_NOTE, Batches, Label
 from toolscore.calibration.page import case_page, visible
+from toolscore.calibration.rubric_page import WORDS, rubric_item_page
 from toolscore.errors import InputError
 from toolscore.store import DEFAULT_PATH, Store, open_store
 
@@ -90,6 +91,7 @@ def create_app(store_path: str | Path, batch_id: int, labeller: str, token: str)
             session.positions = await session.store.call(
                 lambda batches: {case.position: case.case_id for case in batches.cases(batch_id)}
             )
+            session.rubric = await session.store.call(lambda batches: batches.info(batch_id).rubric)
             yield
         finally:
             await session.store.close()
@@ -160,6 +162,8 @@ class _Session:
     store: _StoreThread = field(init=False)
     positions: dict[int, str] = field(default_factory=dict)
     """The batch's case ids by position (a batch never changes once made)."""
+    rubric: dict[str, Any] | None = None
+    """A rubric batch's rubric (its items get the rubric page); None for calls."""
 
     def __post_init__(self) -> None:
         self.store = _StoreThread(self.store_path)
@@ -199,6 +203,20 @@ class _Session:
         label = progress.mine.get(case.case_id)
         ordered = sorted(self.positions)
         index = ordered.index(position) if position in ordered else -1
+        if self.rubric is not None:
+            context = {
+                **self._frame(progress),
+                "position": position,
+                "number": index + 1,
+                "page": rubric_item_page(case, label, self.rubric),
+                "label": label,
+                "labels": LABELS,
+                "max_note": MAX_NOTE,
+                "others": progress.others.get(case.case_id, []) if label is not None else [],
+                "prev": ordered[index - 1] if index > 0 else None,
+                "next": ordered[index + 1] if 0 <= index < len(ordered) - 1 else None,
+            }
+            return self._render(request, "rubric.html", context)
         context = {
             **self._frame(progress),
             "position": position,
@@ -317,6 +335,8 @@ class _Session:
             "labelled": len(progress.mine),
             "size": len(self.positions),
             "token": self.token,
+            "rubric_batch": self.rubric is not None,
+            "words": WORDS if self.rubric is not None else {name: name for name in LABELS},
         }
 
     def _render(

@@ -17,7 +17,13 @@ from toolscore.calibration.batches import Batches
 from toolscore.calibration.calibrate import calibrate
 from toolscore.calibration.disagreements import DEFAULT_SIZE, sample_disagreements
 from toolscore.calibration.labels_io import FORMATS, export_rows, file_format, import_labels, render
-from toolscore.calibration.terminal import render_batch, render_calibration
+from toolscore.calibration.rubric_calibrate import calibrate_rubric
+from toolscore.calibration.rubric_sample import sample_rubric
+from toolscore.calibration.terminal import (
+    render_batch,
+    render_calibration,
+    render_rubric_calibration,
+)
 from toolscore.commands import console, input_errors
 from toolscore.commands.store import db_option, json_option, print_json
 from toolscore.errors import InputError
@@ -44,7 +50,7 @@ def _write(out_path: str | None, data: bytes) -> None:
 
 def batch_jsonl(batches: Batches, batch_id: int) -> bytes:
     """A batch as JSON Lines: one case a line with its stratum, population, verdicts and
-    view."""
+    view (an item of a rubric batch: its stratum, verdicts, view and stored entry)."""
     return b"".join(
         orjson.dumps(
             {
@@ -52,9 +58,10 @@ def batch_jsonl(batches: Batches, batch_id: int) -> bytes:
                 "position": case.position,
                 "case_id": case.case_id,
                 "stratum": case.stratum,
-                "population": case.population,
+                **({"population": case.population} if case.entry is None else {}),
                 "verdicts": case.verdicts,
                 "view": case.view,
+                **({} if case.entry is None else {"entry": case.entry}),
             }
         )
         + b"\n"
@@ -81,20 +88,31 @@ def batch_jsonl(batches: Batches, batch_id: int) -> bytes:
     help="Also sample K cases where the scorers agree (stratified, in proportion), so that "
     "the labels estimate the rule scorer's accuracy on the whole run.",
 )  # fmt: skip
+@click.option(
+    "--rubric", metavar="NAME",
+    help="Sample the run's scored results of this rubric instead, stratified by score, to "
+    "calibrate it (a judge, most often).",
+)  # fmt: skip
 @click.option("--out", "out_path", metavar="FILE", help="Also write the batch as JSON Lines.")
 @db_option
 @json_option
 @input_errors
 def disagreements_command(
-    run: str, vs: str, size: int, seed: int, agreements: int, out_path: str | None,
-    db_path: str | None, as_json: bool,
+    run: str, vs: str, size: int, seed: int, agreements: int, rubric: str | None,
+    out_path: str | None, db_path: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Sample a stored run's cases where the rule scorer and a baseline disagree, stratified
-    by tool and deciding rule, into a labelling batch in the store."""
+    by tool and deciding rule, into a labelling batch in the store (with --rubric: the run's
+    results of one rubric, stratified by score)."""
     if agreements < 0:  # checked before the store is opened (the library checks it too)
         raise InputError("--agreements", f"must be 0 or more, not {agreements}")
+    if rubric is not None and agreements:
+        raise InputError("--agreements", "samples calls; a rubric batch has no agreements")
     with open_store(db_path, create=False) as store:
-        batch_id = sample_disagreements(store, run, vs, size, seed, agreements)
+        if rubric is not None:
+            batch_id = sample_rubric(store, run, rubric, size, seed)
+        else:
+            batch_id = sample_disagreements(store, run, vs, size, seed, agreements)
         info = store.batches.info(batch_id)
         if out_path is not None:
             write_atomically(out_path, batch_jsonl(store.batches, batch_id))
@@ -134,6 +152,16 @@ def batches_command(db_path: str | None, as_json: bool) -> None:
     for info in found:
         progress = ", ".join(f"{who} {n}/{info.size}" for who, n in labelled[info.id].items())
         agreeing = f" ({info.agreements_sampled} agreements)" if info.agreements_sampled else ""
+        if info.rubric is not None:
+            out.print(
+                printable(
+                    f"batch {info.id}: run {info.run_id}, rubric {info.rubric['name']}, "
+                    f"{info.size} items, seed {info.seed}, {info.created}; labelled: "
+                    f"{progress or 'not yet'}"
+                ),
+                soft_wrap=True,
+            )
+            continue
         out.print(
             printable(
                 f"batch {info.id}: run {info.run_id}, rules vs {info.baseline}, {info.size} "
@@ -200,6 +228,13 @@ def calibrate_command(
     """Agreement of the person with each scorer (counts and Cohen's kappa), between
     labellers, the confusion matrix, and the scorer bugs grouped by the rule that decided."""
     with open_store(db_path, read_only=True) as store:
+        if store.batches.info(batch).rubric is not None:
+            judged = calibrate_rubric(store.batches, batch, labeller)
+            if as_json:
+                print_json(judged.to_json())
+            else:
+                render_rubric_calibration(console(), judged)
+            return
         result = calibrate(store.batches, batch, labeller)
     if as_json:
         print_json(result.to_json())

@@ -179,6 +179,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             ) WITHOUT ROWID""",
         ),
     ),
+    Migration(
+        "rubric batches: labelling batches that sample a run's results of one rubric",
+        (
+            # The rubric a batch samples, as JSON (name, kind, definition, how scores were
+            # stratified, the run's unscored entries); NULL for a batch of calls.
+            "ALTER TABLE batches ADD COLUMN rubric TEXT",
+            # A rubric batch's item: the stored entry (case, plan call, argument, score,
+            # passed, reason) as JSON, shown only once labelled; NULL in a batch of calls.
+            "ALTER TABLE batch_cases ADD COLUMN entry TEXT",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
