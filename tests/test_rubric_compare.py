@@ -33,10 +33,14 @@ tools:
 
 IDS = ["c1", "c2", "c3", "c4", "c5", "c6"]
 LONG = "Dear Di, this is far too long a text"
-A = {"c1": ["Dear Ann"], "c2": ["Hi Ann"], "c3": ["Hi"], "c4": ["Dear Cy"], "c5": ["Hi", "Hi"],
-     "c6": ["Dear Ed"]}  # fmt: skip
-B = {"c1": ["Dear Ann"], "c2": ["Dear Ann"], "c3": ["Dear Bo"], "c4": ["Yo Cy"],
-     "c5": ["Dear Di", LONG], "c6": [7]}  # fmt: skip
+A: dict[str, list[Any]] = {
+    "c1": ["Dear Ann"], "c2": ["Hi Ann"], "c3": ["Hi"], "c4": ["Dear Cy"], "c5": ["Hi", "Hi"],
+    "c6": ["Dear Ed"],
+}  # fmt: skip
+B: dict[str, list[Any]] = {
+    "c1": ["Dear Ann"], "c2": ["Dear Ann"], "c3": ["Dear Bo"], "c4": ["Yo Cy"],
+    "c5": ["Dear Di", LONG], "c6": [7],
+}  # fmt: skip
 # By hand (score, passed) of each entry, A -> B:
 #   c1 (1, P) -> (1, P)        both pass
 #   c2 (.5, F) -> (1, P)       n01
@@ -75,9 +79,10 @@ def write(folder: Path, cases_order: list[str] = IDS, name: str = "cases.jsonl")
     return folder
 
 
-def save(folder: Path, outputs: str, cases: str = "cases.jsonl", *extra: str) -> None:
+def save(folder: Path, outputs_name: str, cases: str = "cases.jsonl", *extra: str) -> None:
     args = ["score", "--specs", str(folder / "tools.yaml"), "--cases", str(folder / cases),
-            "--outputs", str(folder / outputs), "--db", str(folder / "r.db"), *extra]  # fmt: skip
+            "--outputs", str(folder / outputs_name), "--db", str(folder / "r.db"),
+            *extra]  # fmt: skip
     result = invoke(*args)
     assert result.exit_code == 0, result.output
 
