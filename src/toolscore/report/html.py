@@ -170,7 +170,7 @@ def _rubrics(block: Any) -> dict[str, Any] | None:
     interval, and the commonest unscored reasons; None when the run has no rubric results."""
     if not isinstance(block, Mapping):
         return None
-    tables = {}
+    tables: dict[str, Any] = {}
     for group in ("per_rubric", "per_argument"):
         rows = []
         for name, stats in sorted(block.get(group, {}).items()):
