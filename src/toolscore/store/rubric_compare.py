@@ -18,46 +18,48 @@ from toolscore.paired import CONFIDENCE, Clusters, PairedTest, cluster_test
 from toolscore.store.database import RunInfo
 from toolscore.store.rubrics import has_rubric_table
 
-_SCORED = "a.passed IS NOT NULL AND a.score IS NOT NULL"
-
 _PAIRS_SAME_CASES = "SELECT seq, seq FROM results WHERE run_id = ?"
 _PAIRS_OTHER_CASES = """SELECT a.seq, b.seq FROM results AS a
     JOIN temp.rubric_ids AS b ON b.case_id = a.case_id WHERE a.run_id = ?"""
 
-_SHARED = """
-    SELECT {key}, count(*), sum(a.passed), sum(b.passed),
-           sum(a.passed = 0 AND b.passed = 1), sum(a.passed = 1 AND b.passed = 0),
-           sum(a.score), sum(b.score)
+_CELLS = """
+    CREATE TEMP TABLE rubric_cells AS
+    SELECT a.rubric AS rubric, a.tool || '.' || a.argument AS argument, a.seq AS seq,
+           sum(b.passed - a.passed) AS difference, count(*) AS entries,
+           sum(a.passed) AS passed_a, sum(b.passed) AS passed_b,
+           sum(a.passed = 0 AND b.passed = 1) AS n01, sum(a.passed = 1 AND b.passed = 0) AS n10,
+           sum(a.score) AS score_a, sum(b.score) AS score_b
     FROM rubric_results AS a
     JOIN temp.rubric_pairs AS p ON p.seq_a = a.seq
     JOIN rubric_results AS b ON b.run_id = ? AND b.seq = p.seq_b AND b.plan_call = a.plan_call
          AND b.argument = a.argument AND b.rubric = a.rubric
-    WHERE a.run_id = ? AND {scored} AND b.passed IS NOT NULL AND b.score IS NOT NULL
-    GROUP BY 1
+    WHERE a.run_id = ? AND a.passed IS NOT NULL AND a.score IS NOT NULL
+          AND b.passed IS NOT NULL AND b.score IS NOT NULL
+    GROUP BY a.seq, a.rubric, a.tool, a.argument
 """
-"""Per group: shared scored entries, passes in A and B, n01, n10, score sums."""
+"""The entries both runs scored, joined once and summed per case and (rubric, argument)."""
 
 _PATTERNS = """
-    SELECT name, difference, entries, count(*) FROM (
-        SELECT {key} AS name, a.seq, sum(b.passed - a.passed) AS difference,
-               count(*) AS entries
-        FROM rubric_results AS a
-        JOIN temp.rubric_pairs AS p ON p.seq_a = a.seq
-        JOIN rubric_results AS b ON b.run_id = ? AND b.seq = p.seq_b
-             AND b.plan_call = a.plan_call AND b.argument = a.argument AND b.rubric = a.rubric
-        WHERE a.run_id = ? AND {scored} AND b.passed IS NOT NULL AND b.score IS NOT NULL
-        GROUP BY 1, 2
+    SELECT name, difference, entries, count(*), sum(passed_a), sum(passed_b), sum(n01),
+           sum(n10), sum(score_a), sum(score_b)
+    FROM (
+        SELECT {key} AS name, seq, sum(difference) AS difference, sum(entries) AS entries,
+               sum(passed_a) AS passed_a, sum(passed_b) AS passed_b, sum(n01) AS n01,
+               sum(n10) AS n10, sum(score_a) AS score_a, sum(score_b) AS score_b
+        FROM temp.rubric_cells GROUP BY 1, 2
     ) GROUP BY 1, 2, 3
 """
-"""Per group: how many cases have each (sum of B - A passes, entries) pattern."""
+"""Per rubric (or argument): how many cases have each (sum of B - A passes, entries)
+pattern, with the sums the rates, McNemar's counts and the mean scores need."""
 
 _EACH_RUN = """
-    SELECT {key}, count(*), sum(a.passed IS NULL OR a.score IS NULL)
-    FROM rubric_results AS a WHERE a.run_id = ? GROUP BY 1
+    SELECT rubric, tool || '.' || argument, count(*), sum(passed IS NULL OR score IS NULL)
+    FROM rubric_results WHERE run_id = ? GROUP BY 1, 2
 """
-"""Per group: a run's entries and how many it left unscored (all its cases)."""
+"""A run's entries and how many it left unscored (all its cases), per rubric and argument."""
 
-_KEYS = {"per_rubric": "a.rubric", "per_argument": "a.tool || '.' || a.argument"}
+_GROUPS = {"per_rubric": ("rubric", 0), "per_argument": ("argument", 1)}
+"""Each grouping: its column in `rubric_cells`, and its place in an `_EACH_RUN` row."""
 
 
 @dataclass(frozen=True)
@@ -152,11 +154,17 @@ def compare_rubrics(
     if held is None:
         return None
     db.execute("DROP TABLE IF EXISTS temp.rubric_pairs")
+    db.execute("DROP TABLE IF EXISTS temp.rubric_cells")
     db.execute("CREATE TEMP TABLE rubric_pairs (seq_a INTEGER PRIMARY KEY, seq_b INTEGER)")
     try:
         _pair_cases(db, a, b)
-        groups = {group: _moves(db, a, b, group, seed=seed, resamples=resamples) for group in _KEYS}
+        db.execute(_CELLS, (b.id, a.id))
+        runs = [list(db.execute(_EACH_RUN, (run.id,))) for run in (a, b)]
+        groups = {
+            group: _moves(db, runs, group, seed=seed, resamples=resamples) for group in _GROUPS
+        }
     finally:
+        db.execute("DROP TABLE IF EXISTS temp.rubric_cells")
         db.execute("DROP TABLE temp.rubric_pairs")
     return RubricComparison(groups["per_rubric"], groups["per_argument"], seed, resamples)
 
@@ -179,30 +187,37 @@ def _pair_cases(db: sqlite3.Connection, a: RunInfo, b: RunInfo) -> None:
 
 
 def _moves(
-    db: sqlite3.Connection, a: RunInfo, b: RunInfo, group: str, *, seed: int, resamples: int
+    db: sqlite3.Connection,
+    runs: list[list[tuple[Any, ...]]],
+    group: str,
+    *,
+    seed: int,
+    resamples: int,
 ) -> list[RubricMove]:
-    key = _KEYS[group]
-    runs = [
-        {row[0]: (row[1], row[2]) for row in db.execute(_EACH_RUN.format(key=key), (run.id,))}
-        for run in (a, b)
-    ]
-    shared = {
-        row[0]: row[1:] for row in db.execute(_SHARED.format(key=key, scored=_SCORED), (b.id, a.id))
-    }
-    patterns: dict[str, list[tuple[int, int, int]]] = {}
-    for name, difference, entries, count in db.execute(
-        _PATTERNS.format(key=key, scored=_SCORED), (b.id, a.id)
-    ):
-        patterns.setdefault(name, []).append((difference, entries, count))
+    """The moves of one grouping (`per_rubric` or `per_argument`), by name."""
+    column, place = _GROUPS[group]
+    counts: list[dict[str, list[int]]] = [{}, {}]
+    for mine, rows in zip(counts, runs, strict=True):
+        for row in rows:
+            both = mine.setdefault(row[place], [0, 0])
+            both[0] += row[2]
+            both[1] += row[3]
+    patterns: dict[str, list[tuple[Any, ...]]] = {}
+    for name, *sums in db.execute(_PATTERNS.format(key=column)):
+        patterns.setdefault(name, []).append(tuple(sums))
     moves = []
-    for name in sorted(runs[0].keys() | runs[1].keys()):
-        entries_a, unscored_a = runs[0].get(name, (0, 0))
-        entries_b, unscored_b = runs[1].get(name, (0, 0))
+    for name in sorted(counts[0].keys() | counts[1].keys()):
+        entries_a, unscored_a = counts[0].get(name, (0, 0))
+        entries_b, unscored_b = counts[1].get(name, (0, 0))
         test, means, cases = None, None, 0
-        if name in shared:
-            n, passed_a, passed_b, n01, n10, score_a, score_b = shared[name]
-            clusters = Clusters(passed_a, passed_b, n01, n10, tuple(patterns[name]))
-            cases = clusters.clusters
+        if name in patterns:
+            rows = patterns[name]
+            passed_a, passed_b, n01, n10 = (sum(row[i] for row in rows) for i in range(3, 7))
+            score_a, score_b = (sum(row[i] for row in rows) for i in (7, 8))
+            clusters = Clusters(
+                passed_a, passed_b, n01, n10, tuple((row[0], row[1], row[2]) for row in rows)
+            )
+            cases, n = clusters.clusters, clusters.n
             label = f"rubric {name}" if group == "per_rubric" else f"rubrics on {name}"
             test = cluster_test(f"{label} pass rate", clusters, seed=seed, resamples=resamples)
             means = (score_a / n, score_b / n)
