@@ -20,6 +20,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Route, ex
 
 from test_label_browser import CHROMIUM_FLAGS, WAIT_MS, chromium
 from test_report_html import PWN, run, score_args, write_inputs
+from test_report_rubrics import scored_page
 from toolscore.report.embed import Caps, select_cases
 from toolscore.report.html import Provenance, report_html
 from toolscore.report.page import write_page
@@ -232,6 +233,64 @@ def test_a_replayed_case_shows_its_state_diff_and_replayed_calls(
     expect(detail.locator("h5").filter(has_text="Replayed calls")).to_have_count(1)
     expect(detail.locator("ol.replayed li")).to_have_count(2)
     expect(detail.locator(".diff").first).to_be_visible()
+    assert watched.errors == []
+    assert watched.requests == [page_path.as_uri()]
+    page.close()
+
+
+def test_rubric_entries_open_inert_and_the_rubric_filter_works(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """A case's rubric entries show their argument and reason (agent text) as text; the
+    rubric filter keeps the cases with a failed, an unscored or only passing rubrics."""
+    _, _, report = scored_page(tmp_path)
+    page_path = tmp_path / "report.html"
+    entries = {case["id"]: case.get("rubrics", []) for case in report["cases"]}
+    failed = [i for i, es in entries.items() if any(e["passed"] is False for e in es)]
+    unscored = [i for i, es in entries.items() if any(e["unscored"] for e in es)]
+    assert (sorted(failed), sorted(unscored)) == (
+        ["absent", "bad"],
+        ["absent", "bad", "no-rubric", "unscored"],
+    )
+    watched = Watched(browser.new_page(viewport={"width": 1280, "height": 900}))
+    page = watched.page
+    page.goto(page_path.as_uri())
+    expect(page.locator("#rubrics-rubric tr[data-rubric-rubric]")).to_have_count(2)
+    expect(page.locator("#rubrics-argument code").filter(has_text="onerror")).to_have_count(1)
+    for wanted, ids in (
+        ("failed", failed),
+        ("unscored", unscored),
+        ("failed-or-unscored", sorted(set(failed) | set(unscored))),
+        ("passed", ["ok"]),
+    ):
+        page.select_option("#f-rubric", wanted)
+        expect(page.locator("#case-rows tr")).to_have_count(len(ids))
+        shown = page.locator("#case-rows code.case-id").all_inner_texts()
+        assert sorted(shown) == sorted(ids), wanted
+    page.select_option("#f-rubric", "failed")
+    page.fill("#f-search", "bad")
+    page.click("#case-rows tr")
+    detail = page.locator("#case-detail")
+    rows = detail.locator("table.rubric-entries tr.rubric-entry")
+    expect(rows).to_have_count(2)  # names_order failed; short unscored (no memo sent)
+    failing = detail.locator("tr.rubric-entry.failed")
+    expect(failing).to_have_count(1)
+    expect(failing.locator("td").nth(0)).to_have_text("names_order")
+    expect(failing.locator("td").nth(1).locator("code")).to_have_text(f"refund.{PWN}")
+    expect(failing.locator("td.reason")).to_contain_text('<img src=x onerror="window.__pwned=1"')
+    expect(failing.locator("td").nth(2)).to_have_text("0")
+    expect(failing.locator("td").nth(5)).to_have_text("fresh")
+    page.click("#f-reset")
+    page.fill("#f-search", "absent")
+    page.click("#case-rows tr")
+    expect(rows).to_have_count(2)
+    expect(detail.locator("tr.rubric-entry.unscored td.reason")).to_have_text(
+        "the produced call does not send this argument"
+    )
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("img").count() == 0
+    assert page.locator("#case-detail script").count() == 0
+    assert watched.dialogs == []
     assert watched.errors == []
     assert watched.requests == [page_path.as_uri()]
     page.close()

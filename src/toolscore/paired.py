@@ -48,6 +48,9 @@ class PairedTest(NamedTuple):
     method: str
     """How the interval was drawn: `bootstrap` (scipy.stats.bootstrap over cases),
     `multinomial` (resample counts, for large runs) or `none` (one case, or no spread)."""
+    unit: str = "case"
+    """What `n`, `n01` and `n10` count: cases, or rubric entries (`entry`) whose cases are
+    resampled together (`cluster_test`)."""
 
     @property
     def difference(self) -> float:
@@ -65,7 +68,7 @@ class PairedTest(NamedTuple):
         """The result in plain words, with its numbers."""
         numbers = (
             f"B - A = {_points(self.difference)} over {self.n} shared "
-            + ("case" if self.n == 1 else "cases")
+            + _units(self.unit, self.n)
             + (
                 f", 95% interval [{_points(self.low)}, {_points(self.high)}]"
                 if self.low is not None and self.high is not None
@@ -106,6 +109,13 @@ class PairedTest(NamedTuple):
             "detectable": self.detectable,
             "sentence": self.sentence(),
         }
+
+
+def _units(unit: str, n: int) -> str:
+    """`case`/`cases`, `entry`/`entries`."""
+    if n == 1:
+        return unit
+    return unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
 
 
 def _points(value: float | None) -> str:
@@ -229,6 +239,115 @@ def _interval(
         np.mean,
         n_resamples=resamples,
         batch=max(1, _BATCH_CELLS // n),
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        rng=rng,
+    )
+    interval = result.confidence_interval
+    return float(interval.low), float(interval.high), "bootstrap"
+
+
+class Clusters(NamedTuple):
+    """Paired pass/fail verdicts that come in clusters (a case's rubric entries): the counts
+    McNemar's test and the rates need, and `patterns`, how many clusters have each
+    (sum of B - A over the cluster's entries, entries in the cluster). The resampling unit
+    is the cluster, so that the entries of one case move together."""
+
+    a_passed: int
+    b_passed: int
+    n01: int
+    """Entries that failed in A and passed in B."""
+    n10: int
+    """Entries that passed in A and failed in B."""
+    patterns: tuple[tuple[int, int, int], ...]
+    """(difference, entries, clusters): `clusters` clusters of `entries` entries each whose
+    B - A passes add up to `difference`."""
+
+    @property
+    def n(self) -> int:
+        """How many entries."""
+        return sum(entries * count for _, entries, count in self.patterns)
+
+    @property
+    def clusters(self) -> int:
+        """How many clusters (cases)."""
+        return sum(count for *_, count in self.patterns)
+
+
+def cluster_test(
+    metric: str,
+    clusters: Clusters,
+    *,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+    budget: int = RESAMPLING_BUDGET,
+) -> PairedTest | None:
+    """The paired test of verdicts in clusters; None when there is no entry.
+
+    B - A is the difference of the two pass rates over every entry; its percentile bootstrap
+    interval resamples clusters (the ratio of the resample's summed differences to its
+    summed entries). McNemar's exact test counts discordant entries. With one cluster, or
+    when every cluster has the same B - A per entry, the interval is absent or the observed
+    difference. Above `budget` resampled clusters, each resample is a multinomial draw of
+    how many clusters of each pattern it holds (the same distribution, as in `table_test`).
+    """
+    n = clusters.n
+    if n == 0:
+        return None
+    low, high, method = _cluster_interval(clusters, seed, resamples, budget)
+    return PairedTest(
+        metric,
+        n,
+        clusters.a_passed / n,
+        clusters.b_passed / n,
+        low,
+        high,
+        clusters.n01,
+        clusters.n10,
+        mcnemar_exact(clusters.n01, clusters.n10),
+        seed,
+        resamples,
+        method,
+        "entry",
+    )
+
+
+def _cluster_interval(
+    clusters: Clusters, seed: int, resamples: int, budget: int
+) -> tuple[float | None, float | None, str]:
+    """The percentile bootstrap interval of sum(differences) / sum(entries) over clusters."""
+    import numpy as np  # noqa: PLC0415 - numpy and scipy only when a comparison runs
+    from scipy.stats import bootstrap, multinomial  # noqa: PLC0415
+
+    patterns = [p for p in sorted(clusters.patterns) if p[2] > 0]
+    count = clusters.clusters
+    if count < 2:
+        return None, None, "none"
+    differences = np.array([p[0] for p in patterns], dtype=float)
+    entries = np.array([p[1] for p in patterns], dtype=float)
+    weights = np.array([p[2] for p in patterns])
+    ratios = differences / entries
+    if np.all(ratios == ratios[0]):
+        value = float(ratios[0])
+        return value, value, "none"
+    rng = np.random.default_rng(seed)
+    tail = 100 * (1 - CONFIDENCE) / 2
+    if count * resamples > budget:
+        drawn = multinomial.rvs(count, weights / count, size=resamples, random_state=rng)
+        means = (drawn @ differences) / (drawn @ entries)
+        low, high = np.percentile(means, [tail, 100 - tail])
+        return float(low), float(high), "multinomial"
+
+    def ratio(d: Any, m: Any, axis: int = -1) -> Any:
+        return d.sum(axis=axis) / m.sum(axis=axis)
+
+    result = bootstrap(
+        (np.repeat(differences, weights), np.repeat(entries, weights)),
+        ratio,
+        paired=True,
+        vectorized=True,
+        n_resamples=resamples,
+        batch=max(1, _BATCH_CELLS // count),
         confidence_level=CONFIDENCE,
         method="percentile",
         rng=rng,

@@ -254,7 +254,8 @@ def compare_command(
 ) -> None:
     """Compare two stored runs: metrics side by side, B - A on the shared cases with a paired
     bootstrap 95% interval and McNemar's exact test, the cases whose verdict flipped and the
-    rule (and spec change) that decided each."""
+    rule (and spec change) that decided each; and, when the runs have rubric results, each
+    rubric's pass rates on the entries both scored, B - A with its interval over cases."""
     with open_store(db_path, read_only=True) as store:
         comparison = compare(store, run_a, run_b, seed=seed, resamples=resamples)
     if html_path:

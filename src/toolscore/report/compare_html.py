@@ -2,7 +2,8 @@
 
 It shows what `compare --json` gives, read from that JSON: each metric of both runs, the
 paired difference with its bootstrap interval, McNemar's counts and p-value and the plain
-sentence; per-tool and per-argument moves; and the cases that flipped, with the rule (and
+sentence; the rubric results paired per rubric and per argument (when either run has any);
+per-tool and per-argument moves; and the cases that flipped, with the rule (and
 spec change) that decided each, the first `MAX_FLIPS` of them.
 """
 

@@ -33,6 +33,10 @@ COUNTS = (
     ("unread_cases", "cases with an unread transcript part"),
 )
 SCORERS = (("exact", "exact JSON"), ("lowercase", "lowercase"))
+MAX_RUBRIC_ROWS = 200
+"""Rubric rows listed at most in each table (per rubric, per argument)."""
+TOP_REASONS = 3
+"""Unscored reasons shown beside each rubric row (the report JSON keeps them all)."""
 MAX_CASE_BYTES = 200_000
 """A case whose page JSON is larger is embedded without its values (`slimmed`)."""
 MAX_LIST_ITEMS = 100
@@ -97,6 +101,7 @@ def report_html(
         caps=caps,
         has_details=bool(details),
         calibration=_calibration(head.get("calibration")),
+        rubrics=_rubrics(summary.get("rubrics")),
         cases_json=cases_json,
         bar_width=charts.BAR_WIDTH,
         row_height=charts.ROW_HEIGHT,
@@ -157,6 +162,35 @@ def _scorers(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     for row in rows:
         row["bar"] = charts.whisker(row["accuracy"], row["ci95"])
     return rows
+
+
+def _rubrics(block: Any) -> dict[str, Any] | None:
+    """The summary's `rubrics` block as the page's tables read it: per rubric and per
+    `tool.argument`, the numbers as the report JSON has them, a bar for the pass rate and its
+    interval, and the commonest unscored reasons; None when the run has no rubric results."""
+    if not isinstance(block, Mapping):
+        return None
+    tables: dict[str, Any] = {}
+    for group in ("per_rubric", "per_argument"):
+        rows = []
+        for name, stats in sorted(block.get(group, {}).items()):
+            rate = stats["pass_rate"]
+            reasons = stats["unscored"]["reasons"]
+            rows.append(
+                {
+                    "name": name,
+                    "n": stats["n"],
+                    "mean_score": stats["mean_score"],
+                    "rate": rate,
+                    "bar": charts.whisker(rate["value"], rate.get("ci95")),
+                    "unscored": stats["unscored"]["count"],
+                    "reasons": list(reasons.items())[:TOP_REASONS],
+                    "more_reasons": max(len(reasons) - TOP_REASONS, 0),
+                }
+            )
+        tables[group] = rows[:MAX_RUBRIC_ROWS]
+        tables[group + "_left"] = max(len(rows) - MAX_RUBRIC_ROWS, 0)
+    return {**tables, "tokens": block.get("tokens", 0)}
 
 
 def _calibration(block: Any) -> dict[str, Any] | None:
@@ -223,6 +257,12 @@ def slimmed(record: Mapping[str, Any], size: int) -> dict[str, Any]:
         }
         for m in record.get("mismatches", ())[:cut]
     ]
+    if record.get("rubrics"):
+        kept["rubrics"] = [
+            {**entry, "reason": str(entry.get("reason", ""))[:MAX_TEXT]}
+            | ({"unscored": str(entry["unscored"])[:MAX_TEXT]} if entry.get("unscored") else {})
+            for entry in record["rubrics"][:cut]
+        ]
     kept["slimmed"] = size
     return kept
 

@@ -20,6 +20,7 @@ from toolscore.specs import SpecSet
 from toolscore.store.codec import BASELINES, case_json
 from toolscore.store.database import RunInfo, Store
 from toolscore.store.restore import pointer_path
+from toolscore.store.rubric_compare import RubricComparison, compare_rubrics
 from toolscore.store.specdiff import LIST_ITEMS, Change, spec_diff
 
 _FLIPS_SAME_CASES = """
@@ -160,6 +161,8 @@ class Comparison:
     """Per tool: pass rates of both runs, largest move first."""
     argument_rates: list[RateMove] = field(default_factory=list)
     """Per `tool.argument`: pass rates of both runs, largest move first."""
+    rubrics: RubricComparison | None = None
+    """The rubric results of both runs, paired (None when neither run has any)."""
 
     def by_rule(self) -> list[tuple[str, str | None, str, str, int, Change | None]]:
         """Flips grouped by what decided them: (tool.argument, kind, code, direction, count,
@@ -210,7 +213,7 @@ class Comparison:
             "paired": [test.to_json() for test in self.paired],
             "per_tool": [move.to_json("tool") for move in self.tool_rates],
             "per_argument": [move.to_json("argument") for move in self.argument_rates],
-        }
+        } | ({} if self.rubrics is None else {"rubrics": self.rubrics.to_json()})
 
 
 class RateMove(NamedTuple):
@@ -290,6 +293,7 @@ def compare(
         shared,
         _rate_moves(summary_a["per_tool"], summary_b["per_tool"]),
         _rate_moves(summary_a["per_argument"], summary_b["per_argument"]),
+        compare_rubrics(store.db, a, b, seed=seed, resamples=resamples),
     )
 
 

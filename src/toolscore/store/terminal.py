@@ -14,6 +14,7 @@ from toolscore.report.terminal import LINES_PER_CASE, capped, mismatch_line, per
 from toolscore.store.compare import Cause, Comparison, RateMove
 from toolscore.store.database import RunInfo
 from toolscore.store.restore import result_from_json
+from toolscore.store.rubric_compare import RubricComparison
 from toolscore.store.specdiff import Change
 
 
@@ -115,6 +116,8 @@ def render_comparison(console: Console, comparison: Comparison, limit: int) -> N
         )
     console.print(table)
     _render_paired(console, comparison)
+    if comparison.rubrics is not None:
+        render_rubric_moves(console, comparison.rubrics)
     flips = comparison.flips
     down = sum(1 for f in flips if f.before)
     console.print(
@@ -215,6 +218,46 @@ def _render_paired(console: Console, comparison: Comparison) -> None:
         moved = [m for m in moves if m.difference]
         if moved:
             console.print(_moves_table(f"{title} whose pass rate moved most", moved))
+
+
+def render_rubric_moves(console: Console, rubrics: RubricComparison) -> None:
+    """Per rubric and per `tool.argument`: pass rates on the entries both runs scored, B - A
+    with its interval over cases, the mean score moved, McNemar's counts, unscored entries."""
+    for title, moves in (
+        ("Rubrics", rubrics.per_rubric),
+        ("Rubrics per argument", rubrics.per_argument),
+    ):
+        table = Table(
+            title=f"{title} (apart from the call score), paired on the entries both runs scored "
+            f"(bootstrap over cases, seed {rubrics.seed}, {rubrics.resamples} resamples)",
+            title_justify="left",
+        )
+        columns = ("name", "n (cases)", "A", "B", "B - A", "95% interval (pt)",
+                   "score B - A", "n01", "n10", "p", "unscored A/B")  # fmt: skip
+        for column in columns:
+            table.add_column(
+                column, justify="left" if column == "name" else "right", no_wrap=column != "name"
+            )
+        for move in moves:
+            test = move.test
+            table.add_row(
+                safe_text(move.name),
+                "0" if test is None else f"{test.n} ({move.cases})",
+                "-" if test is None else percent(test.a),
+                "-" if test is None else percent(test.b),
+                "-" if test is None else _signed(test.difference),
+                "-"
+                if test is None or test.low is None or test.high is None
+                else f"[{100 * test.low:+.1f}, {100 * test.high:+.1f}]",
+                "-" if move.score_difference is None else f"{move.score_difference:+.3f}",
+                "-" if test is None else str(test.n01),
+                "-" if test is None else str(test.n10),
+                "-" if test is None else f"{test.p_value:.3g}",
+                f"{move.unscored[0]}/{move.unscored[1]}",
+            )
+        console.print(table)
+    for move in rubrics.per_rubric:
+        console.print(safe_text(move.sentence(f"rubric {move.name}")), soft_wrap=True)
 
 
 def _moves_table(title: str, moves: Sequence[RateMove]) -> Table:

@@ -14,6 +14,7 @@
     search: $("f-search"), tool: $("f-tool"), arg: $("f-arg"), code: $("f-code"),
     verdict: $("f-verdict"), kind: $("f-kind"), disagree: $("f-disagree"), tag: $("f-tag")
   };
+  if ($("f-rubric")) filters.rubric = $("f-rubric");
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -59,7 +60,46 @@
     if (d === "any" && !c.disagree.length) return false;
     if (d === "none" && c.disagree.length) return false;
     if ((d === "exact" || d === "lowercase") && !has(c.disagree, d)) return false;
+    if (filters.rubric && filters.rubric.value && !rubricsMatch(c.rubrics || [], filters.rubric.value)) return false;
     return true;
+  }
+
+  function unscored(entry) { return entry.unscored !== null && entry.unscored !== undefined; }
+
+  /* Whether a case's rubric entries fit the rubric filter: some failed, some unscored,
+     either, or every one passed (a case with no rubric entry fits none of these). */
+  function rubricsMatch(entries, wanted) {
+    var failed = entries.some(function (e) { return !unscored(e) && e.passed === false; });
+    var left = entries.some(unscored);
+    if (wanted === "failed") return failed;
+    if (wanted === "unscored") return left;
+    if (wanted === "failed-or-unscored") return failed || left;
+    if (wanted === "passed") return entries.length > 0 && !failed && !left;
+    return true;
+  }
+
+  function rubricBlock(parent, entries) {
+    var s = section(parent, "Rubrics (apart from the call score)");
+    var table = add(s, el("table", "rubric-entries"));
+    var head = add(add(table, el("thead")), el("tr"));
+    ["rubric", "argument", "score", "result", "reason", "judgment"].forEach(function (t) {
+      add(head, el("th", null, t));
+    });
+    var body = add(table, el("tbody"));
+    entries.forEach(function (e) {
+      var left = unscored(e);
+      var tr = add(body, el("tr", "rubric-entry " + (left ? "unscored" : e.passed ? "passed" : "failed")));
+      add(add(tr, el("td")), el("code", null, e.rubric));
+      var where = add(tr, el("td"));
+      add(where, el("code", null, e.tool + "." + e.argument));
+      add(where, el("span", "index", " plan call #" + (e.plan_call + 1) +
+        (e.call === null || e.call === undefined ? ", no produced call" : ", call #" + (e.call + 1))));
+      add(tr, el("td", "num", e.score === null || e.score === undefined ? "\u2014" : e.score));
+      add(add(tr, el("td")), el("span", left ? "badge unscored" : e.passed ? "badge pass" : "badge fail",
+        left ? "unscored" : e.passed ? "passed" : "failed"));
+      add(tr, el("td", "reason", left ? e.unscored : e.reason));
+      add(tr, el("td", "hint", e.cached ? "cached" : left ? "" : "fresh"));
+    });
   }
 
   function verdictCell(passed) {
@@ -311,6 +351,7 @@
       var t = section(box, "Tool error of call #" + (err.call + 1) + " (" + err.name + ")");
       add(t, raw(err.result));
     });
+    if (c.rubrics && c.rubrics.length) rubricBlock(box, c.rubrics);
     if (c.state) stateBlock(box, c.state);
     box.scrollIntoView({ block: "nearest" });
   }
