@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -133,14 +134,14 @@ PERTURBATIONS: dict[str, Callable[[list[list[str]]], Result | None]] = {
 
 def bfcl_verdicts(
     entries: list[dict[str, Any]], truths: dict[str, Any], variants: dict[str, dict[str, Result]]
-) -> tuple[dict[tuple[str, str], bool], float]:
-    """BFCL's verdict per (entry, variant), and the time its checker took."""
+) -> tuple[dict[tuple[str, str], bool], tuple[float, float]]:
+    """BFCL's verdict per (entry, variant), and the time its checker took (wall, CPU)."""
     from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import (  # noqa: PLC0415
         multi_turn_checker,
     )
 
     verdicts = {}
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for entry in entries:
         for variant, result in variants[entry["id"]].items():
             decoded = [[step for step in turn if step] for turn in result]
@@ -148,13 +149,14 @@ def bfcl_verdicts(
                 decoded, truths[entry["id"]], dict(entry), "multi_turn", f"parity_{variant}"
             )
             verdicts[entry["id"], variant] = bool(checked["valid"])
-    return verdicts, time.perf_counter() - started
+    return verdicts, (time.perf_counter() - started, time.process_time() - cpu)
 
 
 def toolscore_verdicts(
     data: Path, answers: Path, variants: dict[str, dict[str, Result]], work: Path
-) -> tuple[dict[tuple[str, str], bool], float, float]:
-    """toolscore's verdict per (entry, variant), the conversion's time and the scoring's."""
+) -> tuple[dict[tuple[str, str], bool], float, tuple[float, float]]:
+    """toolscore's verdict per (entry, variant), the conversion's time and the scoring's
+    (wall, and the CPU time of the scoring process)."""
     started = time.perf_counter()
     converted, module = import_multi_turn(str(data), str(answers), out_dir=work)
     cases = []
@@ -170,14 +172,15 @@ def toolscore_verdicts(
             lines += convert_multi_turn({"id": f"{entry}~{variant}", "result": result}, "-", 0)
     (work / "outputs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     converting = time.perf_counter() - started
-    started = time.perf_counter()
+    started, before = time.perf_counter(), _children_cpu()
     subprocess.run(
         [sys.executable, "-m", "toolscore", "score", "--specs", str(work / "tools.yaml"),
          "--cases", str(work / "cases.jsonl"), "--outputs", str(work / "outputs.jsonl"),
-         "--env", "--json", str(work / "report.json"), "--show-failures", "0"],
+         "--env", "--json", str(work / "report.json"), "--show-failures", "0",
+         "--workers", "1"],
         check=False, stdout=subprocess.DEVNULL,
     )  # fmt: skip
-    scoring = time.perf_counter() - started
+    scoring = (time.perf_counter() - started, _children_cpu() - before)
     report = json.loads((work / "report.json").read_text())
     verdicts: dict[tuple[str, str], bool] = {}
     for case in report["cases"]:
@@ -187,6 +190,11 @@ def toolscore_verdicts(
         for variant in by_variant:
             verdicts.setdefault((entry, variant), True)  # no turn with calls: nothing to fail
     return verdicts, converting, scoring
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -235,9 +243,11 @@ def main() -> None:
         lines.append(f"| {variant} | {passes} | {fails} | {off} |")
     lines += [
         "",
-        f"Time: BFCL's multi_turn_checker {checking:.2f} s; toolscore {scoring:.2f} s "
-        f"(`score --env`, a process, start-up included; the conversion {converting:.2f} s "
-        f"more); ratio BFCL/toolscore {checking / scoring:.2f}.",
+        f"Time (CPU; wall in brackets): BFCL's multi_turn_checker {checking[1]:.2f} s "
+        f"[{checking[0]:.2f}]; toolscore {scoring[1]:.2f} s [{scoring[0]:.2f}] (`score --env "
+        f"--workers 1`, a process, start-up and call scoring included; the conversion "
+        f"{converting:.2f} s more); ratio BFCL/toolscore {checking[1] / scoring[1]:.2f} "
+        f"[{checking[0] / scoring[0]:.2f}].",
         f"Machine: {machine()}; toolscore {revision()}; "
         f"date {time.strftime('%Y-%m-%d', time.gmtime())}.",
     ]
