@@ -58,9 +58,7 @@ def state_verdicts(converted: Path, result: Path) -> dict[str, tuple[bool, list[
         "--json", str(report),
     )  # fmt: skip
     cases = json.loads(report.read_text())["cases"]
-    return {
-        c["id"]: (c["state_passed"], c["state"]["missing_results"]) for c in cases
-    }
+    return {c["id"]: (c["state_passed"], c["state"]["missing_results"]) for c in cases}
 
 
 def test_the_ground_truth_as_a_result_passes_every_turn(converted: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib
 import json
 import resource
 import subprocess
@@ -136,9 +137,8 @@ def bfcl_verdicts(
     entries: list[dict[str, Any]], truths: dict[str, Any], variants: dict[str, dict[str, Result]]
 ) -> tuple[dict[tuple[str, str], bool], tuple[float, float]]:
     """BFCL's verdict per (entry, variant), and the time its checker took (wall, CPU)."""
-    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import (  # noqa: PLC0415
-        multi_turn_checker,
-    )
+    checker = importlib.import_module("bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker")
+    multi_turn_checker = checker.multi_turn_checker
 
     verdicts = {}
     started, cpu = time.perf_counter(), time.process_time()
@@ -185,7 +185,7 @@ def toolscore_verdicts(
     verdicts: dict[tuple[str, str], bool] = {}
     for case in report["cases"]:
         key = tuple(case["id"].split("/")[0].split("~"))
-        verdicts[key] = verdicts.get(key, True) and case["state_passed"] is True  # type: ignore[index]
+        verdicts[key] = verdicts.get(key, True) and case["state_passed"] is True
     for entry, by_variant in variants.items():
         for variant in by_variant:
             verdicts.setdefault((entry, variant), True)  # no turn with calls: nothing to fail
@@ -219,7 +219,7 @@ def main() -> None:
             data, answers, {e["id"]: variants[e["id"]] for e in entries}, work
         )
         theirs, checking = bfcl_verdicts(entries, truths, variants)
-    table = Counter()
+    table: Counter[tuple[str, bool, bool]] = Counter()
     disagreements = []
     for key, verdict in theirs.items():
         agree = ours[key] == verdict

@@ -270,7 +270,12 @@ def env_module(tools: list[str], classes: str) -> str:
         "",
     ]
     for tool in tools:
-        lines += ["", f"def {tool}(state, **args):", f"    return _runtime.call(state, {tool!r}, args)", ""]
+        lines += [
+            "",
+            f"def {tool}(state, **args):",
+            f"    return _runtime.call(state, {tool!r}, args)",
+            "",
+        ]
     return "\n".join(lines)
 
 

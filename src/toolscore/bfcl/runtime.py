@@ -55,9 +55,7 @@ class Runtime:
     def _class(self, name: str) -> type:
         if self.source == BFCL_EVAL:
             if not self._paths:
-                config = importlib.import_module(
-                    "bfcl_eval.constants.executable_backend_config"
-                )
+                config = importlib.import_module("bfcl_eval.constants.executable_backend_config")
                 self._paths = config.CLASS_FILE_PATH_MAPPING
                 self._stateless = frozenset(config.STATELESS_CLASSES)
             if name not in self._paths:
@@ -175,9 +173,7 @@ def plain(value: Any, ancestors: tuple[int, ...] = ()) -> Any:
     if hasattr(value, "__dict__"):
         inner = (*ancestors, id(value))
         attributes = {
-            key: plain(item, inner)
-            for key, item in vars(value).items()
-            if not key.startswith("_")
+            key: plain(item, inner) for key, item in vars(value).items() if not key.startswith("_")
         }
         return {"$class": type(value).__name__, **attributes}
     return {"$repr": repr(value)}
