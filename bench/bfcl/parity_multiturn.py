@@ -9,7 +9,7 @@ when all its per-turn cases pass on state and results). Both are timed; every di
 listed by kind.
 
 Usage: PYTHONPATH=src bench/bfcl/.venv/bin/python bench/bfcl/parity_multiturn.py
-       [--category base] [--limit N] [--write]
+       [--category base miss_func miss_param long_context] [--limit N] [--write]
 """
 
 from __future__ import annotations
@@ -197,27 +197,20 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--category", default="base")
-    parser.add_argument("--limit", type=int, default=0)
-    parser.add_argument("--write", action="store_true", help="update bench/bfcl/PARITY.md")
-    options = parser.parse_args()
-    name = f"BFCL_v4_multi_turn_{options.category}.json"
+def compare(category: str, limit: int) -> str:
+    """Both scorers on one category; the results as Markdown."""
+    name = f"BFCL_v4_multi_turn_{category}.json"
     data, answers = data_dir() / name, data_dir() / "possible_answer" / name
     entries = read_lines(data)
     truths = {line["id"]: line["ground_truth"] for line in read_lines(answers)}
-    if options.limit:
-        entries = entries[: options.limit]
+    if limit:
+        entries = entries[:limit]
     variants: dict[str, dict[str, Result]] = {}
     for entry in entries:
         made = {v: f(truths[entry["id"]]) for v, f in PERTURBATIONS.items()}
         variants[entry["id"]] = {v: r for v, r in made.items() if r is not None}
     with tempfile.TemporaryDirectory() as folder:
-        work = Path(folder)
-        ours, converting, scoring = toolscore_verdicts(
-            data, answers, {e["id"]: variants[e["id"]] for e in entries}, work
-        )
+        ours, converting, scoring = toolscore_verdicts(data, answers, variants, Path(folder))
         theirs, checking = bfcl_verdicts(entries, truths, variants)
     table: Counter[tuple[str, bool, bool]] = Counter()
     disagreements = []
@@ -229,12 +222,13 @@ def main() -> None:
     total = len(theirs)
     agreed = total - len(disagreements)
     lines = [
-        f"Category `multi_turn_{options.category}`: {len(entries)} entries, {total} results "
-        f"(the ground truth and its perturbations). Agreement: {agreed}/{total} "
-        f"({100 * agreed / total:.2f}%).",
+        f"### multi_turn_{category}",
+        "",
+        f"{len(entries)} entries, {total} results (the ground truth and its perturbations). "
+        f"Agreement: {agreed}/{total} ({100 * agreed / total:.2f}%).",
         "",
         "| result | BFCL passes | BFCL fails | disagreements |",
-        "|---|---|---|---|",
+        "|---|---:|---:|---:|",
     ]
     for variant in PERTURBATIONS:
         passes = sum(n for (v, ok, _), n in table.items() if v == variant and ok)
@@ -244,17 +238,29 @@ def main() -> None:
     lines += [
         "",
         f"Time (CPU; wall in brackets): BFCL's multi_turn_checker {checking[1]:.2f} s "
-        f"[{checking[0]:.2f}]; toolscore {scoring[1]:.2f} s [{scoring[0]:.2f}] (`score --env "
-        f"--workers 1`, a process, start-up and call scoring included; the conversion "
-        f"{converting:.2f} s more); ratio BFCL/toolscore {checking[1] / scoring[1]:.2f} "
+        f"[{checking[0]:.2f}]; toolscore {scoring[1]:.2f} s [{scoring[0]:.2f}]; the conversion "
+        f"{converting:.2f} s more. Ratio BFCL/toolscore {checking[1] / scoring[1]:.2f} "
         f"[{checking[0] / scoring[0]:.2f}].",
-        f"Machine: {machine()}; toolscore {revision()}; "
-        f"date {time.strftime('%Y-%m-%d', time.gmtime())}.",
     ]
     if disagreements:
         lines += ["", "Disagreements (entry, result, BFCL, toolscore):", ""]
         lines += [f"- {k[0]} {k[1]}: BFCL {b}, toolscore {t}" for k, b, t in disagreements[:50]]
-    text = "\n".join(lines)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--category", nargs="+", default=["base"])
+    parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--write", action="store_true", help="update bench/bfcl/PARITY.md")
+    options = parser.parse_args()
+    parts = [compare(category, options.limit) for category in options.category]
+    parts.append(
+        f"toolscore: `score --env --workers 1`, one process, start-up and call scoring "
+        f"included. Machine: {machine()}; toolscore {revision()}; date "
+        f"{time.strftime('%Y-%m-%d', time.gmtime())}."
+    )
+    text = "\n\n".join(parts)
     print(text)
     if options.write:
         page = Path(__file__).parent / "PARITY.md"
