@@ -122,3 +122,21 @@ def test_objects_snapshot_as_their_public_attributes() -> None:
                            "children": {}}},
     }  # fmt: skip
     assert plain({1: {3, 2}}) == {"1": [2, 3]}
+
+
+def test_a_bad_results_from_plan_is_one_input_error(converted: Path) -> None:
+    cases = converted / "cases.jsonl"
+    lines = cases.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["results_from_plan"] = -1
+    cases.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    outputs = converted / "outputs.jsonl"
+    invoke("import", "bfcl-outputs", str(FIXTURE / "result_correct.json"), "--out", str(outputs))
+    result = CliRunner().invoke(
+        cli,
+        ["score", "--specs", str(converted / "tools.yaml"), "--cases", str(cases),
+         "--outputs", str(outputs), "--env"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "results_from_plan" in result.stderr
+    assert "an integer >= 0" in result.stderr
