@@ -144,8 +144,8 @@ def test_a_bad_results_from_plan_is_one_input_error(converted: Path) -> None:
 
 def test_a_multi_turn_entry_without_its_classes_is_refused(tmp_path: Path) -> None:
     data = tmp_path / "BFCL_v4_multi_turn_base.json"
-    entry = {"id": "multi_turn_base_0", "question": [[{"role": "user", "content": "hi"}]],
-             "function": [{"name": "f", "parameters": {"type": "dict", "properties": {}}}]}  # fmt: skip
+    function = {"name": "f", "parameters": {"type": "dict", "properties": {}}}
+    entry = {"id": "multi_turn_base_0", "question": [[]], "function": [function]}
     data.write_text(json.dumps(entry) + "\n")
     result = CliRunner().invoke(cli, ["import", "bfcl", str(data), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2, result.output
