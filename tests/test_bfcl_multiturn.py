@@ -150,3 +150,25 @@ def test_a_multi_turn_entry_without_its_classes_is_refused(tmp_path: Path) -> No
     result = CliRunner().invoke(cli, ["import", "bfcl", str(data), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2, result.output
     assert "initial_config and involved_classes" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("call", "reason"),
+    [
+        ("read_note(title=x)", "not a literal"),
+        ("read_note('a', 'b')", "does not fit the doc of read_note"),
+        ("get_count()", "no involved class has 'get_count'"),
+    ],
+)
+def test_a_bad_ground_truth_call_is_one_line(tmp_path: Path, call: str, reason: str) -> None:
+    answers = tmp_path / "answers.json"
+    truth = {"id": "multi_turn_base_2", "ground_truth": [[call]]}
+    lines = ANSWERS.read_text().splitlines()
+    answers.write_text("\n".join([*lines[:2], json.dumps(truth)]) + "\n")
+    docs = str(FIXTURE / "multi_turn_func_doc")
+    args = ["import", "bfcl", str(DATA), str(answers), "--out", str(tmp_path / "o")]
+    result = CliRunner().invoke(cli, [*args, "--func-docs", docs])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1
+    assert f"{answers}:3: " in result.stderr
+    assert reason in result.stderr

@@ -137,7 +137,7 @@ def import_multi_turn(
             raise InputError(data_path, f"function name {tool!r} cannot be a tool of bfcl_env.py")
     cases: list[dict[str, Any]] = []
     for record in records:
-        cases.extend(_entry_cases(record, answers, properties, data_path))
+        cases.extend(_entry_cases(record, answers, properties, data_path, answers_path))
     env = {
         "kind": "documents",
         "data": f"{ENV_MODULE}:bfcl_data",
@@ -178,8 +178,9 @@ def import_multi_turn(
 
 def _entry_cases(
     record: Any, answers: Mapping[Any, Any], properties: Mapping[tuple[str, str], list[str]],
-    source: str,
+    source: str, answers_path: str,
 ) -> list[dict[str, Any]]:  # fmt: skip
+    """The cases of one entry: one per turn whose ground truth has calls."""
     data = record.data
     entry = data.get("id")
     if not isinstance(entry, str) or entry not in answers:
@@ -209,13 +210,22 @@ def _entry_cases(
                 name, args = parse_call(text)
             except ValueError as error:
                 raise InputError(
-                    answers_path_of(answers[entry]), f"{entry} turn {turn} call {position}: {error}"
-                ) from None
+                    answers_path, f"{entry} turn {turn} call {position}: {error}",
+                    line=answers[entry].line, field="ground_truth",
+                ) from None  # fmt: skip
             if name not in owners:
-                raise InputError(source, f"{entry}: no involved class has {name!r}")
+                raise InputError(
+                    answers_path, f"{entry} turn {turn}: no involved class has {name!r}",
+                    line=answers[entry].line, field="ground_truth",
+                )  # fmt: skip
             named = properties[owners[name], name]
-            for index, value in enumerate(args.pop(POSITIONAL, [])):
-                args[named[index]] = value
+            positional = args.pop(POSITIONAL, [])
+            if len(positional) > len(named) or set(named[: len(positional)]) & set(args):
+                raise InputError(
+                    answers_path, f"{entry} turn {turn}: {text!r} does not fit the doc of {name}",
+                    line=answers[entry].line, field="ground_truth",
+                )  # fmt: skip
+            args.update(zip(named, positional, strict=False))
             plan.append({"name": name, "args": args})
         if not calls:
             continue
@@ -231,10 +241,6 @@ def _entry_cases(
             }
         )
     return cases
-
-
-def answers_path_of(record: Any) -> str:
-    return f"possible answer line {record.line}"
 
 
 def env_module(tools: list[str], classes: str) -> str:
