@@ -10,4 +10,6 @@ python3 -m venv "$here/.venv"
 "$here/.venv/bin/python" -m pip install --quiet --upgrade pip
 "$here/.venv/bin/python" -m pip install --quiet -e "$root"
 "$here/.venv/bin/python" -m pip install --quiet --no-deps bfcl-eval filelock
+# mpmath: BFCL's MathAPI (multi-turn categories, parity_multiturn.py) imports it
+"$here/.venv/bin/python" -m pip install --quiet "mpmath==1.3.0"
 "$here/.venv/bin/python" -c "import bfcl_eval, toolscore; print('ready:', bfcl_eval.__path__[0])"

@@ -36,8 +36,8 @@ _REFUSED = {  # looked up in order: "javascript" before "java"
     "text with its own type converter, which toolscore does not reproduce",
     "live_relevance": "live_relevance is not supported: it accepts any call at all, which a "
     "list of expected plans cannot state",
-    "multi_turn": "multi-turn categories are not supported: BFCL checks them by executing the "
-    "calls against its own simulated APIs (use toolscore's state checks instead)",
+    "multi_turn": "a multi-turn entry converts only with its initial_config and "
+    "involved_classes, as BFCL ships its multi-turn category files",
     "exec": "executable categories are not supported: BFCL checks them by running the functions",
     "memory": "memory categories are agentic: BFCL checks the final answer, not calls",
     "web_search": "web_search categories are agentic: BFCL checks the final answer, not calls",

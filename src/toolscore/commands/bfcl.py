@@ -15,6 +15,9 @@ from typing import Any, TypeVar
 import click
 
 from toolscore.bfcl import convert_results, import_bfcl, write_import
+from toolscore.bfcl.importer import read_records
+from toolscore.bfcl.multiturn import import_multi_turn, is_multi_turn, write_multi_turn
+from toolscore.bfcl.multiturn_results import convert_multi_turn_results, is_multi_turn_result
 from toolscore.bfcl.results import dumps
 from toolscore.commands import input_errors
 from toolscore.errors import InputError
@@ -52,6 +55,19 @@ def import_group() -> None:
     is_flag=True,
     help="Write tool names with '.' as '_', for models whose API forbids dots in names.",
 )
+@click.option(
+    "--classes-module",
+    default="bfcl-eval",
+    show_default=True,
+    help="Multi-turn: where the state classes come from at replay (a module name, a .py "
+    "path, or the installed bfcl-eval package's).",
+)
+@click.option(
+    "--func-docs",
+    default=None,
+    help="Multi-turn: the folder of the classes' function docs (default: "
+    "multi_turn_func_doc/ beside DATA_JSON).",
+)
 @input_errors
 def import_bfcl_command(
     data_json: str,
@@ -59,12 +75,28 @@ def import_bfcl_command(
     out_dir: str,
     bfcl_strings: bool,
     underscore_names: bool,
+    classes_module: str,
+    func_docs: str | None,
 ) -> None:
     """Convert a BFCL category file and its possible answers into a spec and cases.
 
     DATA_JSON is a category file (e.g. BFCL_v4_simple_python.json), POSSIBLE_ANSWER_JSON the
     file of the same name under possible_answer/ (none for the irrelevance categories).
+    A multi-turn category also gets a documents environment (bfcl_env.py) in the spec.
     """
+    if is_multi_turn(data_json):
+        multi, module_text = import_multi_turn(
+            data_json, possible_answer_json, classes_module=classes_module,
+            docs_dir=func_docs, out_dir=out_dir,
+        )  # fmt: skip
+        written = write_multi_turn(multi, module_text, out_dir)
+        counts = multi.counts
+        click.echo(
+            f"{counts['entries']} multi-turn entries: {counts['cases']} cases (one per turn "
+            f"with calls), {counts['tools']} tools"
+        )
+        click.echo("wrote " + ", ".join(str(path) for path in written))
+        return
     result = import_bfcl(
         data_json,
         possible_answer_json,
@@ -101,7 +133,13 @@ def import_bfcl_outputs_command(result_json: str, out_path: str, bfcl_strings: b
     """Convert a BFCL result file (function-calling or prompting form) into an outputs file."""
     lines = []
     calls = malformed = empty = 0
-    for line in convert_results(result_json, bfcl_strings):
+    first = next((r.data for r in read_records(result_json)), {})
+    converted = (
+        convert_multi_turn_results(result_json)
+        if is_multi_turn_result(first)
+        else convert_results(result_json, bfcl_strings)
+    )
+    for line in converted:
         lines.append(dumps(line) + "\n")
         calls += len(line["calls"])
         malformed += sum(1 for c in line["calls"] if isinstance(c, dict) and "error" in c)

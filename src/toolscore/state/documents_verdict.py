@@ -145,6 +145,8 @@ class Judged(NamedTuple):
     plan: int
     hashes: tuple[str, str] | None
     plan_replay: PlanReplay
+    missing_results: tuple[Any, ...] | None = None
+    """With `results_from_plan`: the plan results not found among the agent's (else None)."""
 
 
 def judge_documents(
@@ -153,6 +155,7 @@ def judge_documents(
     """Judge one case's final state against its plans' states; the first plan met wins."""
     if node != "plan":
         raise fail("goal_state", GOAL_FORM)
+    results_from = _results_from(case, fail)
     replay = start(env, case, fail)
     outcomes = replay_calls(env, replay.invoke, replay.ctx, calls)
     try:
@@ -160,12 +163,17 @@ def judge_documents(
         first = None
         for index in range(max(len(case.plans), 1)):
             met = PlanReplay()
+            results: list[Any] = []
             if follows_plan(case, index, calls, outcomes):
                 goal = final
             else:
-                goal, met = _plan_state(env, case, index, fail)
+                goal, met = _plan_state(env, case, index, fail, results)
             passed, diff, hashes = judge(env, goal, final)
-            verdict = Judged(passed, diff, outcomes, index, hashes, met)
+            missing = None
+            if results_from is not None:
+                missing = missing_results(results[results_from:], outcomes)
+                passed = passed and not missing
+            verdict = Judged(passed, diff, outcomes, index, hashes, met, missing)
             if passed:
                 return verdict
             first = first or verdict
@@ -177,14 +185,48 @@ def judge_documents(
 
 
 def _plan_state(
-    env: DocumentEnvironment, case: Case, index: int, fail: Fail
+    env: DocumentEnvironment, case: Case, index: int, fail: Fail, results: list[Any]
 ) -> tuple[Any, PlanReplay]:
-    """The state after replaying plan `index` (no plan at all: the start state)."""
+    """The state after replaying plan `index` (no plan at all: the start state); each plan
+    call's result (None for a failed call) is appended to `results`, in replay order."""
     replay = start(env, case, fail)
     if not case.plans:
         return replay.snapshot("at the start"), PlanReplay()
-    met = replay_plan_calls(env, case, index, replay.invoke, replay.ctx, fail)
+
+    def invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
+        results.append(None)
+        results[-1] = replay.invoke(tool, args)
+        return results[-1]
+
+    met = replay_plan_calls(env, case, index, invoke, replay.ctx, fail)
     return replay.snapshot(f"after plan {index}"), met
+
+
+def _results_from(case: Case, fail: Fail) -> int | None:
+    node = case.extra.get("results_from_plan")
+    if node is None:
+        return None
+    if isinstance(node, bool) or not isinstance(node, int) or node < 0:
+        raise fail("results_from_plan", "must be a position in the plan (an integer >= 0)")
+    return node
+
+
+def missing_results(required: Sequence[Any], outcomes: Sequence[CallOutcome]) -> tuple[Any, ...]:
+    """The required results not found among the agent's call results, each agent result
+    serving once, in any order (BFCL's response check)."""
+    pool: dict[bytes, int] = {}
+    for outcome in outcomes:
+        if outcome.error is None:
+            key = orjson.dumps(outcome.result, option=orjson.OPT_SORT_KEYS)
+            pool[key] = pool.get(key, 0) + 1
+    missing = []
+    for result in required:
+        key = orjson.dumps(result, option=orjson.OPT_SORT_KEYS)
+        if pool.get(key):
+            pool[key] -= 1
+        else:
+            missing.append(result)
+    return tuple(missing)
 
 
 def judge(
@@ -206,6 +248,7 @@ def validate_documents_case(env: DocumentEnvironment, case: Case, fail: Fail) ->
     node = case.extra.get("goal_state")
     if node is not None and node != "plan":
         raise fail("goal_state", GOAL_FORM)
+    _results_from(case, fail)
     setup = case.extra.get("setup")
     if setup is not None and not isinstance(setup, list):
         raise fail("setup", "must be a list of calls {name, args} (a documents environment)")

@@ -73,6 +73,8 @@ class StateVerdict(NamedTuple):
     """What replaying the goal's plan met: its failed calls, and calls a terminal tool ended."""
     not_replayed: int = 0
     """The agent's calls left unreplayed after a terminal tool's call (the last of `calls`)."""
+    missing_results: tuple[Any, ...] | None = None
+    """With `results_from_plan` (documents): the plan's results the agent's calls lacked."""
 
     @property
     def outcome_passed(self) -> bool | None:
@@ -105,6 +107,8 @@ class StateVerdict(NamedTuple):
                 "name": last.name,
                 "not_replayed": self.not_replayed,
             }
+        if self.missing_results is not None:
+            found["missing_results"] = list(self.missing_results)
         if self.plan_replay.errors:
             found["plan_errors"] = [call.to_json() for call in self.plan_replay.errors]
         if self.plan_replay.not_replayed:
@@ -217,6 +221,7 @@ def _documents(
         plan=judged.plan,
         hashes=judged.hashes,
         plan_replay=judged.plan_replay,
+        missing_results=judged.missing_results,
     )
 
 
