@@ -35,16 +35,38 @@ from typing import Any
 from toolscore.model import Case
 from toolscore.state.environment import Environment, ToolContext
 from toolscore.state.guard import Guard, ReplayConnection, trusted
-from toolscore.state.snapshot import Snapshot, TableShape, TableState, quote, schema_version
+from toolscore.state.snapshot import Snapshot, TableShape, TableState, quote
 
 TOUCHED = "toolscore_touched"
 """The temporary table of (table number, rowid) pairs that the capture triggers fill."""
-_CASE, _REPLAY, _CALL = "toolscore_case", "toolscore_replay", "toolscore_call"
-_IGNORE = sqlite3.SQLITE_IGNORE
+_REPLAY, _CALL = "toolscore_replay", "toolscore_call"
+_IGNORE, _OK = sqlite3.SQLITE_IGNORE, sqlite3.SQLITE_OK
 _TRANSACTION, _SAVEPOINT = sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT
 _WRITES = frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE})
+_SCHEMA = {
+    sqlite3.SQLITE_CREATE_INDEX: "CREATE INDEX",
+    sqlite3.SQLITE_CREATE_TABLE: "CREATE TABLE",
+    sqlite3.SQLITE_CREATE_TRIGGER: "CREATE TRIGGER",
+    sqlite3.SQLITE_CREATE_VIEW: "CREATE VIEW",
+    sqlite3.SQLITE_CREATE_VTABLE: "CREATE VIRTUAL TABLE",
+    sqlite3.SQLITE_DROP_INDEX: "DROP INDEX",
+    sqlite3.SQLITE_DROP_TABLE: "DROP TABLE",
+    sqlite3.SQLITE_DROP_TRIGGER: "DROP TRIGGER",
+    sqlite3.SQLITE_DROP_VIEW: "DROP VIEW",
+    sqlite3.SQLITE_DROP_VTABLE: "DROP VIRTUAL TABLE",
+    sqlite3.SQLITE_ALTER_TABLE: "ALTER TABLE",
+    sqlite3.SQLITE_ANALYZE: "ANALYZE",
+}
+"""Changes of the main schema (temporary objects are undone by the rollback)."""
 _NOTED = frozenset(
-    {_TRANSACTION, _SAVEPOINT, sqlite3.SQLITE_PRAGMA, sqlite3.SQLITE_DROP_TEMP_TRIGGER, *_WRITES}
+    {
+        _TRANSACTION,
+        _SAVEPOINT,
+        sqlite3.SQLITE_PRAGMA,
+        sqlite3.SQLITE_DROP_TEMP_TRIGGER,
+        *_WRITES,
+        *_SCHEMA,
+    }
 )
 QUERY_PRAGMAS = frozenset(
     {
@@ -75,11 +97,13 @@ Touched = dict[str, dict[int, tuple[Any, ...] | None]]
 class CaseGuard(Guard):
     """The guard of a workspace's connection, which also notes what forces a full copy."""
 
-    __slots__ = ("unusual",)
+    __slots__ = ("own", "unusual")
 
     def __init__(self) -> None:
         super().__init__()
         self.unusual: str | None = None
+        self.own = False
+        """Set while toolscore runs its own statement (`CaseConnection.own`)."""
 
     def authorize(
         self,
@@ -90,6 +114,8 @@ class CaseGuard(Guard):
         source: str | None,
     ) -> int:
         """As `Guard.authorize`; transaction control is noted and made a no-op."""
+        if self.own:
+            return _OK
         if action in _NOTED:
             why = _unusual(action, arg1, arg2, source)
             if why is not None:
@@ -109,6 +135,8 @@ def _unusual(action: int, arg1: str | None, arg2: str | None, source: str | None
         return f"PRAGMA {name} = {arg2}" if arg2 is not None and name not in QUERY_PRAGMAS else None
     if action == sqlite3.SQLITE_DROP_TEMP_TRIGGER:
         return f"DROP TRIGGER {arg1}"
+    if action in _SCHEMA:
+        return f"a change of schema ({_SCHEMA[action]} {arg1})"
     if arg1 == TOUCHED and source is None:
         return f"a write to {TOUCHED}"
     return None
@@ -127,9 +155,13 @@ class CaseConnection(ReplayConnection):
         self.guard.unusual = self.guard.unusual or why
 
     def own(self, sql: str) -> None:
-        """Run toolscore's own statement, past the guard."""
-        with trusted(self):
+        """Run toolscore's own statement, past the guard (cheaper than `trusted`)."""
+        assert isinstance(self.guard, CaseGuard)
+        self.guard.own = True
+        try:
             sqlite3.Connection.execute(self, sql)
+        finally:
+            self.guard.own = False
 
     def begin_call(self) -> None:
         """Open the call's savepoint."""
@@ -140,21 +172,22 @@ class CaseConnection(ReplayConnection):
         return None
 
     def end_call(self, keep: bool) -> None:
-        """Release the call's savepoint, rolled back first unless `keep`."""
+        """End the call: what it did stays (its savepoint stays open, a mere mark, until the
+        replay's end) or, unless `keep`, is rolled back."""
         if not self.capturing:
             return super().end_call(keep)
         self.call_open = False
         if not keep:
             self.own(f"ROLLBACK TO {_CALL}")
-        self.own(f"RELEASE {_CALL}")
+            self.own(f"RELEASE {_CALL}")
         return None
 
     def commit(self) -> None:
-        """A tool's commit: what the call did so far stays, even if the call then fails."""
+        """A tool's commit: what the call did so far stays, even if the call then fails (a
+        new mark that a failure rolls back to)."""
         if not self.capturing:
             return super().commit()
         if self.call_open:
-            self.own(f"RELEASE {_CALL}")
             self.own(f"SAVEPOINT {_CALL}")
         return None
 
@@ -247,7 +280,18 @@ class Workspace:
         self.rowids = rowids
         """The name that reads each compared table's rowid."""
         self.tables = tuple(env.shapes.values())
+        self.reads = {shape.name: self._read(shape) for shape in self.tables}
+        """Per table: each touched rowid, 1 when a row is there, and the row's values."""
         self.db: CaseConnection | None = None
+
+    def _read(self, shape: TableShape) -> str:
+        columns = ", ".join(f"s.{quote(c)}" for c in shape.columns)
+        rowid = self.rowids[shape.name]
+        return (
+            f"SELECT t.r, s.{rowid} IS NOT NULL, {columns} "
+            f"FROM (SELECT DISTINCT r FROM temp.{TOUCHED} WHERE t = ?) AS t "
+            f"LEFT JOIN main.{quote(shape.name)} AS s ON s.{rowid} = t.r"
+        )
 
     def connection(self) -> CaseConnection:
         """The long-lived connection, opened (and the capture installed) on first use."""
@@ -293,7 +337,7 @@ class Workspace:
         `NeedsFullCopy`; the connection is then replaced.
         """
         db = self.connection()
-        db.own(f"SAVEPOINT {_CASE}")
+        db.own("BEGIN")
         run = CaseRun(self, db, case)
         try:
             yield run
@@ -313,8 +357,7 @@ class Workspace:
             db.call_open = False
             db.row_factory = None
             db.text_factory = str
-            db.own(f"ROLLBACK TO {_CASE}")
-            db.own(f"RELEASE {_CASE}")
+            db.own("ROLLBACK")
         except sqlite3.Error:  # the tool closed the connection, or left it unusable
             self.drop()
             return
@@ -331,13 +374,12 @@ class CaseRun:
         self.space = space
         self.db = db
         self.case = case
-        self.random = Random()
-        self.random.setstate(space.env.context(case.id).random.getstate())
+        self.random = space.env.context(case.id).random
 
     def context(self) -> ToolContext:
         """The tools' context for the next replay: the clock, and the random source as the
         setup left it (each replay on a full copy ran the setup again, from the same seed)."""
-        fresh = Random()
+        fresh = Random(0)
         fresh.setstate(self.random.getstate())
         return ToolContext(self.space.env.now, fresh, self.case.id)
 
@@ -345,7 +387,8 @@ class CaseRun:
         """Mark the state the setup left: each replay starts, and ends, there."""
         self.check()
         self.random.setstate(ctx.random.getstate())
-        self.db.own(f"DELETE FROM {TOUCHED}")
+        if "setup" in self.case.extra:
+            self.db.own(f"DELETE FROM {TOUCHED}")
         self.db.own(f"SAVEPOINT {_REPLAY}")
 
     def check(self) -> None:
@@ -353,9 +396,6 @@ class CaseRun:
         unusual = self.space.unusual(self.db)
         if unusual is not None:
             raise NeedsFullCopy(unusual)
-        with trusted(self.db):
-            if schema_version(self.db) != self.space.env.schema_version:
-                raise NeedsFullCopy("the schema changed")
 
     def finish(self, whole: frozenset[str] | bool = frozenset()) -> tuple[Touched, Snapshot]:
         """The rows the replay touched, and every row of the tables in `whole` (True: of all
@@ -368,13 +408,10 @@ class CaseRun:
             numbers = [n for (n,) in db.execute(f"SELECT DISTINCT t FROM temp.{TOUCHED}")]
             for number in numbers:
                 shape = space.tables[number]
-                rowids = db.execute(
-                    f"SELECT DISTINCT r FROM temp.{TOUCHED} WHERE t = ?", (number,)
-                ).fetchall()
-                found: dict[int, tuple[Any, ...] | None] = dict.fromkeys(r for (r,) in rowids)
-                found.update(self._rows(shape, f"IN (SELECT r FROM temp.{TOUCHED} WHERE t = ?)",
-                                        (number,)))  # fmt: skip
-                touched[shape.name] = found
+                touched[shape.name] = {
+                    row[0]: row[2:] if row[1] else None
+                    for row in db.execute(space.reads[shape.name], (number,))
+                }
             full = Snapshot(
                 {
                     s.name: TableState(s, db.execute(s.select).fetchall())
