@@ -25,6 +25,7 @@ which would change the user's triggers, and a nested savepoint does not check de
 from __future__ import annotations
 
 import re
+import secrets
 import sqlite3
 import weakref
 from collections.abc import Iterator, Mapping
@@ -148,6 +149,7 @@ class CaseConnection(ReplayConnection):
 
     capturing = False
     call_open = False
+    tag = ""
 
     def note(self, why: str) -> None:
         """Record what forces the case onto full copies (the first thing only)."""
@@ -155,11 +157,15 @@ class CaseConnection(ReplayConnection):
         self.guard.unusual = self.guard.unusual or why
 
     def own(self, sql: str) -> None:
-        """Run toolscore's own statement, past the guard (cheaper than `trusted`)."""
+        """Run toolscore's own statement, past the guard (cheaper than `trusted`).
+
+        Python caches prepared statements by their text, and SQLite authorizes a statement
+        when it is prepared: a tool's `ROLLBACK` must not reuse toolscore's. So toolscore's
+        own statements end with a comment that no tool can guess (`tag`)."""
         assert isinstance(self.guard, CaseGuard)
         self.guard.own = True
         try:
-            sqlite3.Connection.execute(self, sql)
+            sqlite3.Connection.execute(self, sql + self.tag)
         finally:
             self.guard.own = False
 
@@ -298,6 +304,7 @@ class Workspace:
         if self.db is None:
             db = self.env.connect(CaseConnection)
             assert isinstance(db, CaseConnection)
+            db.tag = f" -- toolscore {secrets.token_hex(16)}"
             db.guard = CaseGuard()
             sqlite3.Connection.set_authorizer(db, db.guard.authorize)
             sqlite3.Connection.set_trace_callback(db, _vacuum_noter(db.guard))
