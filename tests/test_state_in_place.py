@@ -118,12 +118,24 @@ def probe(db):
         "SELECT count(*) FROM sqlite_temp_master WHERE name NOT LIKE 'toolscore%'"
     ).fetchone()[0]
     seq = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'items'").fetchone()
-    counts = [db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("items", "tags", "log")]
+    tables = ("items", "tags", "log")
+    counts = [db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables]
     like = db.execute("SELECT 'a' LIKE 'A'").fetchone()[0]
     return {"temp": temp, "seq": None if seq is None else seq[0], "counts": counts, "like": like,
             "row_factory": db.row_factory is None}
 """
 
+NAMED = [
+    "add_then_fail",
+    "commit_then_fail",
+    "rollback_midway",
+    "in_block_fail",
+    "script",
+    "begin_sql",
+    "savepoint_sql",
+]
+"""Tools taking a name: failing calls, their own commit or rollback, scripts, transaction SQL."""
+BARE = ["wipe", "probe", "new_table", "like_pragma", "scratch", "rows_as_dicts"]
 NAMES = st.sampled_from(["a", "b", "c"])
 IDS = st.integers(min_value=1, max_value=7)
 CALL = st.one_of(
@@ -132,54 +144,21 @@ CALL = st.one_of(
     st.tuples(st.just("remove"), st.fixed_dictionaries({"id": IDS})),
     st.tuples(st.just("tag"), st.fixed_dictionaries({"name": NAMES, "note": NAMES})),
     st.tuples(st.just("note"), st.fixed_dictionaries({"entry": NAMES})),
-    st.tuples(
-        st.sampled_from(
-            [
-                "add_then_fail",
-                "commit_then_fail",
-                "rollback_midway",
-                "in_block_fail",
-                "script",
-                "begin_sql",
-                "savepoint_sql",
-            ]
-        ),
-        st.fixed_dictionaries({"name": NAMES}),
-    ),
-    st.tuples(
-        st.sampled_from(["wipe", "probe", "new_table", "like_pragma", "scratch", "rows_as_dicts"]),
-        st.just({}),
-    ),
+    st.tuples(st.sampled_from(NAMED), st.fixed_dictionaries({"name": NAMES})),
+    st.tuples(st.sampled_from(BARE), st.just({})),
 )
 CALLS = st.lists(CALL, max_size=6)
+ARGS: dict[str, list[str]] = {
+    "add": ["name", "qty"],
+    "set_qty": ["id", "qty"],
+    "remove": ["id"],
+    "tag": ["name", "note"],
+    "note": ["entry"],
+    **{name: ["name"] for name in NAMED},
+    **{name: [] for name in BARE},
+}
 SPECS: SpecSet = parse_specs(
-    {
-        "tools": {
-            name: {"args": {arg: "exact" for arg in args}}
-            for name, args in {
-                "add": ["name", "qty"],
-                "set_qty": ["id", "qty"],
-                "remove": ["id"],
-                "tag": ["name", "note"],
-                "note": ["entry"],
-                **dict.fromkeys(
-                    [
-                        "add_then_fail",
-                        "commit_then_fail",
-                        "rollback_midway",
-                        "in_block_fail",
-                        "script",
-                        "begin_sql",
-                        "savepoint_sql",
-                    ],
-                    ["name"],
-                ),
-                **dict.fromkeys(
-                    ["wipe", "probe", "new_table", "like_pragma", "scratch", "rows_as_dicts"], []
-                ),
-            }.items()
-        }
-    },
+    {"tools": {name: {"args": dict.fromkeys(args, "exact")} for name, args in ARGS.items()}},
     "tools.yaml",
 )[0]  # type: ignore[assignment]
 
@@ -201,11 +180,11 @@ def make_env(folder: Path, sql: str, **config: Any) -> Environment:
     return env
 
 
-def make_case(number: int, plan: list[tuple[str, dict[str, Any]]], **extra: Any) -> Case:
+def make_case(number: int, *plans: list[tuple[str, dict[str, Any]]], **extra: Any) -> Case:
     data = {
         "id": f"case-{number}",
         "tags": [],
-        "plans": [[{"name": name, "args": args} for name, args in plan]],
+        "plans": [[{"name": name, "args": args} for name, args in plan] for plan in plans],
         "goal_state": "plan",
         **extra,
     }
@@ -223,21 +202,27 @@ def judge_all(env: Environment, cases: list[tuple[Case, tuple[Call, ...]]]) -> l
     for case, calls in cases:
         try:
             found.append(check_state(env, case, calls, None).to_json())
-        except Exception as error:  # noqa: BLE001 -- compared between the two paths
+        except Exception as error:
             found.append(f"{type(error).__name__}: {error}")
     return found
 
 
 CASE = st.tuples(
     CALLS,
-    st.lists(CALL, max_size=4),
+    st.lists(st.lists(CALL, max_size=4), max_size=2),
     st.one_of(
         st.just("plan"),
         st.lists(st.tuples(NAMES, NAMES), max_size=3).map(
             lambda rows: {"tags": [{"name": n, "note": t} for n, t in dict(rows).items()]}
         ),
     ),
-    st.sampled_from([None, "INSERT INTO log VALUES ('set up')", [{"name": "tag", "args": {"name": "z", "note": "z"}}]]),
+    st.sampled_from(
+        [
+            None,
+            "INSERT INTO log VALUES ('set up')",
+            [{"name": "tag", "args": {"name": "z", "note": "z"}}],
+        ]
+    ),
 )
 
 
@@ -269,9 +254,9 @@ def test_in_place_and_full_copies_give_the_same_verdicts(
             numbers=numbers,
         )
         built = []
-        for number, (agent, plan, goal, setup) in enumerate(cases):
+        for number, (agent, plans, goal, setup) in enumerate(cases):
             extra = {"goal_state": goal} | ({"setup": setup} if setup is not None else {})
-            built.append((make_case(number, plan, **extra), produced(agent)))
+            built.append((make_case(number, *plans, **extra), produced(agent)))
         assert workspace(env) is not None
         in_place = judge_all(env, built)
         with full_copies():
@@ -399,7 +384,10 @@ def test_environments_the_capture_cannot_follow_replay_on_full_copies(tmp_path: 
 
 
 def test_scripts_split_into_their_statements() -> None:
-    script = "INSERT INTO t VALUES ('a;b'); CREATE TRIGGER x AFTER INSERT ON t BEGIN SELECT 1; END;\n -- end"
+    script = (
+        "INSERT INTO t VALUES ('a;b'); CREATE TRIGGER x AFTER INSERT ON t BEGIN SELECT 1; END;"
+        "\n -- end"
+    )
     assert list(split_statements(script)) == [
         "INSERT INTO t VALUES ('a;b');",
         " CREATE TRIGGER x AFTER INSERT ON t BEGIN SELECT 1; END;",

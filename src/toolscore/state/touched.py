@@ -282,7 +282,7 @@ class Workspace:
     """The environment's initial database, loaded once in this process, and its capture."""
 
     def __init__(self, env: Environment, rowids: Mapping[str, str]) -> None:
-        self.env = env
+        self._env = weakref.ref(env)  # the cache maps env to this: no cycle keeping env alive
         self.rowids = rowids
         """The name that reads each compared table's rowid."""
         self.tables = tuple(env.shapes.values())
@@ -298,6 +298,13 @@ class Workspace:
             f"FROM (SELECT DISTINCT r FROM temp.{TOUCHED} WHERE t = ?) AS t "
             f"LEFT JOIN main.{quote(shape.name)} AS s ON s.{rowid} = t.r"
         )
+
+    @property
+    def env(self) -> Environment:
+        """The environment this workspace replays."""
+        env = self._env()
+        assert env is not None
+        return env
 
     def connection(self) -> CaseConnection:
         """The long-lived connection, opened (and the capture installed) on first use."""
@@ -434,9 +441,7 @@ class CaseRun:
         shape = self.space.env.shapes[table]
         found: dict[int, tuple[Any, ...] | None] = dict.fromkeys(rowids)
         with trusted(self.db):
-            found.update(
-                self._rows(shape, "IN (SELECT value FROM json_each(?))", (str(rowids),))
-            )
+            found.update(self._rows(shape, "IN (SELECT value FROM json_each(?))", (str(rowids),)))
         return found
 
     def _rows(
@@ -498,7 +503,9 @@ def _eligible(env: Environment) -> Workspace | None:
     try:
         db.deserialize(env.image)
         schema = db.execute("SELECT type, coalesce(sql, '') FROM sqlite_schema").fetchall()
-        if any(kind == "trigger" or sql.upper().startswith("CREATE VIRTUAL") for kind, sql in schema):
+        if any(
+            kind == "trigger" or sql.upper().startswith("CREATE VIRTUAL") for kind, sql in schema
+        ):
             return None
         if any(_DEFERRED.search(sql) for _, sql in schema):
             return None

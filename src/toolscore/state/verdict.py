@@ -32,10 +32,10 @@ from toolscore.state.outputs import missing_outputs
 from toolscore.state.pointer_diff import DocumentDiff, diff_documents
 from toolscore.state.replay import (
     CallOutcome,
-    apply_setup,
     Fail,
     PlanReplay,
     ReplayStoppedError,
+    apply_setup,
     case_error,
     follows_plan,
     replay_case,
