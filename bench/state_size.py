@@ -178,7 +178,7 @@ def main() -> None:
     started, clock = datetime.now(UTC), time.perf_counter()
     header = [
         "| store | before: per case | after: per case | time ratio | before: peak RSS "
-        "(1/3 of cases, all) | after: peak RSS (1/3 of cases, all) | verdicts |",
+        "(loaded, 1/3 of cases, all) | after: peak RSS (loaded, 1/3 of cases, all) | verdicts |",
         "|---|---|---|---|---|---|---|",
     ]
     print("\n".join(header), flush=True)
@@ -196,7 +196,8 @@ def main() -> None:
                 f"| {size:,} rows ({mib:.1f} MiB) | {before['per_case_ms']:.2f} ms | "
                 f"{after['per_case_ms']:.2f} ms ({after['per_case_ms'] / base:.2f}x the "
                 f"smallest store's) | {before['per_case_ms'] / after['per_case_ms']:.1f}x | "
-                f"{before['third_mib']:.0f}, {before['peak_mib']:.0f} MiB | "
+                f"{before['loaded_mib']:.0f}, {before['third_mib']:.0f}, "
+                f"{before['peak_mib']:.0f} MiB | {after['loaded_mib']:.0f}, "
                 f"{after['third_mib']:.0f}, {after['peak_mib']:.0f} MiB | {same} |"
             )
             print(rows[-1], flush=True)
