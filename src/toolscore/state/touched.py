@@ -2,12 +2,13 @@
 
 Copying the whole initial image for every replay makes a case cost in proportion to the
 store. A `Workspace` instead loads the image once per process and runs each case inside a
-savepoint that is rolled back when the case ends; temporary triggers on every compared table
-record the rowids that inserts, updates and deletes touch (`TOUCHED`), so that the final state
-is read, and diffed, only where it may differ from the start. Each tool call is a nested
-savepoint: released when the call returns, rolled back when it fails (`end_call`); a tool's
-own `commit()`, `rollback()`, `with db:` and `executescript` act on that call savepoint, as
-they acted on the call's transaction on a private copy.
+transaction that is rolled back when the case ends, each replay of the case (the agent's,
+each plan's) inside a savepoint rolled back when it ends; temporary triggers on every compared
+table record the rowids that inserts, updates and deletes touch (`TOUCHED`), so that a final
+state is read, and diffed, only where it may differ from the start. Each tool call opens a
+nested savepoint, rolled back when the call fails (`end_call`); a tool's own `commit()`,
+`rollback()`, `with db:` and `executescript` act on it, as they acted on the call's
+transaction on a private copy.
 
 What a savepoint cannot undo, or the triggers cannot see, is not emulated: the connection
 notes it (`CaseGuard.unusual`), the case's work is thrown away and the case is replayed on
@@ -345,7 +346,7 @@ class Workspace:
 
     @contextmanager
     def case(self, case: Case) -> Iterator[CaseRun]:
-        """Run one case inside a savepoint that is rolled back at its end, whatever happens.
+        """Run one case inside a transaction that is rolled back at its end, whatever happens.
 
         What the case did that forces a full copy turns whatever the case raised into
         `NeedsFullCopy`; the connection is then replaced.
@@ -363,6 +364,7 @@ class Workspace:
             self._end(db)
 
     def unusual(self, db: CaseConnection) -> str | None:
+        """What the case being replayed did that forces full copies, if anything."""
         assert isinstance(db.guard, CaseGuard)
         return db.guard.unusual
 
