@@ -87,6 +87,12 @@ def begin_sql(db, name):
     return add(db, name, 6)
 
 
+def rollback_sql(db, name):
+    add(db, name, 8)
+    db.execute("ROLLBACK")
+    return db.execute("SELECT count(*) FROM items").fetchone()[0]
+
+
 def savepoint_sql(db, name):
     db.execute("SAVEPOINT mine")
     add(db, name, 7)
@@ -132,6 +138,7 @@ NAMED = [
     "in_block_fail",
     "script",
     "begin_sql",
+    "rollback_sql",
     "savepoint_sql",
 ]
 """Tools taking a name: failing calls, their own commit or rollback, scripts, transaction SQL."""
@@ -223,10 +230,13 @@ CASE = st.tuples(
             [{"name": "tag", "args": {"name": "z", "note": "z"}}],
         ]
     ),
+    st.booleans(),
 )
+"""The agent's calls, the plans, the goal, the setup, and whether the agent makes exactly the
+first plan's calls instead (that plan is then not replayed)."""
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     items=st.lists(st.tuples(NAMES, IDS), max_size=5),
     tags=st.dictionaries(NAMES, NAMES, max_size=3),
@@ -254,7 +264,8 @@ def test_in_place_and_full_copies_give_the_same_verdicts(
             numbers=numbers,
         )
         built = []
-        for number, (agent, plans, goal, setup) in enumerate(cases):
+        for number, (agent, plans, goal, setup, follows) in enumerate(cases):
+            agent = plans[0] if follows and plans else agent
             extra = {"goal_state": goal} | ({"setup": setup} if setup is not None else {})
             built.append((make_case(number, *plans, **extra), produced(agent)))
         assert workspace(env) is not None
@@ -393,3 +404,14 @@ def test_scripts_split_into_their_statements() -> None:
         " CREATE TRIGGER x AFTER INSERT ON t BEGIN SELECT 1; END;",
         "\n -- end",
     ]
+
+
+def test_an_agent_that_follows_its_plan_with_transaction_sql_is_judged_on_full_copies(
+    env: Environment,
+) -> None:
+    """The plan need not be replayed, but the agent's own replay ignored its ROLLBACK in
+    place: the case is replayed on full copies, where the ROLLBACK undid the insert."""
+    plan = [("rollback_sql", {"name": "r"})]
+    verdict = check_state(env, make_case(0, plan), produced(plan), None)
+    assert verdict.passed is True
+    assert verdict.calls[0].result == 3
