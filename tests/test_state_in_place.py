@@ -265,9 +265,9 @@ def test_in_place_and_full_copies_give_the_same_verdicts(
         )
         built = []
         for number, (agent, plans, goal, setup, follows) in enumerate(cases):
-            agent = plans[0] if follows and plans else agent
+            made = plans[0] if follows and plans else agent
             extra = {"goal_state": goal} | ({"setup": setup} if setup is not None else {})
-            built.append((make_case(number, *plans, **extra), produced(agent)))
+            built.append((make_case(number, *plans, **extra), produced(made)))
         assert workspace(env) is not None
         in_place = judge_all(env, built)
         with full_copies():
