@@ -415,3 +415,15 @@ def test_an_agent_that_follows_its_plan_with_transaction_sql_is_judged_on_full_c
     verdict = check_state(env, make_case(0, plan), produced(plan), None)
     assert verdict.passed is True
     assert verdict.calls[0].result == 3
+
+
+def test_a_workspace_does_not_keep_its_environment_alive(tmp_path: Path) -> None:
+    import gc  # noqa: PLC0415 - only this test collects
+    import weakref  # noqa: PLC0415
+
+    env = make_env(tmp_path, SCHEMA)
+    check_state(env, make_case(0, []), produced([("note", {"entry": "x"})]), None)
+    alive = weakref.ref(env)
+    del env
+    gc.collect()
+    assert alive() is None
