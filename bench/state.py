@@ -206,9 +206,10 @@ def main() -> None:
             print(rows[-1], flush=True)
     elapsed = time.perf_counter() - clock
     isolation = (
-        "isolation: every replay (the agent's and the plan's) opens a new in-memory connection "
-        "and deserializes the initial image into it: no data, schema, pragma or connection "
-        "setting is shared between cases"
+        "isolation: the initial image is loaded once per process; each case runs in a "
+        "transaction rolled back at its end, each replay (the agent's, the plan's) in a "
+        "savepoint, and what a rollback cannot undo (transaction SQL, PRAGMAs, schema "
+        "changes) sends the case to private full copies (state/touched.py)"
     )
     print(f"\n{isolation}\n{machine()}; toolscore {__version__} ({revision()})")
     print(f"run took {elapsed:.0f} s")

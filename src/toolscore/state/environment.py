@@ -86,7 +86,7 @@ class Tool(NamedTuple):
     takes_ctx: bool
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class Environment:
     """An initial database image, the tools that act on it, and how final states compare."""
 
@@ -123,10 +123,10 @@ class Environment:
         """Whether `2` and `2.0` differ (`numbers: typed`)."""
         return self.numbers == "typed"
 
-    def connect(self) -> ReplayConnection:
+    def connect(self, factory: type[ReplayConnection] = ReplayConnection) -> ReplayConnection:
         """A new connection to a private in-memory copy of the initial database, guarded
         (`guard`: it reaches no file) and watched (`limits`: its statements can be stopped)."""
-        db = sqlite3.connect(":memory:", factory=ReplayConnection)
+        db = sqlite3.connect(":memory:", factory=factory)
         db.deserialize(self.image)
         guard(db, *(["PRAGMA foreign_keys = ON"] if self.foreign_keys else []))
         db.set_progress_handler(watch, PROGRESS_STEPS)

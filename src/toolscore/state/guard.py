@@ -81,6 +81,14 @@ class ReplayConnection(sqlite3.Connection):
 
     guard: Guard | None = None
 
+    def begin_call(self) -> None:
+        """Start a call's unit of work (nothing to do: SQLite's own transaction is the unit)."""
+
+    def end_call(self, keep: bool) -> None:
+        """End a call's unit of work: commit what it did (`keep`), or roll it back."""
+        if self.in_transaction:
+            self.commit() if keep else self.rollback()
+
 
 def guard(db: ReplayConnection, *settings: str) -> None:
     """Keep temporary storage in memory and install the authorizer on `db`; `settings` are
@@ -114,11 +122,11 @@ def trusted(db: sqlite3.Connection) -> Iterator[None]:
     if not isinstance(db, ReplayConnection) or db.guard is None:
         yield
         return
-    db.set_authorizer(None)
+    sqlite3.Connection.set_authorizer(db, None)  # not a subclass's: this is no tool's doing
     try:
         yield
     finally:
-        db.set_authorizer(db.guard.authorize)
+        sqlite3.Connection.set_authorizer(db, db.guard.authorize)
 
 
 class DeniedError(Exception):

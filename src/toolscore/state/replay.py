@@ -94,7 +94,7 @@ def start(env: Environment, case: Case, fail: Fail) -> tuple[ReplayConnection, T
     db = env.connect()
     ctx = env.context(case.id)
     try:
-        _setup(env, db, ctx, case.extra.get("setup"), fail)
+        apply_setup(env, db, ctx, case, fail)
     except BaseException:
         db.close()
         raise
@@ -175,17 +175,24 @@ def replay_plan(
     """Replay plan `index` of the case from the same start: its database holds the goal."""
     db, ctx = start(env, case, fail)
     try:
-
-        def call(tool: Tool, args: Mapping[str, Any]) -> Any:
-            return invoke(env, tool, db, args, ctx)
-
-        found = replay_plan_calls(
-            env, case, index, call, ctx, fail, lambda where: _check_open(env, db, ctx, where)
-        )
+        found = run_plan(env, db, ctx, case, index, fail)
     except BaseException:
         db.close()
         raise
     return db, ctx, found
+
+
+def run_plan(
+    env: Environment, db: ReplayConnection, ctx: ToolContext, case: Case, index: int, fail: Fail
+) -> PlanReplay:
+    """Replay plan `index` of the case on `db` (`replay_plan_calls`)."""
+
+    def call(tool: Tool, args: Mapping[str, Any]) -> Any:
+        return invoke(env, tool, db, args, ctx)
+
+    return replay_plan_calls(
+        env, case, index, call, ctx, fail, lambda where: _check_open(env, db, ctx, where)
+    )
 
 
 def replay_plan_calls(
@@ -289,6 +296,7 @@ def invoke(
     when it fails (raises, returns an error value, runs past the limit or attempts what the
     guard denies) rolled back, or committed under `on_error: keep`."""
     args = own_args(args)
+    db.begin_call()
     try:
         with time_limit(env.timeout), refusing(db):
             if tool.takes_ctx:
@@ -298,13 +306,11 @@ def invoke(
             error = env.policy.returned_error(result)
             if error is not None:
                 raise ToolReportedError(error)
-        if db.in_transaction:
-            db.commit()
+        db.end_call(keep=True)
     except BaseException as stopped:
         keep = env.policy.keeps and not isinstance(stopped, KeyboardInterrupt)
         with contextlib.suppress(sqlite3.Error):
-            if db.in_transaction:
-                db.commit() if keep else db.rollback()
+            db.end_call(keep)
         raise
     return result
 
@@ -373,8 +379,11 @@ def _check_open(env: Environment, db: ReplayConnection, ctx: ToolContext, where:
         ) from None
 
 
-def _setup(env: Environment, db: ReplayConnection, ctx: ToolContext, node: Any, fail: Fail) -> None:
+def apply_setup(
+    env: Environment, db: ReplayConnection, ctx: ToolContext, case: Case, fail: Fail
+) -> None:
     """Apply a case's `setup`: SQL, or calls `{name, args}`, or a list of either."""
+    node = case.extra.get("setup")
     if node is None:
         return
     items = [node] if isinstance(node, str) else node

@@ -18,6 +18,7 @@ document environment is judged by `documents_verdict`, with the same verdict.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -34,15 +35,18 @@ from toolscore.state.replay import (
     Fail,
     PlanReplay,
     ReplayStoppedError,
+    apply_setup,
     case_error,
     follows_plan,
     replay_case,
     replay_plan,
     run_calls,
+    run_plan,
     snapshot,
     start,
 )
 from toolscore.state.snapshot import Snapshot, residues, schema_version, state_hash
+from toolscore.state.touched import NeedsFullCopy, Workspace, residue_states, workspace
 
 if TYPE_CHECKING:
     from toolscore.state.documents import DocumentEnvironment
@@ -228,6 +232,42 @@ def _documents(
 def _against_annotation(
     env: Environment, case: Case, calls: Sequence[Call], node: Any, fail: Fail
 ) -> StateVerdict:
+    space = workspace(env)
+    if space is not None:
+        with contextlib.suppress(NeedsFullCopy):
+            return _annotation_in_place(space, env, case, calls, node, fail)
+    return _annotation_on_copies(env, case, calls, node, fail)
+
+
+def _annotation_in_place(
+    space: Workspace, env: Environment, case: Case, calls: Sequence[Call], node: Any, fail: Fail
+) -> StateVerdict:
+    """`_against_annotation` on the workspace: the tables the goal lists are read whole,
+    the others only where the agent's replay touched them."""
+    with space.case(case) as run:
+        ctx = run.context()
+        apply_setup(env, run.db, ctx, case, fail)
+        run.after_setup(ctx)
+        initial = snapshot(env, run.db) if "setup" in case.extra else env.initial
+        goal = annotated_goal(node, initial, env.ignore, fail)
+        outcomes = run_calls(env, run.db, run.context(), calls)
+        if env.compare == "exact":
+            final = run.finish(whole=True)[1]
+        else:
+            listed = frozenset(goal.tables) & frozenset(node)
+            touched, read = run.finish(whole=listed)
+            others = {t: rows for t, rows in touched.items() if t not in listed}
+            wanted, got = residue_states(run, {}, others, env.shapes)
+            goal = Snapshot({**wanted.tables, **{t: goal.tables[t] for t in listed}})
+            final = Snapshot({**got.tables, **read.tables})
+    passed, diff, hashes = _judge(env, goal, final)
+    return StateVerdict(passed, diff, calls=outcomes, hashes=hashes)
+
+
+def _annotation_on_copies(
+    env: Environment, case: Case, calls: Sequence[Call], node: Any, fail: Fail
+) -> StateVerdict:
+    """`_against_annotation` on private full copies of the initial database."""
     db, ctx = start(env, case, fail)
     try:
         if "setup" in case.extra:
@@ -245,6 +285,64 @@ def _against_annotation(
 
 def _against_plans(env: Environment, case: Case, calls: Sequence[Call], fail: Fail) -> StateVerdict:
     """Judge against the state each acceptable plan leaves; the first plan met wins."""
+    space = workspace(env)
+    if space is not None:
+        with contextlib.suppress(NeedsFullCopy):
+            return _plans_in_place(space, env, case, calls, fail)
+    return _plans_on_copies(env, case, calls, fail)
+
+
+def _plans_in_place(
+    space: Workspace, env: Environment, case: Case, calls: Sequence[Call], fail: Fail
+) -> StateVerdict:
+    """`_against_plans` on the workspace: the agent's replay and each plan's start from the
+    setup's state in turn, and only the rows either touched are read and diffed (`exact`
+    reads whole states: its hash covers every row)."""
+    exact = env.compare == "exact"
+    outcomes: tuple[CallOutcome, ...] = ()
+    with space.case(case) as run:
+        ctx = run.context()
+        apply_setup(env, run.db, ctx, case, fail)
+        run.after_setup(ctx)
+        try:
+            outcomes = run_calls(env, run.db, run.context(), calls)
+            run.check()
+            if not exact and follows_plan(case, 0, calls, outcomes):  # the loop's first step
+                return StateVerdict(True, StateDiff(), calls=outcomes, plan=0)
+            final, final_whole = run.finish(whole=exact)
+            first: StateVerdict | None = None
+            for index in range(max(len(case.plans), 1)):
+                met = PlanReplay()
+                if follows_plan(case, index, calls, outcomes):
+                    if not exact:
+                        return StateVerdict(True, StateDiff(), calls=outcomes, plan=index)
+                    judged = _judge(env, final_whole, final_whole)
+                else:
+                    if case.plans:
+                        met = run_plan(env, run.db, run.context(), case, index, fail)
+                    goal, goal_whole = run.finish(whole=exact)
+                    if exact:
+                        judged = _judge(env, goal_whole, final_whole)
+                    else:
+                        judged = _judge(env, *residue_states(run, goal, final, env.shapes))
+                verdict = StateVerdict(
+                    judged[0], judged[1], calls=outcomes, plan=index, hashes=judged[2],
+                    plan_replay=met,
+                )  # fmt: skip
+                if verdict.passed:
+                    return verdict
+                first = first or verdict
+            assert first is not None
+            return first
+        except ReplayStoppedError as stop:
+            stop.calls = outcomes
+            raise
+
+
+def _plans_on_copies(
+    env: Environment, case: Case, calls: Sequence[Call], fail: Fail
+) -> StateVerdict:
+    """`_against_plans` on private full copies: the agent's database, then each plan's."""
     db, ctx = start(env, case, fail)
     outcomes: tuple[CallOutcome, ...] = ()
     try:
