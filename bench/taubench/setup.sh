@@ -22,4 +22,5 @@ python3 -m venv "$here/.venv"
 "$here/.venv/bin/python" -m pip install --quiet -e "$root"
 "$here/.venv/bin/python" -m pip install --quiet --no-deps -e "$here/tau-bench"
 "$here/.venv/bin/python" -m pip install --quiet 'pydantic>=2'
-"$here/.venv/bin/python" -c "import tau_bench.types, toolscore; print('ready:', '$here/tau-bench')"
+# tau_bench/__init__.py imports litellm (for the LLM user): stand a stub in, as parity.py does
+"$here/.venv/bin/python" -c "import sys, types; sys.modules['litellm'] = types.ModuleType('litellm'); sys.modules['litellm'].completion = None; import tau_bench.types, toolscore; print('ready:', '$here/tau-bench')"
