@@ -43,7 +43,9 @@ def one_error_line(result: Result, text: str) -> None:
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory, group: click.Group) -> Path:
     out = tmp_path_factory.mktemp("taubench") / "retail"
-    result = run(group, "import", "tau-bench", str(FIXTURE), "--domain", "retail", "--out", str(out))
+    result = run(
+        group, "import", "tau-bench", str(FIXTURE), "--domain", "retail", "--out", str(out)
+    )
     assert result.exit_code == 0, result.output
     assert "4 cases (5 annotated actions, 2 with required outputs, 1 without actions), 6 tools" in (
         result.stdout
@@ -73,7 +75,9 @@ def test_import_runs_nothing_of_the_checkout(group: click.Group, tmp_path: Path)
     shutil.copytree(FIXTURE, copy)
     for module in copy.rglob("*.py"):
         module.write_text(module.read_text() + "\nraise RuntimeError('ran')\n")
-    result = run(group, "import", "tau-bench", str(copy), "--domain", "retail", "--out", str(tmp_path / "o"))
+    result = run(
+        group, "import", "tau-bench", str(copy), "--domain", "retail", "--out", str(tmp_path / "o")
+    )
     assert result.exit_code == 0, result.output
 
 
@@ -83,6 +87,12 @@ def _calls(*calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 CANCEL = ("cancel_pending_order", {"order_id": "#W1", "reason": "no longer needed"})
 TRANSFER = ("transfer_to_human_agents", {"summary": "wants a human"})
+CREDIT = (
+    "add_gift_card_credit",
+    {"user_id": "ana_1", "payment_method_id": "gift_card_1", "amount": 150},
+)
+FLOAT = ("set_item_quantity", {"order_id": "#W3", "item_ids": ["300"], "quantity": 2.0})
+INT = ("set_item_quantity", {"order_id": "#W3", "item_ids": ["300"], "quantity": 2})
 OUTPUTS: dict[str, tuple[str, dict[str, Any]]] = {
     # variant id: (the task it is a case of, its outputs line)
     "gold": ("0", {"calls": _calls(("get_order_details", {"order_id": "#W1"}), CANCEL)}),
@@ -90,19 +100,10 @@ OUTPUTS: dict[str, tuple[str, dict[str, Any]]] = {
         "0",
         {"calls": _calls(("cancel_pending_order", {"order_id": "#W1", "reason": "bad"}), CANCEL)},
     ),
-    "credit_raises_and_stays": (
-        "0",
-        {"calls": _calls(CANCEL, ("add_gift_card_credit", {"user_id": "ana_1", "payment_method_id": "gift_card_1", "amount": 150}))},
-    ),
+    "credit_raises_and_stays": ("0", {"calls": _calls(CANCEL, CREDIT)}),
     "transfer_first": ("0", {"calls": _calls(TRANSFER, CANCEL)}),
-    "quantity_float": (
-        "1",
-        {"calls": _calls(("set_item_quantity", {"order_id": "#W3", "item_ids": ["300"], "quantity": 2.0})), "response": "It costs 1093.34."},
-    ),
-    "quantity_int": (
-        "1",
-        {"calls": _calls(("set_item_quantity", {"order_id": "#W3", "item_ids": ["300"], "quantity": 2})), "response": "It costs 1093.34."},
-    ),
+    "quantity_float": ("1", {"calls": _calls(FLOAT), "response": "It costs 1093.34."}),
+    "quantity_int": ("1", {"calls": _calls(INT), "response": "It costs 1093.34."}),
     "failing_plan": ("2", {"calls": _calls(TRANSFER)}),
     "said": ("3", {"calls": [], "response": "It ships from LISBON."}),
     "not_said": ("3", {"calls": [], "response": "It ships from Porto."}),
@@ -111,14 +112,20 @@ OUTPUTS: dict[str, tuple[str, dict[str, Any]]] = {
 
 @pytest.fixture(scope="module")
 def report(imported: Path) -> dict[str, dict[str, Any]]:
-    cases = {c["id"]: c for c in map(json.loads, (imported / "cases.jsonl").read_text().splitlines())}
-    with open(imported / "variants.jsonl", "w") as cases_file, open(imported / "outputs.jsonl", "w") as out:
+    cases = {
+        c["id"]: c for c in map(json.loads, (imported / "cases.jsonl").read_text().splitlines())
+    }
+    with (
+        open(imported / "variants.jsonl", "w") as cases_file,
+        open(imported / "outputs.jsonl", "w") as out,
+    ):
         for variant, (task, line) in OUTPUTS.items():
             cases_file.write(json.dumps({**cases[task], "id": variant}) + "\n")
             out.write(json.dumps({"id": variant, **line}) + "\n")
     result = CliRunner().invoke(
         cli,
-        ["score", "--specs", str(imported / "tools.yaml"), "--cases", str(imported / "variants.jsonl"),
+        ["score", "--specs", str(imported / "tools.yaml"),
+         "--cases", str(imported / "variants.jsonl"),
          "--outputs", str(imported / "outputs.jsonl"), "--env", "--workers", "1",
          "--json", str(imported / "report.json")],
     )  # fmt: skip
@@ -146,7 +153,11 @@ def test_a_raising_tool_keeps_what_it_changed(report: dict[str, Any]) -> None:
 
 def test_replay_ends_at_the_terminal_tool(report: dict[str, Any]) -> None:
     case = report["transfer_first"]
-    assert case["state"]["terminal"] == {"call": 0, "name": "transfer_to_human_agents", "not_replayed": 1}
+    assert case["state"]["terminal"] == {
+        "call": 0,
+        "name": "transfer_to_human_agents",
+        "not_replayed": 1,
+    }
     assert case["state_passed"] is False  # the cancellation after it never happened
 
 
@@ -159,7 +170,11 @@ def test_numbers_are_typed(report: dict[str, Any]) -> None:
 def test_a_failing_plan_is_recorded_on_the_case(report: dict[str, Any]) -> None:
     case = report["failing_plan"]
     assert case["state"]["plan_errors"] == [
-        {"call": 0, "name": "cancel_pending_order", "error": "Error: non-pending order cannot be cancelled"}
+        {
+            "call": 0,
+            "name": "cancel_pending_order",
+            "error": "Error: non-pending order cannot be cancelled",
+        }
     ]
     assert case["state_passed"] is True  # the goal is what the plan reached: nothing changed
 
@@ -173,22 +188,27 @@ def test_required_outputs(report: dict[str, Any]) -> None:
 
 def test_results_become_outputs_lines_with_their_trials(group: click.Group, tmp_path: Path) -> None:
     out = tmp_path / "outputs.jsonl"
-    result = run(group, "import", "tau-bench-results", str(FIXTURE / "results.json"), "--out", str(out))
+    result = run(
+        group, "import", "tau-bench-results", str(FIXTURE / "results.json"), "--out", str(out)
+    )
     assert result.exit_code == 0, result.output
     assert "3 outputs (4 tool calls; 1 assistant texts beside a tool call dropped" in result.stdout
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(line["id"], line["trial"], line["reward"]) for line in lines] == [
-        ("0", 0, 1.0), ("0", 1, 0.0), ("1", 0, 0.0)
+        ("0", 0, 1.0),
+        ("0", 1, 0.0),
+        ("1", 0, 0.0),
     ]
     assert all(line["format"] == "openai-chat" for line in lines)
     beside = lines[1]["messages"][2]
-    assert beside["content"] is None and beside["tool_calls"][0]["function"]["name"] == "cancel_pending_order"
+    assert beside["content"] is None
+    assert beside["tool_calls"][0]["function"]["name"] == "cancel_pending_order"
     assert lines[2]["messages"][2]["content"] == "The desk costs 1,093.34."  # text alone stays
 
 
 def test_converted_results_read_as_transcripts(group: click.Group, tmp_path: Path) -> None:
-    from toolscore.jsonl import parse_line  # noqa: PLC0415
     from toolscore.errors import OutputError  # noqa: PLC0415
+    from toolscore.jsonl import parse_line  # noqa: PLC0415
     from toolscore.outputs import parse_output  # noqa: PLC0415
 
     out = tmp_path / "outputs.jsonl"
@@ -198,22 +218,33 @@ def test_converted_results_read_as_transcripts(group: click.Group, tmp_path: Pat
     assert [(c.name, c.args) for c in trajectory.calls] == [
         ("set_item_quantity", {"order_id": "#W3", "item_ids": ["300"], "quantity": 2.0})
     ]
-    assert type(trajectory.calls[0].args["quantity"]) is float
+    args = trajectory.calls[0].args
+    assert args is not None
+    assert type(args["quantity"]) is float
+
+
+OUT = ["--out", "{tmp}/o"]
+RESULTS_OUT = ["--out", "{tmp}/o.jsonl"]
+RETAIL = [str(FIXTURE), "--domain", "retail"]
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["tau-bench", "{tmp}", "--domain", "retail", "--out", "{tmp}/o"], "not a tau-bench checkout: no tau_bench/envs/retail/tools/__init__.py"),
-        (["tau-bench", str(FIXTURE), "--domain", "shopping", "--out", "{tmp}/o"], "unknown domain 'shopping'"),
-        (["tau-bench", str(FIXTURE), "--domain", "retail", "--split", "dev", "--out", "{tmp}/o"], "the retail domain has no dev split"),
-        (["tau-bench", str(FIXTURE), "--domain", "retail", "--split", "val", "--out", "{tmp}/o"], "unknown split 'val'"),
-        (["tau-bench-results", "{tmp}/missing.json", "--out", "{tmp}/o.jsonl"], "cannot read"),
-        (["tau-bench-results", "{tmp}/bad.json", "--out", "{tmp}/o.jsonl"], "not JSON"),
-        (["tau-bench-results", "{tmp}/dict.json", "--out", "{tmp}/o.jsonl"], "must be a JSON list of results"),
-        (["tau-bench-results", "{tmp}/id.json", "--out", "{tmp}/o.jsonl"], '[0].task_id: must be an integer >= 0, got "0"'),
-        (["tau-bench-results", "{tmp}/traj.json", "--out", "{tmp}/o.jsonl"], "[0].traj: must be a list of messages"),
-        (["tau-bench-results", "{tmp}/twice.json", "--out", "{tmp}/o.jsonl"], "[1].trial: task 0 trial 0 is given twice"),
+        (["tau-bench", "{tmp}", "--domain", "retail", *OUT],
+         "not a tau-bench checkout: no tau_bench/envs/retail/tools/__init__.py"),
+        (["tau-bench", str(FIXTURE), "--domain", "shopping", *OUT], "unknown domain 'shopping'"),
+        (["tau-bench", *RETAIL, "--split", "dev", *OUT], "the retail domain has no dev split"),
+        (["tau-bench", *RETAIL, "--split", "val", *OUT], "unknown split 'val'"),
+        (["tau-bench-results", "{tmp}/missing.json", *RESULTS_OUT], "cannot read"),
+        (["tau-bench-results", "{tmp}/bad.json", *RESULTS_OUT], "not JSON"),
+        (["tau-bench-results", "{tmp}/dict.json", *RESULTS_OUT], "must be a JSON list of results"),
+        (["tau-bench-results", "{tmp}/id.json", *RESULTS_OUT],
+         '[0].task_id: must be an integer >= 0, got "0"'),
+        (["tau-bench-results", "{tmp}/traj.json", *RESULTS_OUT],
+         "[0].traj: must be a list of messages"),
+        (["tau-bench-results", "{tmp}/twice.json", *RESULTS_OUT],
+         "[1].trial: task 0 trial 0 is given twice"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line_and_exit_2(

@@ -3,7 +3,7 @@
 # cloned from the local mirror when there is one, else from GitHub) installed editable
 # WITHOUT its dependencies, and pydantic (tau_bench.types needs it). tau-bench's other
 # dependencies (litellm, the model SDKs) serve its LLM user and agents, which the bench never
-# runs: parity.py registers a stub `litellm` module so that tau_bench.envs.base imports.
+# runs: tau_parity.py registers a stub `litellm` module so that tau_bench.envs.base imports.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -22,5 +22,5 @@ python3 -m venv "$here/.venv"
 "$here/.venv/bin/python" -m pip install --quiet -e "$root"
 "$here/.venv/bin/python" -m pip install --quiet --no-deps -e "$here/tau-bench"
 "$here/.venv/bin/python" -m pip install --quiet 'pydantic>=2'
-# tau_bench/__init__.py imports litellm (for the LLM user): stand a stub in, as parity.py does
+# tau_bench/__init__.py imports litellm (for the LLM user): stand a stub in, as tau_parity.py does
 "$here/.venv/bin/python" -c "import sys, types; sys.modules['litellm'] = types.ModuleType('litellm'); sys.modules['litellm'].completion = None; import tau_bench.types, toolscore; print('ready:', '$here/tau-bench')"

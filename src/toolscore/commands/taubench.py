@@ -29,8 +29,12 @@ def register(group: click.Group) -> None:
 @click.command("tau-bench")
 @click.argument("repo")
 @click.option("--domain", required=True, help="The domain: retail or airline.")
-@click.option("--split", default="test", show_default=True, help="The task split: test, dev or train.")
-@click.option("--out", "out_dir", required=True, help="Directory to write the spec, cases and modules to.")
+@click.option(
+    "--split", default="test", show_default=True, help="The task split: test, dev or train."
+)
+@click.option(
+    "--out", "out_dir", required=True, help="Directory to write the spec, cases and modules to."
+)
 @input_errors
 def import_taubench_command(repo: str, domain: str, split: str, out_dir: str) -> None:
     """Convert a domain of the tau-bench checkout REPO into a spec with a documents

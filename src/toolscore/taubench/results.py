@@ -43,6 +43,8 @@ def read_results(path: str) -> list[Any]:
         raise InputError(path, "not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise InputError(path, f"not JSON: {error.msg}", line=error.lineno) from None
+    except ValueError as error:  # an integer of more digits than Python reads
+        raise InputError(path, f"not readable: {error}") from None
     except RecursionError:
         raise InputError(path, "not readable: nested too deeply") from None
     if not isinstance(data, list):
@@ -71,13 +73,7 @@ def convert_entry(entry: Any, index: int, path: str, counts: Counts) -> dict[str
     for position, message in enumerate(traj):
         if not isinstance(message, dict):
             raise _field(path, index, f"traj[{position}]", "must be a message object")
-        calls = message.get("tool_calls")
-        if message.get("role") == "assistant" and isinstance(calls, list) and calls:
-            counts.calls += len(calls)
-            if isinstance(message.get("content"), str) and message["content"]:
-                counts.dropped_texts += 1
-                message = {**message, "content": None}
-        messages.append(message)
+        messages.append(_as_tau_bench_reads(message, counts))
     line: dict[str, Any] = {
         "id": str(task_id),
         "trial": trial,
@@ -88,6 +84,17 @@ def convert_entry(entry: Any, index: int, path: str, counts: Counts) -> dict[str
         line["reward"] = entry["reward"]
     counts.lines += 1
     return line
+
+
+def _as_tau_bench_reads(message: dict[str, Any], counts: Counts) -> dict[str, Any]:
+    """The message without the text beside its tool call, if it has both."""
+    calls = message.get("tool_calls")
+    if message.get("role") == "assistant" and isinstance(calls, list) and calls:
+        counts.calls += len(calls)
+        if isinstance(message.get("content"), str) and message["content"]:
+            counts.dropped_texts += 1
+            return {**message, "content": None}
+    return message
 
 
 def convert_results(path: str, counts: Counts | None = None) -> Iterator[dict[str, Any]]:

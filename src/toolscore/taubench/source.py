@@ -138,10 +138,14 @@ def _check_info(info: Any, path: Path, class_name: str) -> None:
 def read_tasks(folder: Path, split: str) -> list[Task]:
     """The split's tasks, in order (their index is tau-bench's `task_id`)."""
     if split not in SPLITS:
-        raise InputError(str(folder), f"unknown split {split!r} (tau-bench's are: {', '.join(SPLITS)})")
+        raise InputError(
+            str(folder), f"unknown split {split!r} (tau-bench's are: {', '.join(SPLITS)})"
+        )
     path = folder / f"tasks_{split}.py"
     if not path.is_file():
-        raise InputError(str(folder), f"the {folder.name} domain has no {split} split (no {path.name})")
+        raise InputError(
+            str(folder), f"the {folder.name} domain has no {split} split (no {path.name})"
+        )
     for node in _parse(path).body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
             elements = node.value.elts
@@ -177,15 +181,21 @@ def _task(node: ast.expr, index: int, path: Path) -> Task:
     if not isinstance(actions_node, ast.List) or not all(
         _called(a, "Action") for a in actions_node.elts
     ):
-        raise InputError(str(path), f"{what}: actions is not a list of Action(...)", line=node.lineno)
+        raise InputError(
+            str(path), f"{what}: actions is not a list of Action(...)", line=node.lineno
+        )
     actions = []
     for action in actions_node.elts:
         assert isinstance(action, ast.Call)
         fields = _keywords(action, path, what)
         name = _literal(fields.get("name", ast.Constant(None)), path, f"{what}: an action's name")
-        kwargs = _literal(fields.get("kwargs", ast.Dict([], [])), path, f"{what}: an action's kwargs")
+        kwargs = _literal(
+            fields.get("kwargs", ast.Dict([], [])), path, f"{what}: an action's kwargs"
+        )
         if not isinstance(name, str) or not isinstance(kwargs, dict):
-            raise InputError(str(path), f"{what}: an action without a name or kwargs", line=action.lineno)
+            raise InputError(
+                str(path), f"{what}: an action without a name or kwargs", line=action.lineno
+            )
         actions.append(Action(name, kwargs))
     user_id = _literal(keywords["user_id"], path, f"{what}: user_id")
     instruction = _literal(keywords["instruction"], path, f"{what}: instruction")

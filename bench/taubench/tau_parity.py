@@ -1,10 +1,10 @@
 """tau-bench parity: the annotated actions of every task of a domain's test split, and
-perturbations of them (perturb.py), scored by tau-bench's own reward code and by toolscore
+perturbations of them (tau_perturb.py), scored by tau-bench's own reward code and by toolscore
 (`import tau-bench`, `import tau-bench-results`, `score --env`) side by side; every
 disagreement listed, and the replay time of both in one run.
 
 Run in the bench venv (setup.sh):
-    bench/taubench/.venv/bin/python bench/taubench/parity.py [--domain retail airline] [--repeat 3]
+    bench/taubench/.venv/bin/python bench/taubench/tau_parity.py [--domain retail] [--repeat 3]
 
 tau-bench's side: the domain's Env (tau_bench.envs) built with the human user (nothing is
 asked: the bench never calls reset() or the user), then per trajectory what a run does: the
@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 import types
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from perturb import PERTURBATIONS, messages  # noqa: E402
+from tau_compare import compare, score, show  # noqa: E402
+from tau_perturb import PERTURBATIONS, messages  # noqa: E402
 
 stub = types.ModuleType("litellm")
 
@@ -74,9 +73,14 @@ def tau_bench_run(env: Any, index: int, steps: list[Any]) -> tuple[float, list[s
     return reward, observations
 
 
+def _replayed(observations: Any) -> Any:
+    """An `observe` for perturb.messages: the observations tau-bench's run made, in order."""
+    return lambda name, kwargs: next(observations)
+
+
 def run_domain(domain: str, out: Path, repeat: int) -> dict[str, Any]:
     env = get_env(domain, user_strategy="human", user_model="none", task_split="test", task_index=0)
-    checkout = Path(sys.modules["tau_bench"].__file__).parent.parent
+    checkout = Path(str(sys.modules["tau_bench"].__file__)).parent.parent
     imported = import_taubench(str(checkout), domain, "test")
     folder = out / domain
     write_import(imported, folder)
@@ -100,72 +104,39 @@ def run_domain(domain: str, out: Path, repeat: int) -> dict[str, Any]:
         tau_times.append(time.perf_counter() - started)
     for index, variant, steps, (reward, observations) in runs:
         rewards[(index, variant)] = reward
-        seen = iter(observations)
         traj_of[(index, variant)] = messages(
-            tasks[index].instruction, steps, lambda name, kwargs: next(seen)
+            tasks[index].instruction, steps, _replayed(iter(observations))
         )
 
     counts = Counts()
-    with open(folder / "parity_cases.jsonl", "w") as cases_file, open(
-        folder / "parity_outputs.jsonl", "w"
-    ) as outputs_file:
+    with (
+        open(folder / "parity_cases.jsonl", "w") as cases_file,
+        open(folder / "parity_outputs.jsonl", "w") as outputs_file,
+    ):
         for index, variant, _ in trajectories:
             case = {**cases[str(index)], "id": f"{index}/{variant}"}
             cases_file.write(json.dumps(case) + "\n")
-            entry = {"task_id": index, "trial": 0, "traj": traj_of[(index, variant)],
-                     "reward": rewards[(index, variant)]}
+            entry = {
+                "task_id": index,
+                "trial": 0,
+                "traj": traj_of[(index, variant)],
+                "reward": rewards[(index, variant)],
+            }
             line = convert_entry(entry, 0, "parity", counts)
             line["id"] = case["id"]
             line.pop("trial")  # one line per case here: the variants are cases of their own
             outputs_file.write(json.dumps(line) + "\n")
 
-    score_times = []
-    command = [
-        sys.executable, "-m", "toolscore", "score", "--specs", str(folder / "tools.yaml"),
-        "--cases", str(folder / "parity_cases.jsonl"), "--outputs",
-        str(folder / "parity_outputs.jsonl"), "--env", "--json", str(folder / "report.json"),
-    ]
-    for _ in range(repeat):
-        started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True)
-        score_times.append(time.perf_counter() - started)
-        if done.returncode not in (0, 1):
-            raise SystemExit(f"toolscore failed: {done.stderr.strip()}")
-    report = json.loads((folder / "report.json").read_text())
-
-    agree = Counter()
-    disagreements = []
-    for case in report["cases"]:
-        index_text, variant = case["id"].split("/")
-        state = case.get("state") or {}
-        toolscore_pass = bool(case.get("state_passed")) and state.get("outputs_passed") is not False
-        tau_pass = rewards[(int(index_text), variant)] == 1.0
-        agree[(variant, toolscore_pass == tau_pass)] += 1
-        if toolscore_pass != tau_pass:
-            disagreements.append({
-                "case": case["id"], "tau_bench": tau_pass, "toolscore": toolscore_pass,
-                "state_passed": case.get("state_passed"), "missing_outputs": state.get("missing_outputs"),
-                "diff": (state.get("diff") or {}).get("changes", [])[:3],
-                "plan_errors": state.get("plan_errors"), "terminal": state.get("terminal"),
-            })
-    per_variant = {
-        variant: {
-            "n": agree[(variant, True)] + agree[(variant, False)],
-            "agree": agree[(variant, True)],
-            "tau_bench_pass": sum(1 for (i, v), r in rewards.items() if v == variant and r == 1.0),
-        }
-        for variant in PERTURBATIONS
-        if agree[(variant, True)] + agree[(variant, False)]
-    }
+    score_times = [score(folder) for _ in range(repeat)]
+    result = compare(folder)
+    tau_median = sorted(tau_times)[len(tau_times) // 2]
+    score_median = sorted(score_times)[len(score_times) // 2]
     return {
         "domain": domain,
-        "trajectories": len(trajectories),
-        "agree": sum(v["agree"] for v in per_variant.values()),
-        "per_variant": per_variant,
-        "disagreements": disagreements,
+        **result,
         "tau_bench_seconds": tau_times,
         "toolscore_seconds": score_times,
-        "speed_ratio_median": sorted(tau_times)[len(tau_times) // 2] / sorted(score_times)[len(score_times) // 2],
+        "speed_ratio_median": tau_median / score_median,
         "dropped_texts": counts.dropped_texts,
     }
 
@@ -181,14 +152,12 @@ def main() -> None:
     results = [run_domain(domain, out, args.repeat) for domain in args.domain]
     (out / "parity.json").write_text(json.dumps(results, indent=2))
     for r in results:
-        print(f"{r['domain']}: {r['agree']}/{r['trajectories']} agree; tau-bench "
-              f"{min(r['tau_bench_seconds']):.2f}-{max(r['tau_bench_seconds']):.2f} s, toolscore "
-              f"{min(r['toolscore_seconds']):.2f}-{max(r['toolscore_seconds']):.2f} s "
-              f"(median ratio {r['speed_ratio_median']:.1f}x)")
-        for variant, v in r["per_variant"].items():
-            print(f"  {variant:22} {v['agree']:4}/{v['n']:<4} agree  (tau-bench passes {v['tau_bench_pass']})")
-        for d in r["disagreements"][:20]:
-            print("  DISAGREE", json.dumps(d)[:400])
+        show(r["domain"], r)
+        tau, ts = r["tau_bench_seconds"], r["toolscore_seconds"]
+        print(
+            f"  replay: tau-bench {min(tau):.2f}-{max(tau):.2f} s, toolscore score --env "
+            f"{min(ts):.2f}-{max(ts):.2f} s (median ratio {r['speed_ratio_median']:.1f}x)"
+        )
 
 
 if __name__ == "__main__":

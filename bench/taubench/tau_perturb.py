@@ -179,9 +179,8 @@ def outputs_thousands(task: Any, others: list[Any]) -> list[Step] | None:
     said = []
     for output in task.outputs:
         whole, dot, cents = output.partition(".")
-        if whole.isdigit() and len(whole) > 3:
-            output = f"{int(whole):,}{dot}{cents}"
-        said.append(output)
+        grouped = f"{int(whole):,}{dot}{cents}" if whole.isdigit() and len(whole) > 3 else output
+        said.append(grouped)
     return [*_calls(task), ("say", "Done. " + " and ".join(said))]
 
 
@@ -223,7 +222,9 @@ PERTURBATIONS: dict[str, Callable[[Any, list[Any]], list[Step] | None]] = {
 }
 
 
-def messages(instruction: str, steps: list[Step], observe: Callable[[str, dict[str, Any]], str]) -> list[dict[str, Any]]:
+def messages(
+    instruction: str, steps: list[Step], observe: Callable[[str, dict[str, Any]], str]
+) -> list[dict[str, Any]]:
     """The trajectory as tau-bench's tool-calling agent saves it: a system and a user
     message, then per step an assistant message (a tool call followed by its `role: tool`
     result, or text followed by the user's reply). `observe(name, kwargs)` runs the call."""
@@ -251,5 +252,12 @@ def messages(instruction: str, steps: list[Step], observe: Callable[[str, dict[s
                 ],
             }
         )
-        out.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": observe(name, kwargs)})
+        out.append(
+            {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "name": name,
+                "content": observe(name, kwargs),
+            }
+        )
     return out
