@@ -40,13 +40,16 @@ def score(folder: Path) -> float:
 
 def compare(folder: Path) -> dict[str, Any]:
     """Agreements per perturbation, and every disagreement with what toolscore saw."""
-    rewards = {}
+    rewards, halves = {}, {}
     with open(folder / "parity_outputs.jsonl") as outputs:
         for line in outputs:
             entry = json.loads(line)
             rewards[entry["id"]] = entry["reward"]
+            halves[entry["id"]] = (entry.get("r_actions"), entry.get("r_outputs"))
     report = json.loads((folder / "report.json").read_text())
     agree: Counter[tuple[str, bool]] = Counter()
+    state_agree: Counter[bool] = Counter()
+    outputs_agree: Counter[bool] = Counter()
     tau_passes: Counter[str] = Counter()
     disagreements = []
     for case in report["cases"]:
@@ -56,11 +59,18 @@ def compare(folder: Path) -> dict[str, Any]:
         tau_pass = rewards[case["id"]] == 1.0
         tau_passes[variant] += tau_pass
         agree[(variant, toolscore_pass == tau_pass)] += 1
+        r_actions, r_outputs = halves[case["id"]]
+        if r_actions is not None:
+            state_agree[bool(case.get("state_passed")) == r_actions] += 1
+        if r_outputs is not None:
+            outputs_agree[state.get("outputs_passed") == r_outputs] += 1
         if toolscore_pass != tau_pass:
             disagreements.append(
                 {
                     "case": case["id"],
                     "tau_bench": tau_pass,
+                    "tau_bench_r_actions": halves[case["id"]][0],
+                    "tau_bench_r_outputs": halves[case["id"]][1],
                     "toolscore_state": case.get("state_passed"),
                     "missing_outputs": state.get("missing_outputs"),
                     "diff": (state.get("diff") or {}).get("changes", [])[:3],
@@ -77,12 +87,17 @@ def compare(folder: Path) -> dict[str, Any]:
         "trajectories": len(report["cases"]),
         "agree": sum(v["agree"] for v in per_variant.values()),
         "per_variant": per_variant,
+        "state_agree": [state_agree[True], state_agree[True] + state_agree[False]],
+        "outputs_agree": [outputs_agree[True], outputs_agree[True] + outputs_agree[False]],
         "disagreements": disagreements,
     }
 
 
 def show(name: str, result: dict[str, Any]) -> None:
     print(f"{name}: {result['agree']}/{result['trajectories']} agree")
+    (state, n_state), (outputs, n_outputs) = result["state_agree"], result["outputs_agree"]
+    print(f"  state check vs the data hash: {state}/{n_state} agree")
+    print(f"  outputs check vs tau-bench's: {outputs}/{n_outputs} agree")
     for variant, v in result["per_variant"].items():
         counts = f"{v['agree']:4}/{v['n']:<4}"
         print(f"  {variant:22} {counts} agree  (tau-bench passes {v['tau_bench_pass']})")

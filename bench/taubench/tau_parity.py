@@ -47,30 +47,41 @@ from toolscore.taubench import import_taubench, write_import  # noqa: E402
 from toolscore.taubench.results import Counts, convert_entry  # noqa: E402
 
 
-def tau_bench_run(env: Any, index: int, steps: list[Any]) -> tuple[float, list[str]]:
+def tau_bench_run(env: Any, index: int, steps: list[Any], parts: bool = False) -> dict[str, Any]:
     """tau-bench's reward for one trajectory, and each call's observation ("" when the
-    episode ended before it)."""
+    episode ended before it). With `parts`, also the reward's two halves (untimed runs
+    only: it hashes the data once more): `r_actions` (the data hash equals the annotated
+    actions') and `r_outputs` (every output found; None for a task without outputs)."""
     env.task_index = index
     env.task = env.tasks[index]
     env.data = env.data_load_func()
     env.actions = []
     observations: list[str] = []
-    reward = None
+    result = None
+    agent_hash = None
     for step in steps:
         if step[0] == "say":
             env.actions.append(Action(name="respond", kwargs={"content": step[1]}))
             continue
-        if reward is not None:
+        if result is not None:
             observations.append("")
             continue
         name, kwargs = step[-2], step[-1]
+        if parts and name in env.terminate_tools:
+            agent_hash = env.get_data_hash()  # terminal tools change no data in either domain
         response = env.step(Action(name=name, kwargs=kwargs))
         observations.append(response.observation)
         if response.done:
-            reward = response.reward
-    if reward is None:
-        reward = env.calculate_reward().reward
-    return reward, observations
+            result = response.info.reward_info
+    if result is None:
+        agent_hash = env.get_data_hash() if parts else None
+        result = env.calculate_reward()
+    run: dict[str, Any] = {"reward": result.reward, "observations": observations}
+    if parts:
+        run["r_actions"] = agent_hash == env.get_data_hash()  # calculate_reward left the goal
+        outputs = getattr(result.info, "outputs", None)
+        run["r_outputs"] = None if outputs is None else all(outputs.values())
+    return run
 
 
 def _replayed(observations: Any) -> Any:
@@ -96,17 +107,16 @@ def run_domain(domain: str, out: Path, repeat: int) -> dict[str, Any]:
                 trajectories.append((index, variant, steps))
 
     tau_times = []
-    rewards: dict[tuple[int, str], float] = {}
-    traj_of: dict[tuple[int, str], list[dict[str, Any]]] = {}
     for _ in range(repeat):
         started = time.perf_counter()
-        runs = [(i, v, s, tau_bench_run(env, i, s)) for i, v, s in trajectories]
+        for i, _variant, steps in trajectories:
+            tau_bench_run(env, i, steps)
         tau_times.append(time.perf_counter() - started)
-    for index, variant, steps, (reward, observations) in runs:
-        rewards[(index, variant)] = reward
-        traj_of[(index, variant)] = messages(
-            tasks[index].instruction, steps, _replayed(iter(observations))
-        )
+    runs = {(i, v): tau_bench_run(env, i, s, parts=True) for i, v, s in trajectories}
+    traj_of = {
+        (i, v): messages(tasks[i].instruction, s, _replayed(iter(runs[(i, v)]["observations"])))
+        for i, v, s in trajectories
+    }
 
     counts = Counts()
     with (
@@ -120,16 +130,18 @@ def run_domain(domain: str, out: Path, repeat: int) -> dict[str, Any]:
                 "task_id": index,
                 "trial": 0,
                 "traj": traj_of[(index, variant)],
-                "reward": rewards[(index, variant)],
+                "reward": runs[(index, variant)]["reward"],
             }
             line = convert_entry(entry, 0, "parity", counts)
             line["id"] = case["id"]
             line.pop("trial")  # one line per case here: the variants are cases of their own
+            line["r_actions"] = runs[(index, variant)]["r_actions"]  # kept, not scored
+            line["r_outputs"] = runs[(index, variant)]["r_outputs"]
             outputs_file.write(json.dumps(line) + "\n")
 
-    score_times = [score(folder) for _ in range(repeat)]
+    score_times = [score(folder) for _ in range(max(repeat, 1))]
     result = compare(folder)
-    tau_median = sorted(tau_times)[len(tau_times) // 2]
+    tau_median = sorted(tau_times)[len(tau_times) // 2] if tau_times else float("nan")
     score_median = sorted(score_times)[len(score_times) // 2]
     return {
         "domain": domain,
@@ -144,7 +156,9 @@ def run_domain(domain: str, out: Path, repeat: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--domain", nargs="+", default=["retail", "airline"])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed runs of each side (0: verdicts only)"
+    )
     parser.add_argument("--out", default=str(HERE / "out"))
     args = parser.parse_args()
     out = Path(args.out)
@@ -154,6 +168,8 @@ def main() -> None:
     for r in results:
         show(r["domain"], r)
         tau, ts = r["tau_bench_seconds"], r["toolscore_seconds"]
+        if not tau:  # --repeat 0: verdicts only
+            continue
         print(
             f"  replay: tau-bench {min(tau):.2f}-{max(tau):.2f} s, toolscore score --env "
             f"{min(ts):.2f}-{max(ts):.2f} s (median ratio {r['speed_ratio_median']:.1f}x)"
