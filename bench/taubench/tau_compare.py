@@ -9,10 +9,17 @@ branch's sources to see what that branch changes) and counts agreements per pert
 
 toolscore's verdict for tau-bench's reward: the state check passed and no required output
 is missing (call-level mismatches are a diagnosis tau-bench does not make).
+
+`--emulate-any PATH` (until the trials branch is merged): PATH is that branch's
+`src/toolscore/state/outputs.py`; its `missing_outputs(..., place="any",
+normalise="tau-bench")` is applied to the text of every assistant message of each outputs
+line, and the agreement is counted again with that outputs check in place of this branch's.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import subprocess
 import sys
@@ -38,8 +45,45 @@ def score(folder: Path) -> float:
     return seconds
 
 
-def compare(folder: Path) -> dict[str, Any]:
-    """Agreements per perturbation, and every disagreement with what toolscore saw."""
+def _said(line: dict[str, Any]) -> list[str]:
+    """The text of every assistant message of an outputs line (tool-call texts are already
+    dropped by the converter, as tau-bench never reads them)."""
+    return [
+        m["content"]
+        for m in line.get("messages", [])
+        if m.get("role") == "assistant" and isinstance(m.get("content"), str)
+    ]
+
+
+def emulated_outputs(folder: Path, outputs_module: Path) -> dict[str, bool]:
+    """Per case with required outputs: whether the trials branch's check (`any`, `tau-bench`)
+    finds them all."""
+    spec = importlib.util.spec_from_file_location("trials_outputs", outputs_module)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {outputs_module}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    required = {}
+    with open(folder / "parity_cases.jsonl") as cases:
+        for text in cases:
+            case = json.loads(text)
+            if case.get("required_outputs"):
+                required[case["id"]] = case["required_outputs"]
+    found = {}
+    with open(folder / "parity_outputs.jsonl") as outputs:
+        for text in outputs:
+            line = json.loads(text)
+            if line["id"] in required:
+                missing = module.missing_outputs(
+                    required[line["id"]], None, said=_said(line), place="any", normalise="tau-bench"
+                )
+                found[line["id"]] = not missing
+    return found
+
+
+def compare(folder: Path, outputs_found: dict[str, bool] | None = None) -> dict[str, Any]:
+    """Agreements per perturbation, and every disagreement with what toolscore saw;
+    `outputs_found` replaces toolscore's outputs verdicts (see `--emulate-any`)."""
     rewards, halves = {}, {}
     with open(folder / "parity_outputs.jsonl") as outputs:
         for line in outputs:
@@ -55,7 +99,10 @@ def compare(folder: Path) -> dict[str, Any]:
     for case in report["cases"]:
         variant = case["id"].split("/")[1]
         state = case.get("state") or {}
-        toolscore_pass = bool(case.get("state_passed")) and state.get("outputs_passed") is not False
+        outputs_passed = state.get("outputs_passed")
+        if outputs_found is not None and case["id"] in outputs_found:
+            outputs_passed = outputs_found[case["id"]]
+        toolscore_pass = bool(case.get("state_passed")) and outputs_passed is not False
         tau_pass = rewards[case["id"]] == 1.0
         tau_passes[variant] += tau_pass
         agree[(variant, toolscore_pass == tau_pass)] += 1
@@ -63,7 +110,7 @@ def compare(folder: Path) -> dict[str, Any]:
         if r_actions is not None:
             state_agree[bool(case.get("state_passed")) == r_actions] += 1
         if r_outputs is not None:
-            outputs_agree[state.get("outputs_passed") == r_outputs] += 1
+            outputs_agree[outputs_passed == r_outputs] += 1
         if toolscore_pass != tau_pass:
             disagreements.append(
                 {
@@ -106,11 +153,18 @@ def show(name: str, result: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    for folder in map(Path, sys.argv[1:]):
-        seconds = score(folder)
-        result = compare(folder)
-        show(folder.name, result)
-        print(f"  toolscore score --env: {seconds:.2f} s")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("folders", nargs="+", type=Path)
+    parser.add_argument("--emulate-any", type=Path, help="the trials branch's state/outputs.py")
+    parser.add_argument("--no-score", action="store_true", help="compare the existing reports")
+    args = parser.parse_args()
+    for folder in args.folders:
+        if not args.no_score:
+            print(f"{folder.name}: toolscore score --env: {score(folder):.2f} s")
+        show(folder.name, compare(folder))
+        if args.emulate_any:
+            found = emulated_outputs(folder, args.emulate_any)
+            show(f"{folder.name} (trials branch's outputs check, emulated)", compare(folder, found))
 
 
 if __name__ == "__main__":
