@@ -29,7 +29,11 @@ NOTES_SHOWN = 5
 
 
 def register(group: click.Group) -> None:
-    """Add the `import` command group (with `bfcl` and `bfcl-outputs`) to `group`."""
+    """Add the `import` command group (with `bfcl`, `bfcl-outputs`, and tau-bench's
+    commands) to `group`."""
+    from toolscore.commands import taubench  # noqa: PLC0415
+
+    taubench.register(import_group)
     group.add_command(import_group)
 
 

@@ -1,0 +1,246 @@
+"""`toolscore import tau-bench`: one domain and split of a tau-bench checkout as a toolscore
+spec (with its documents environment), cases, and two small generated modules that call the
+checkout's own code at replay time.
+
+Written into the output folder:
+
+- `tools.yaml`: the spec (rules from the tools' schemas, `schema`) and its `environment`:
+  `kind: documents`, `data` and `tools` the generated modules, and tau-bench's scoring as
+  options: `compare: exact` (its reward compares a hash of the whole data), `numbers: typed`
+  (the hash writes `2` and `2.0` apart), `on_error: keep` (nothing is undone after an
+  error), `error_prefix: "Error:"` (its tools return errors as text), `terminal_tools:
+  [transfer_to_human_agents]` (its episodes end there);
+- `cases.jsonl`: one case per task, id its index in the split (tau-bench's `task_id`): the
+  annotated actions as the one plan, `goal_state: "plan"`, `score_turns: "all"`, and the
+  task's `outputs` as `required_outputs` looked for in any assistant message with tau-bench's
+  normalisation (`required_outputs_in: any`, `normalise: tau-bench`);
+- `taubench_data.py` (`load_data`) and `taubench_tools.py` (one function per tool calling
+  the Tool class's `invoke(data, **kwargs)`), which import the checkout by its absolute path
+  only when `score --env` loads them;
+- `import.json`: where it came from, counts and notes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+from toolscore.cases import parse_case
+from toolscore.documents import safe_loader
+from toolscore.errors import CaseError, InputError
+from toolscore.specs import parse_specs
+from toolscore.taubench import schema
+from toolscore.taubench.source import Task, ToolInfo, domain_dir, read_tasks, read_tools
+
+TERMINAL_TOOLS = ("transfer_to_human_agents",)
+"""tau-bench's `terminate_tools` (both domains' env.py)."""
+RESPOND = "respond"
+"""tau-bench's name for an assistant message to the user, which is no tool."""
+
+ENVIRONMENT: dict[str, Any] = {
+    "kind": "documents",
+    "data": "taubench_data.py:load_data",
+    "tools": "taubench_tools.py",
+    "compare": "exact",
+    "numbers": "typed",
+    "on_error": "keep",
+    "error_prefix": "Error:",
+    "terminal_tools": list(TERMINAL_TOOLS),
+}
+OUTPUT_OPTIONS = {"required_outputs_in": "any", "normalise": "tau-bench"}
+"""How tau-bench looks for a task's outputs, set on each case that has some."""
+
+
+@dataclass
+class TauBenchImport:
+    """What `import_taubench` made: the spec, the cases, the generated modules and notes."""
+
+    spec: dict[str, Any]
+    cases: list[dict[str, Any]]
+    modules: dict[str, str]
+    provenance: dict[str, Any]
+    counts: dict[str, int]
+    notes: list[str] = field(default_factory=list)
+
+
+def import_taubench(repo: str, domain: str, split: str = "test") -> TauBenchImport:
+    """Read `domain` and `split` of the tau-bench checkout at `repo` (nothing is run)."""
+    folder = domain_dir(repo, domain)
+    tools = read_tools(folder)
+    tasks = read_tasks(folder, split)
+    notes: list[str] = []
+    spec = {
+        "version": f"tau-bench {domain}",
+        "tools": {tool.name: _tool(tool) for tool in tools},
+        "environment": dict(ENVIRONMENT),
+    }
+    names = {tool.name for tool in tools}
+    cases = [_case(task, domain, split, names, notes) for task in tasks]
+    checkout = str(Path(repo).resolve())
+    modules = {
+        "taubench_data.py": _data_module(checkout, domain),
+        "taubench_tools.py": _tools_module(checkout, domain, tools),
+    }
+    _check(spec, cases, str(folder / f"tasks_{split}.py"))
+    counts = {
+        "cases": len(cases),
+        "tools": len(tools),
+        "actions": sum(len(task.actions) for task in tasks),
+        "cases_with_outputs": sum(1 for task in tasks if task.outputs),
+        "cases_without_actions": sum(1 for task in tasks if not task.actions),
+    }
+    provenance = {
+        "source": "tau-bench",
+        "checkout": checkout,
+        "domain": domain,
+        "split": split,
+        "tasks": f"tau_bench/envs/{domain}/tasks_{split}.py",
+    }
+    return TauBenchImport(spec, cases, modules, provenance, counts, notes)
+
+
+def _tool(tool: ToolInfo) -> dict[str, Any]:
+    function = tool.info["function"]
+    node: dict[str, Any] = {"args": schema.args(function.get("parameters", {}))}
+    if isinstance(function.get("description"), str):
+        node = {"description": " ".join(function["description"].split()), **node}
+    return node
+
+
+def _case(task: Task, domain: str, split: str, names: set[str], notes: list[str]) -> dict[str, Any]:
+    calls = []
+    for position, action in enumerate(task.actions):
+        if action.name == RESPOND:
+            notes.append(f"task {task.index}: action {position} is a respond action, left out")
+            continue
+        if action.name not in names:
+            raise InputError(
+                f"tau_bench/envs/{domain}/tasks_{split}.py",
+                f"task {task.index}: action {position} names {action.name!r}, not a tool",
+            )
+        calls.append({"name": action.name, "args": action.kwargs})
+    terminal = [i for i, call in enumerate(calls) if call["name"] in TERMINAL_TOOLS]
+    if terminal and terminal[0] != len(calls) - 1:
+        notes.append(
+            f"task {task.index}: actions follow {calls[terminal[0]]['name']}; tau-bench's "
+            "goal replay skips the terminal call and goes on, toolscore's ends there"
+        )
+    case: dict[str, Any] = {
+        "id": str(task.index),
+        "prompt": task.instruction,
+        "tags": [domain, split],
+        "user_id": task.user_id,
+        "plans": [calls],
+        "goal_state": "plan",
+        "score_turns": "all",
+    }
+    if task.outputs:
+        case["required_outputs"] = list(task.outputs)
+        case.update(OUTPUT_OPTIONS)
+    return case
+
+
+def _data_module(checkout: str, domain: str) -> str:
+    return (
+        f'"""Generated by `toolscore import tau-bench`: the {domain} domain\'s initial data, as\n'
+        "its own load_data() reads it from the tau-bench checkout (imported only by\n"
+        '`score --env`; move the checkout and import again)."""\n\n'
+        "from typing import Any\n\n"
+        "from toolscore.taubench import checkout\n\n"
+        f"CHECKOUT = {checkout!r}\n\n\n"
+        "def load_data() -> Any:\n"
+        f"    return checkout.load_data(CHECKOUT, {domain!r})\n"
+    )
+
+
+def _tools_module(checkout: str, domain: str, tools: list[ToolInfo]) -> str:
+    lines = [
+        f'"""Generated by `toolscore import tau-bench`: the {domain} domain\'s tools, each',
+        "calling its Tool class's own invoke(data, **kwargs) from the tau-bench checkout",
+        '(imported only by `score --env`)."""',
+        "",
+        "from typing import Any",
+        "",
+        "from toolscore.taubench import checkout",
+        "",
+        f"CHECKOUT = {checkout!r}",
+        f"_TOOLS = checkout.tool_classes(CHECKOUT, {domain!r})",
+    ]
+    for tool in tools:
+        lines += [
+            "",
+            "",
+            f"def {tool.name}(state: Any, /, **kwargs: Any) -> Any:",
+            f"    return _TOOLS[{tool.name!r}].invoke(state, **kwargs)  # {tool.class_name}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def spec_yaml(spec: dict[str, Any]) -> str:
+    """The spec as `tools.yaml` holds it."""
+    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _check(spec: dict[str, Any], cases: list[dict[str, Any]], source: str) -> None:
+    """Load the result as toolscore's own readers will: what is written must load."""
+    loaded = yaml.load(spec_yaml(spec), Loader=safe_loader())
+    specs, problems = parse_specs(loaded, f"{source} (converted)")
+    if problems or specs is None:
+        raise InputError(
+            source, f"converted spec does not load: {problems[0] if problems else '?'}"
+        )
+    for case in cases:
+        try:
+            parse_case(orjson.loads(orjson.dumps(case)), specs, f"{source} (converted)")
+        except (CaseError, orjson.JSONEncodeError) as error:
+            raise InputError(source, f"task {case['id']} does not convert: {error}") from None
+
+
+def write_import(result: TauBenchImport, out_dir: str | Path) -> list[Path]:
+    """Write the spec, the cases, the two modules and `import.json` into `out_dir`, each
+    whole to a temporary name first: nothing is half-written."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(str(out), f"cannot create: {error.strerror or error}") from None
+    header = (
+        f"# Converted from tau-bench ({result.provenance['domain']}, "
+        f"{result.provenance['split']}) by `toolscore import tau-bench`; see import.json.\n"
+    )
+    files = {
+        "tools.yaml": header + spec_yaml(result.spec),
+        "cases.jsonl": "".join(
+            json.dumps(case, ensure_ascii=False, allow_nan=False) + "\n" for case in result.cases
+        ),
+        **result.modules,
+        "import.json": json.dumps(
+            {**result.provenance, "counts": result.counts, "notes": result.notes},
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n",
+    }
+    written: list[tuple[Path, Path]] = []
+    try:
+        for name, text in files.items():
+            target = out / name
+            temporary = out / f".{name}.tmp"
+            written.append((temporary, target))
+            try:
+                temporary.write_text(text, encoding="utf-8")
+            except OSError as error:
+                raise InputError(str(target), f"cannot write: {error.strerror or error}") from None
+    except BaseException:
+        for temporary, _ in written:
+            temporary.unlink(missing_ok=True)
+        raise
+    for temporary, target in written:
+        os.replace(temporary, target)
+    return [target for _, target in written]

@@ -1,0 +1,1 @@
+raise ImportError("tau_bench.envs.__init__ must not run")
