@@ -206,6 +206,21 @@ def test_results_become_outputs_lines_with_their_trials(group: click.Group, tmp_
     assert lines[2]["messages"][2]["content"] == "The desk costs 1,093.34."  # text alone stays
 
 
+def test_results_saved_trial_by_trial_come_out_by_task(group: click.Group, tmp_path: Path) -> None:
+    """tau-bench's run.py saves every task's trial 0, then every task's trial 1; toolscore
+    reads a case's trials together, so the converter writes them by task."""
+    entries = json.loads((FIXTURE / "results.json").read_text())
+    trial_major = sorted(entries, key=lambda e: (e["trial"], e["task_id"]))
+    assert [(e["task_id"], e["trial"]) for e in trial_major] == [(0, 0), (1, 0), (0, 1)]
+    source = tmp_path / "run.json"
+    source.write_text(json.dumps(trial_major))
+    out = tmp_path / "outputs.jsonl"
+    result = run(group, "import", "tau-bench-results", str(source), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(line["id"], line["trial"]) for line in lines] == [("0", 0), ("0", 1), ("1", 0)]
+
+
 def test_converted_results_read_as_transcripts(group: click.Group, tmp_path: Path) -> None:
     from toolscore.errors import OutputError  # noqa: PLC0415
     from toolscore.jsonl import parse_line  # noqa: PLC0415

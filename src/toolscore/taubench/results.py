@@ -98,17 +98,19 @@ def _as_tau_bench_reads(message: dict[str, Any], counts: Counts) -> dict[str, An
 
 
 def convert_results(path: str, counts: Counts | None = None) -> Iterator[dict[str, Any]]:
-    """The outputs lines of a tau-bench results file, in its order; an input error for an
-    entry that is not a result or a (task_id, trial) given twice."""
+    """The outputs lines of a tau-bench results file, by task and then trial (tau-bench's
+    `run.py` saves them trial by trial, and toolscore reads a case's trials together); an
+    input error for an entry that is not a result or a (task_id, trial) given twice."""
     counts = counts if counts is not None else Counts()
-    seen: set[tuple[int, int]] = set()
+    lines: dict[tuple[int, int], dict[str, Any]] = {}
     for index, entry in enumerate(read_results(path)):
         line = convert_entry(entry, index, path, counts)
         key = (int(line["id"]), line["trial"])
-        if key in seen:
+        if key in lines:
             raise _field(path, index, "trial", f"task {key[0]} trial {key[1]} is given twice")
-        seen.add(key)
-        yield line
+        lines[key] = line
+    for key in sorted(lines):
+        yield lines[key]
 
 
 def _shown(value: Any) -> str:
