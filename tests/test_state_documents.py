@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolscore import Case, SpecSet, parse_case, parse_output, parse_specs
 from toolscore.cli import cli
@@ -455,3 +457,39 @@ def test_plain_data_from_a_function_is_copied_and_never_changed() -> None:
         assert verdict.diff is not None
         assert verdict.diff.lines() == ["added /fs/files/new.txt: 'x' (not in the goal)"]
     assert module.PLAIN == {"fs": {"files": {"readme.txt": "hello"}, "cwd": "/"}}
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, -0.0, 1.0, 2.0, 0.1, 1e-13, 0.30000000000000004, 1e16, 2.5]),
+    st.sampled_from(["", "a", "A", "~/", "é"]),
+)
+_DOCUMENTS = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b", "~1", "x/y"]), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+_IGNORES = st.lists(
+    st.lists(st.sampled_from(["a", "b", "*", "0", "x/y"]), min_size=1, max_size=3).map(tuple),
+    max_size=2,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(goal=_DOCUMENTS, final=_DOCUMENTS, ignore=_IGNORES, typed=st.booleans())
+def test_equal_hashes_mean_an_empty_diff(
+    goal: Any, final: Any, ignore: list[tuple[str, ...]], typed: bool
+) -> None:
+    """`compare: exact` skips the diff when the hashes agree (the verdict is the hashes'
+    either way): sound only if equal hashes never hide a difference the diff would list."""
+    same_hash = document_hash(goal, ignore, typed) == document_hash(final, ignore, typed)
+    diff = diff_documents(goal, final, ignore, typed)
+    if same_hash:
+        assert diff.passed, diff
+    if diff.passed:
+        assert same_hash
