@@ -12,9 +12,11 @@ import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO
+
+from toolscore.errors import InputError
 
 _ATTEMPTS = 100
 
@@ -46,6 +48,43 @@ def write_atomically(path: str | Path, data: bytes) -> None:
     """Write `data` to `path` whole or not at all (OSError as `open` raises it)."""
     with atomic_file(path) as handle:
         handle.write(data)
+
+
+def write_output(path: str | Path, text: str) -> None:
+    """Write `text` (UTF-8) to `path` whole or not at all; a disk error is one InputError
+    line naming the file."""
+    try:
+        write_atomically(path, text.encode("utf-8"))
+    except OSError as error:
+        raise InputError(str(path), f"cannot write: {error.strerror or error}") from None
+
+
+def write_files(out_dir: str | Path, files: Mapping[str, str]) -> list[Path]:
+    """Write each named text into `out_dir` (created if missing): all of them to temporary
+    names first, then each renamed into place, so that a failure leaves none half-written.
+    Returns the files written, in order; a disk error is one InputError line."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(str(out), f"cannot create: {error.strerror or error}") from None
+    written: list[tuple[Path, Path]] = []
+    try:
+        for name, text in files.items():
+            target = out / name
+            temporary = out / f".{name}.tmp"
+            written.append((temporary, target))
+            try:
+                temporary.write_text(text, encoding="utf-8")
+            except OSError as error:
+                raise InputError(str(target), f"cannot write: {error.strerror or error}") from None
+    except BaseException:
+        for temporary, _ in written:
+            temporary.unlink(missing_ok=True)
+        raise
+    for temporary, target in written:
+        os.replace(temporary, target)
+    return [target for _, target in written]
 
 
 def _create_beside(target: Path) -> tuple[int, Path]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ from toolscore.bfcl.strings import standardize_answer, standardize_produced
 from toolscore.cases import parse_case
 from toolscore.documents import safe_loader
 from toolscore.errors import CaseError, InputError
+from toolscore.files import write_files
 from toolscore.specs import parse_specs
 
 VARIABLE_REASON = (
@@ -400,41 +400,21 @@ def spec_yaml(spec: dict[str, Any]) -> str:
     return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)
 
 
-def write_import(result: BfclImport, out_dir: str | Path) -> list[Path]:
-    """Write `tools.yaml`, `cases.jsonl` and `import.json` (provenance, counts, notes) into
-    `out_dir`, each written whole to a temporary name first: nothing is half-written."""
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(str(out), f"cannot create: {error.strerror or error}") from None
-    spec_text = _yaml_header(result) + spec_yaml(result.spec)
-    cases_text = "".join(
-        json.dumps(case, ensure_ascii=False, allow_nan=False) + "\n" for case in result.cases
-    )
+def write_import(
+    result: BfclImport, out_dir: str | Path, extra: Mapping[str, str] | None = None
+) -> list[Path]:
+    """Write `tools.yaml`, `cases.jsonl` and `import.json` (provenance, counts, notes), and
+    any `extra` files by name, into `out_dir`: nothing is half-written (`files.write_files`)."""
     report = {**result.provenance, "counts": result.counts, "notes": result.notes}
     files = {
-        "tools.yaml": spec_text,
-        "cases.jsonl": cases_text,
+        "tools.yaml": _yaml_header(result) + spec_yaml(result.spec),
+        "cases.jsonl": "".join(
+            json.dumps(case, ensure_ascii=False, allow_nan=False) + "\n" for case in result.cases
+        ),
         "import.json": json.dumps(report, indent=2, ensure_ascii=False) + "\n",
+        **(extra or {}),
     }
-    written: list[tuple[Path, Path]] = []
-    try:
-        for name, text in files.items():
-            target = out / name
-            temporary = out / f".{name}.tmp"
-            written.append((temporary, target))
-            try:
-                temporary.write_text(text, encoding="utf-8")
-            except OSError as error:
-                raise InputError(str(target), f"cannot write: {error.strerror or error}") from None
-    except BaseException:
-        for temporary, _ in written:
-            temporary.unlink(missing_ok=True)
-        raise
-    for temporary, target in written:
-        os.replace(temporary, target)
-    return [target for _, target in written]
+    return write_files(out_dir, files)
 
 
 def _yaml_header(result: BfclImport) -> str:

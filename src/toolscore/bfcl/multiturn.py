@@ -289,10 +289,4 @@ def write_multi_turn(result: BfclImport, module_text: str, out_dir: str | Path) 
     """Write the converted files and `bfcl_env.py` into `out_dir`."""
     from toolscore.bfcl.importer import write_import  # noqa: PLC0415 - one writer for both
 
-    written = write_import(result, out_dir)
-    target = Path(out_dir) / ENV_MODULE
-    try:
-        target.write_text(module_text, encoding="utf-8")
-    except OSError as error:
-        raise InputError(str(target), f"cannot write: {error.strerror or error}") from None
-    return [*written, target]
+    return write_import(result, out_dir, {ENV_MODULE: module_text})

@@ -7,7 +7,6 @@ line on stderr with exit status 2; nothing is half-written.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,7 +19,7 @@ from toolscore.bfcl.multiturn import import_multi_turn, is_multi_turn, write_mul
 from toolscore.bfcl.multiturn_results import convert_multi_turn_results, is_multi_turn_result
 from toolscore.bfcl.results import dumps
 from toolscore.commands import input_errors
-from toolscore.errors import InputError
+from toolscore.files import write_output
 from toolscore.report.printable import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -148,14 +147,8 @@ def import_bfcl_outputs_command(result_json: str, out_path: str, bfcl_strings: b
         calls += len(line["calls"])
         malformed += sum(1 for c in line["calls"] if isinstance(c, dict) and "error" in c)
         empty += not line["calls"]
+    write_output(out_path, "".join(lines))
     target = Path(out_path)
-    temporary = target.with_name(f".{target.name}.tmp")
-    try:
-        temporary.write_text("".join(lines), encoding="utf-8")
-    except OSError as error:
-        temporary.unlink(missing_ok=True)
-        raise InputError(out_path, f"cannot write: {error.strerror or error}") from None
-    os.replace(temporary, target)
     click.echo(
         f"{len(lines)} outputs: {calls} calls ({malformed} unreadable, scored as failures), "
         f"{empty} without a call; wrote {target}"

@@ -8,13 +8,12 @@ and print; input errors are one line on stderr with exit status 2 (`input_errors
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 
 from toolscore.commands import input_errors
-from toolscore.errors import InputError
+from toolscore.files import write_output
 from toolscore.report.printable import printable
 
 NOTES_SHOWN = 5
@@ -69,14 +68,8 @@ def import_results_command(results_json: str, out_path: str) -> None:
 
     counts = Counts()
     lines = [json.dumps(line) + "\n" for line in convert_results(results_json, counts)]
+    write_output(out_path, "".join(lines))
     target = Path(out_path)
-    temporary = target.with_name(f".{target.name}.tmp")
-    try:
-        temporary.write_text("".join(lines), encoding="utf-8")
-    except OSError as error:
-        temporary.unlink(missing_ok=True)
-        raise InputError(out_path, f"cannot write: {error.strerror or error}") from None
-    os.replace(temporary, target)
     click.echo(
         f"{counts.lines} outputs ({counts.calls} tool calls; {counts.dropped_texts} assistant "
         f"texts beside a tool call dropped, as tau-bench's reward never reads them); wrote {target}"

@@ -20,7 +20,7 @@ import orjson
 from markupsafe import Markup
 
 from toolscore.errors import InputError
-from toolscore.files import atomic_file
+from toolscore.files import write_output
 
 _PACKAGE = "toolscore.report"
 
@@ -116,8 +116,4 @@ def write_page(target: str, html: str) -> None:
     """Write the page to `target` whole or not at all; a disk error is one InputError line."""
     if Path(target).is_dir():
         raise InputError(target, "is a directory, not an HTML file")
-    try:
-        with atomic_file(target) as handle:
-            handle.write(html.encode("utf-8"))
-    except OSError as error:
-        raise InputError(target, f"cannot write: {error.strerror or error}") from None
+    write_output(target, html)

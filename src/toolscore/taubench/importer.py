@@ -23,7 +23,6 @@ Written into the output folder:
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ import yaml
 from toolscore.cases import parse_case
 from toolscore.documents import safe_loader
 from toolscore.errors import CaseError, InputError
+from toolscore.files import write_files
 from toolscore.specs import parse_specs
 from toolscore.taubench import schema
 from toolscore.taubench.source import Task, ToolInfo, domain_dir, read_tasks, read_tools
@@ -203,13 +203,8 @@ def _check(spec: dict[str, Any], cases: list[dict[str, Any]], source: str) -> No
 
 
 def write_import(result: TauBenchImport, out_dir: str | Path) -> list[Path]:
-    """Write the spec, the cases, the two modules and `import.json` into `out_dir`, each
-    whole to a temporary name first: nothing is half-written."""
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(str(out), f"cannot create: {error.strerror or error}") from None
+    """Write the spec, the cases, the two modules and `import.json` into `out_dir`: nothing
+    is half-written (`files.write_files`)."""
     header = (
         f"# Converted from tau-bench ({result.provenance['domain']}, "
         f"{result.provenance['split']}) by `toolscore import tau-bench`; see import.json.\n"
@@ -227,20 +222,4 @@ def write_import(result: TauBenchImport, out_dir: str | Path) -> list[Path]:
         )
         + "\n",
     }
-    written: list[tuple[Path, Path]] = []
-    try:
-        for name, text in files.items():
-            target = out / name
-            temporary = out / f".{name}.tmp"
-            written.append((temporary, target))
-            try:
-                temporary.write_text(text, encoding="utf-8")
-            except OSError as error:
-                raise InputError(str(target), f"cannot write: {error.strerror or error}") from None
-    except BaseException:
-        for temporary, _ in written:
-            temporary.unlink(missing_ok=True)
-        raise
-    for temporary, target in written:
-        os.replace(temporary, target)
-    return [target for _, target in written]
+    return write_files(out_dir, files)
