@@ -15,11 +15,10 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from random import Random
 from typing import Any, ClassVar, Literal
 
 import orjson
@@ -31,8 +30,8 @@ from toolscore.state.environment import (
     COMPARE_MODES,
     DEFAULT_NOW,
     NUMBERS,
+    ReplayRules,
     Tool,
-    ToolContext,
     _import_tools,
     _now,
     env_error,
@@ -58,7 +57,7 @@ _INT64 = 2**63
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class DocumentEnvironment:
+class DocumentEnvironment(ReplayRules):
     """Initial data, the tools that act on it, and how final states compare."""
 
     config: Mapping[str, Any]
@@ -85,11 +84,6 @@ class DocumentEnvironment:
     def __reduce__(self) -> tuple[Any, ...]:
         # Worker processes load the environment again (the tools module is imported there).
         return (load_documents, (dict(self.config), self.base_dir, self.source))
-
-    @property
-    def typed(self) -> bool:
-        """Whether `2` and `2.0` differ (`numbers: typed`)."""
-        return self.numbers == "typed"
 
     def fresh(self) -> Any:
         """A private deep copy of the initial data, for one replay."""
@@ -125,15 +119,6 @@ class DocumentEnvironment:
     def snapshot(self, state: Any) -> Any:
         """The compared form of a state: the state itself, or `snapshot(state)`."""
         return state if self.snapshot_function is None else self.snapshot_function(state)
-
-    def context(self, case_id: str) -> ToolContext:
-        """The clock and the random source of one case, the same at every replay."""
-        seed = int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:8], "big")
-        return ToolContext(self.now, Random(seed), case_id)
-
-    def lacking(self, names: Iterable[str]) -> tuple[str, ...]:
-        """The given tool names (e.g. a spec's tools) that the tools module does not define."""
-        return tuple(sorted(name for name in set(names) if name not in self.tools))
 
     def describe(self) -> dict[str, Any]:
         """Provenance for reports: the data and its hash, the tools module, the rules."""

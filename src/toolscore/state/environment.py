@@ -86,8 +86,32 @@ class Tool(NamedTuple):
     takes_ctx: bool
 
 
+class ReplayRules:
+    """What every kind of environment does alike: the number rule, each case's fixed
+    context, and which spec tools its tools module lacks (a mixin of the two kinds)."""
+
+    __slots__ = ()
+    numbers: Literal["numeric", "typed"]
+    now: datetime
+    tools: Mapping[str, Tool]
+
+    @property
+    def typed(self) -> bool:
+        """Whether `2` and `2.0` differ (`numbers: typed`)."""
+        return self.numbers == "typed"
+
+    def context(self, case_id: str) -> ToolContext:
+        """The clock and the random source of one case, the same at every replay."""
+        seed = int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:8], "big")
+        return ToolContext(self.now, Random(seed), case_id)
+
+    def lacking(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The given tool names (e.g. a spec's tools) that the tools module does not define."""
+        return tuple(sorted(name for name in set(names) if name not in self.tools))
+
+
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
-class Environment:
+class Environment(ReplayRules):
     """An initial database image, the tools that act on it, and how final states compare."""
 
     config: Mapping[str, Any]
@@ -118,11 +142,6 @@ class Environment:
         # Worker processes load the environment again (the tools module is imported there).
         return (load_environment, (dict(self.config), self.base_dir, self.source))
 
-    @property
-    def typed(self) -> bool:
-        """Whether `2` and `2.0` differ (`numbers: typed`)."""
-        return self.numbers == "typed"
-
     def connect(self, factory: type[ReplayConnection] = ReplayConnection) -> ReplayConnection:
         """A new connection to a private in-memory copy of the initial database, guarded
         (`guard`: it reaches no file) and watched (`limits`: its statements can be stopped)."""
@@ -131,15 +150,6 @@ class Environment:
         guard(db, *(["PRAGMA foreign_keys = ON"] if self.foreign_keys else []))
         db.set_progress_handler(watch, PROGRESS_STEPS)
         return db
-
-    def context(self, case_id: str) -> ToolContext:
-        """The clock and the random source of one case, the same at every replay."""
-        seed = int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:8], "big")
-        return ToolContext(self.now, Random(seed), case_id)
-
-    def lacking(self, names: Iterable[str]) -> tuple[str, ...]:
-        """The given tool names (e.g. a spec's tools) that the tools module does not define."""
-        return tuple(sorted(name for name in set(names) if name not in self.tools))
 
     def describe(self) -> dict[str, Any]:
         """Provenance for reports: the database and its hash, the tools module, the rules."""
