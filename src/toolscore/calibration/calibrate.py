@@ -16,7 +16,7 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolscore.calibration.accuracy import Cell, RunAccuracy, run_accuracy
 from toolscore.calibration.agreement import Agreement, Rater, agreement
@@ -156,21 +156,29 @@ def consensus(labels: Sequence[str]) -> str:
     return counts[0][0]
 
 
-def calibrate(batches: Batches, batch_ref: int | str, labeller: str | None = None) -> Calibration:
-    """Compare the labels of a batch (one labeller's, or the majority) with each scorer."""
-    info = batches.info(batch_ref)
-    cases = batches.cases(info.id)
-    all_labels = batches.labels(info.id)
+class PersonLabels(NamedTuple):
+    """A batch's labels by case and labeller, the labellers, and the label each case takes."""
+
+    by_case: dict[str, dict[str, Label]]
+    labellers: list[str]
+    person: dict[str, str]
+    """Case id -> one labeller's label (with `labeller`) or the majority's."""
+
+
+def person_labels(
+    batches: Batches, batch_id: int, cases: Sequence[BatchCase], labeller: str | None
+) -> PersonLabels:
+    """The labels of batch `batch_id` and the person's label of each case: `labeller`'s
+    (InputError when they gave none) or the majority of all (`consensus`)."""
     by_case: defaultdict[str, dict[str, Label]] = defaultdict(dict)
-    for label in all_labels:
+    for label in batches.labels(batch_id):
         by_case[label.case_id][label.labeller] = label
-    labellers = sorted({label.labeller for label in all_labels})
+    labellers = sorted({who for given in by_case.values() for who in given})
     if labeller is not None and labeller not in labellers:
         known = ", ".join(labellers) or "nobody yet"
         raise InputError(
-            batches.source, f"batch {info.id} has no labels by {labeller!r} (labellers: {known})"
+            batches.source, f"batch {batch_id} has no labels by {labeller!r} (labellers: {known})"
         )
-
     person: dict[str, str] = {}
     for case in cases:
         given = by_case.get(case.case_id, {})
@@ -179,6 +187,14 @@ def calibrate(batches: Batches, batch_ref: int | str, labeller: str | None = Non
                 person[case.case_id] = given[labeller].label
         elif given:
             person[case.case_id] = consensus([label.label for label in given.values()])
+    return PersonLabels(dict(by_case), labellers, person)
+
+
+def calibrate(batches: Batches, batch_ref: int | str, labeller: str | None = None) -> Calibration:
+    """Compare the labels of a batch (one labeller's, or the majority) with each scorer."""
+    info = batches.info(batch_ref)
+    cases = batches.cases(info.id)
+    by_case, labellers, person = person_labels(batches, info.id, cases, labeller)
 
     return Calibration(
         batch=info,

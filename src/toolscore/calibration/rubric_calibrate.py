@@ -11,15 +11,15 @@ scored entries in the run.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from toolscore.calibration.accuracy import Cell, RunAccuracy, run_accuracy
 from toolscore.calibration.agreement import Agreement, Rater, agreement
-from toolscore.calibration.batches import BatchCase, Batches, BatchInfo, Label
-from toolscore.calibration.calibrate import PERSON, PERSON_LABELS, consensus
+from toolscore.calibration.batches import BatchCase, Batches, BatchInfo
+from toolscore.calibration.calibrate import PERSON, PERSON_LABELS, person_labels
 from toolscore.calibration.rubric_sample import VERDICT
 from toolscore.errors import InputError
 from toolscore.stats import wilson
@@ -98,23 +98,7 @@ def calibrate_rubric(
     if info.rubric is None:
         raise InputError(batches.source, f"batch {info.id} is a batch of calls, not of a rubric")
     cases = batches.cases(info.id)
-    by_case: defaultdict[str, dict[str, Label]] = defaultdict(dict)
-    for label in batches.labels(info.id):
-        by_case[label.case_id][label.labeller] = label
-    labellers = sorted({who for given in by_case.values() for who in given})
-    if labeller is not None and labeller not in labellers:
-        known = ", ".join(labellers) or "nobody yet"
-        raise InputError(
-            batches.source, f"batch {info.id} has no labels by {labeller!r} (labellers: {known})"
-        )
-    person: dict[str, str] = {}
-    for case in cases:
-        given = by_case.get(case.case_id, {})
-        if labeller is not None:
-            if labeller in given:
-                person[case.case_id] = given[labeller].label
-        elif given:
-            person[case.case_id] = consensus([label.label for label in given.values()])
+    _, labellers, person = person_labels(batches, info.id, cases, labeller)
     judged = [
         (case, person[case.case_id] == "correct")
         for case in cases
