@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Literal
 import orjson
 
 from toolscore.errors import InputError, ReplayInterrupted
-from toolscore.rules import show, suggest
+from toolscore.rules import show
 from toolscore.specs import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.environment import (
     COMPARE_MODES,
@@ -36,6 +36,7 @@ from toolscore.state.environment import (
     _now,
     env_error,
     load_function,
+    refuse_unknown_keys,
 )
 from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy, load_policy, unknown_terminal
 from toolscore.state.pointer_diff import Pattern, escape, parse_pointer
@@ -148,11 +149,7 @@ class _Saved:
 def load_documents(config: Mapping[str, Any], base_dir: Path, source: str) -> DocumentEnvironment:
     """Validate a `kind: documents` block, load the data and import the tools."""
     fail = env_error(source)
-    for key in config:
-        if key not in _KEYS:
-            raise fail(
-                str(key), f"unknown key{suggest(str(key), _KEYS)} (keys: {', '.join(_KEYS)})"
-            )
+    refuse_unknown_keys(config, _KEYS, fail)
     for key in ("data", "tools"):
         if not isinstance(config.get(key), str) or not config[key]:
             what = "a JSON file or 'module:function'" if key == "data" else "a module or a path"

@@ -201,14 +201,20 @@ def env_error(source: str) -> Callable[[str, str], InputError]:
     return fail
 
 
+def refuse_unknown_keys(
+    config: Mapping[str, Any], keys: tuple[str, ...], fail: Callable[[str, str], InputError]
+) -> None:
+    """An input error for the first key of the block that is not one of `keys`, with the
+    nearest valid name suggested for a typo."""
+    for key in config:
+        if key not in keys:
+            raise fail(str(key), f"unknown key{suggest(str(key), keys)} (keys: {', '.join(keys)})")
+
+
 def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Environment:
     """A `kind: sqlite` environment: the database image, the tools, the comparison rules."""
     fail = env_error(source)
-    for key in config:
-        if key not in _KEYS:
-            raise fail(
-                str(key), f"unknown key{suggest(str(key), _KEYS)} (keys: {', '.join(_KEYS)})"
-            )
+    refuse_unknown_keys(config, _KEYS, fail)
     for key in ("database", "tools"):
         if not isinstance(config.get(key), str) or not config[key]:
             raise fail(key, "required: a path" + (" or a module name" if key == "tools" else ""))
