@@ -17,6 +17,7 @@ import click
 
 from toolscore import __version__, build_kind
 from toolscore.commands import console, input_errors
+from toolscore.converted import converted_inputs
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.escape import printable
 from toolscore.inputs import check_inputs, input_size, rereadable
@@ -255,6 +256,34 @@ def score_command(
     remote = rubrics is not None and _check_remote_keys(specs, specs_path)
     check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = optional_environment(specs, specs_path, env_path, tool_timeout)
+    with converted_inputs(cases_path, outputs_path) as (cases_lines, outputs_lines):
+        _score(
+            specs, specs_path, cases_lines, outputs_lines, json_target, fail_under, env, workers,
+            db_path, save, label, show_failures, cluster_by, html_path, rubrics, remote,
+            refresh_rubrics,
+        )  # fmt: skip
+
+
+def _score(
+    specs: SpecSet,
+    specs_path: str,
+    cases_path: str,
+    outputs_path: str,
+    json_target: str | None,
+    fail_under: float | None,
+    env: Environment | None,
+    workers: int,
+    db_path: str | None,
+    save: bool,
+    label: str | None,
+    show_failures: int,
+    cluster_by: str | None,
+    html_path: str | None,
+    rubrics: str | None,
+    remote: bool,
+    refresh_rubrics: bool,
+) -> None:
+    """`score` once its inputs are JSON Lines."""
     counter = ByteCounter()
     html = _HtmlTarget(html_path, json_target) if html_path else None
     report = _report_writer(html.spool if html else json_target)
