@@ -2,8 +2,9 @@
 
 The main process reads both files, joins cases to outputs by id with the same result as
 `scoring.join` (`rawjoin`: without parsing the lines), and hands chunks of raw line pairs to
-worker processes; each worker parses, scores and tallies its chunk and sends back the report
-lines, store rows and a partial summary. Chunks come back in order, so the report lists
+worker processes; each worker parses, scores and tallies its chunk with a
+`batch.BatchScorer` (as every engine does) and sends back the report lines, store rows and
+a partial summary. Chunks come back in order, so the report lists
 cases in the order of the cases file either way. One worker scores in this process.
 """
 
@@ -11,60 +12,29 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
-import orjson
-
-from toolscore.cases import may_hold_markers, parse_case
-from toolscore.errors import CaseError, InputError, OutputError
-from toolscore.jsonl import ByteCounter, parse_line
-from toolscore.model import MISSING, Case, CaseResult
-from toolscore.outputs import parse_output
+from toolscore.batch import ALL_RUBRICS, LOCAL_RUBRICS, BatchOutcome, BatchScorer, LineGroup
+from toolscore.errors import CaseError, OutputError
+from toolscore.jsonl import ByteCounter
 from toolscore.rawjoin import Aligned, Chunk, joined_chunks
-from toolscore.scoring import (
-    SummaryBuilder,
-    outcome_passed,
-    score_case,
-    score_trials,
-    with_state,
-)
+from toolscore.scoring import SummaryBuilder
 from toolscore.specs import SpecSet
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from toolscore.rubrics.run import Pending, RubricEntry, RubricRunner
+    from toolscore.rubrics.run import Pending
     from toolscore.state import AnyEnvironment as Environment
-    from toolscore.store.codec import ResultRow
+
+__all__ = ["ALL_RUBRICS", "LOCAL_RUBRICS", "ChunkOutcome", "ParallelScoring", "default_workers"]
 
 CHUNK = 2000
 """Cases per chunk: large enough that passing work between processes costs little."""
-ALL_RUBRICS = "all"
-LOCAL_RUBRICS = "local"
-"""What `rubrics=` asks a run to score: every rubric, or the deterministic ones only."""
 
-
-class ChunkOutcome(NamedTuple):
-    """What a worker sends back for one chunk."""
-
-    summary: SummaryBuilder
-    report_lines: list[bytes]
-    """Each case's report JSON, when the run writes a report."""
-    rows: list[ResultRow]
-    """Each case's results-store row, when the run is saved."""
-    failures: list[CaseResult]
-    """The first failing cases, as the terminal prints them: their mismatches without the
-    values (an agent's may be nested too deep to send from one process to another)."""
-    rubrics: Sequence[tuple[str, list[RubricEntry]]] = ()
-    """Each case's rubric entries (case id, entries), when the run is saved and scored some."""
-    pending: Sequence[Pending] = ()
-    """The targets of remote rubrics, asked once scoring is done (`rubrics.run.run_remote`)."""
-
-
-LineGroup = tuple[int, bytes, str, Sequence[tuple[int, bytes]]]
-"""A case line's number, text and id, and its output lines' numbers and texts (none when
-the case has no output, several for trials): the lines share the id they were joined by."""
+ChunkOutcome = BatchOutcome
+"""What a worker sends back for one chunk (the batch interface's outcome)."""
 
 
 def _line_groups(chunk: Chunk) -> Iterable[LineGroup]:
@@ -80,139 +50,18 @@ def _line_groups(chunk: Chunk) -> Iterable[LineGroup]:
     ]
 
 
-def _load(raw: bytes, number: int, line_id: str, path: str, error: type[InputError]) -> Any:
-    """A line parsed in the worker, with the id the main process joined it by checked."""
-    data = parse_line(raw, path, number, error, lenient=error is OutputError)
-    if data.get("id") != line_id:
-        raise error(path, "a line must be a JSON object with one string id", line=number)
-    return data
+_scorer: BatchScorer | None = None
+"""The scorer a worker process keeps between chunks (made once, by `_start_worker`)."""
 
 
-class _WorkerState:
-    """What a worker process keeps between chunks: the specs, and the file names for errors."""
-
-    specs: SpecSet
-    sources: tuple[str, str]
-    env: Environment | None
-    cluster_by: str | None
-    rubrics: RubricRunner | None
+def _start_worker(scorer: BatchScorer) -> None:
+    global _scorer  # noqa: PLW0603 - one per worker process, set by its initializer
+    _scorer = scorer
 
 
-_state = _WorkerState()
-
-
-def _start_worker(
-    specs: SpecSet,
-    sources: tuple[str, str],
-    env: Environment | None,
-    cluster_by: str | None = None,
-    rubrics: str | None = None,
-) -> None:
-    _state.specs = specs
-    _state.sources = sources
-    _state.env = env
-    _state.cluster_by = cluster_by
-    _state.rubrics = None
-    if rubrics is not None:
-        from toolscore.rubrics.run import RubricRunner  # noqa: PLC0415 - only runs with rubrics
-
-        _state.rubrics = RubricRunner(specs, remote=rubrics == ALL_RUBRICS)
-
-
-def _score_chunk(
-    chunk: Chunk, want_report: bool, want_rows: bool, keep_failures: int
-) -> ChunkOutcome:
-    if _state.env is None and (_state.rubrics is None or not _state.rubrics.has_regex):
-        # no call is replayed and no regex searched: nothing to time
-        return _score_cases(chunk, want_report, want_rows, keep_failures)
-    from toolscore.state.limits import alarms_installed  # noqa: PLC0415 - only replay needs it
-
-    with alarms_installed():  # once a chunk, not once a case (see state.limits)
-        return _score_cases(chunk, want_report, want_rows, keep_failures)
-
-
-def _score_cases(
-    chunk: Chunk, want_report: bool, want_rows: bool, keep_failures: int
-) -> ChunkOutcome:
-    # The report's and the store's code is imported only by runs that write them.
-    if want_report:
-        from toolscore.report.json_report import case_to_json, plain  # noqa: PLC0415
-    if want_rows:
-        from toolscore.store.writer import result_row  # noqa: PLC0415
-    specs = _state.specs
-    cases_source = _state.sources[0]
-    summary = SummaryBuilder(specs, _state.cluster_by, cases_source)
-    lines: list[bytes] = []
-    rows: list[ResultRow] = []
-    failures: list[CaseResult] = []
-    runner = _state.rubrics
-    rubric_rows: list[tuple[str, list[RubricEntry]]] = []
-    if runner is not None:
-        from toolscore.rubrics.summary import RubricTally  # noqa: PLC0415
-
-        tally = summary.rubrics = RubricTally()
-    keep = want_report or want_rows
-    for number, raw, line_id, outputs in _line_groups(chunk):
-        data = _load(raw, number, line_id, cases_source, CaseError)
-        case = parse_case(data, specs, cases_source, number, may_hold_markers(raw))
-        results = _score_lines(case, line_id, outputs, summary)
-        for result in results:
-            entries = runner.run(case, result, tally, keep) if runner is not None else None
-            # The store keys rubric rows by case id, unique only without trials.
-            if entries and want_rows and result.trial is None:
-                rubric_rows.append((case.id, entries))
-            if want_report:
-                data = case_to_json(result)
-                if entries:
-                    data["rubrics"] = [entry.to_json() for entry in entries]
-                lines.append(orjson.dumps(data, default=plain))
-            if want_rows:
-                rows.append(result_row(result))
-            if len(failures) < keep_failures and not outcome_passed(result):
-                failures.append(_without_values(result))
-    pending = runner.pending if runner is not None else []
-    if runner is not None:
-        runner.pending = []
-    return ChunkOutcome(summary, lines, rows, failures, rubric_rows, pending)
-
-
-def _score_lines(
-    case: Case, line_id: str, outputs: Sequence[tuple[int, bytes]], summary: SummaryBuilder
-) -> Sequence[CaseResult]:
-    """The results of a case's output lines (one, or one per trial), counted in `summary`."""
-    specs, env = _state.specs, _state.env
-    cases_source, outputs_source = _state.sources
-    if len(outputs) == 1:
-        out_number, out_raw = outputs[0]
-        data = _load(out_raw, out_number, line_id, outputs_source, OutputError)
-        trajectory = parse_output(data, outputs_source, out_number)
-        if trajectory.trial is None:
-            # One line, no trial: the usual case, scored without `score_trials` (it runs once
-            # per case, so the calls it saves count); the same verdict either way.
-            result = score_case(specs, case, trajectory)
-            if env is not None:
-                result = with_state(env, case, trajectory, result, cases_source)
-            if result.state is None:
-                summary.add(case, result)  # as `add_case` counts such a case
-            else:
-                summary.add_case(case, (result,), 1)
-            return (result,)
-    trajectories = [
-        parse_output(
-            _load(out_raw, out_number, line_id, outputs_source, OutputError),
-            outputs_source,
-            out_number,
-        )
-        for out_number, out_raw in outputs
-    ]
-    results = score_trials(specs, case, trajectories, env, _state.sources)
-    summary.add_case(case, results, len(trajectories))
-    return results
-
-
-def _without_values(result: CaseResult) -> CaseResult:
-    mismatches = tuple(m._replace(expected=MISSING, produced=MISSING) for m in result.mismatches)
-    return result._replace(calls=(), mismatches=mismatches)
+def _score_chunk(chunk: Chunk) -> ChunkOutcome:
+    assert _scorer is not None, "the worker was started without a scorer"
+    return _scorer.score_groups(_line_groups(chunk))
 
 
 class ParallelScoring:
@@ -248,11 +97,18 @@ class ParallelScoring:
         self.chunk_size = chunk_size
         self.env = env
         self.cluster_by = cluster_by
-        self._summary = SummaryBuilder(specs, cluster_by, cases_path)
-        if self.rubrics is not None:
-            from toolscore.rubrics.summary import RubricTally  # noqa: PLC0415
-
-            self._summary.rubrics = RubricTally()
+        self.scorer = BatchScorer(
+            specs,
+            self.sources,
+            env,
+            cluster_by=cluster_by,
+            rubrics=self.rubrics,
+            want_report=want_report,
+            want_rows=want_rows,
+            keep_failures=keep_failures,
+        )
+        """What scores each chunk, on whichever process (a copy of it in each worker)."""
+        self._summary = self.scorer.new_summary()
         self.pending: list[Pending] = []
         """Every chunk's remote rubric targets, in case order (complete after iteration)."""
 
@@ -271,22 +127,18 @@ class ParallelScoring:
         self._summary.unmatched_outputs = len(ids)
 
     def __iter__(self) -> Iterator[ChunkOutcome]:
-        wants = (self.want_report, self.want_rows, self.keep_failures)
         if self.workers == 1:
-            _start_worker(self.specs, self.sources, self.env, self.cluster_by, self.rubrics)
             for chunk in self._chunks():
-                yield self._merged(_score_chunk(chunk, *wants))
+                yield self._merged(self.scorer.score_groups(_line_groups(chunk)))
             return
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for workers
 
         with ProcessPoolExecutor(
-            self.workers,
-            initializer=_start_worker,
-            initargs=(self.specs, self.sources, self.env, self.cluster_by, self.rubrics),
+            self.workers, initializer=_start_worker, initargs=(self.scorer,)
         ) as pool:
             waiting: deque[Future[ChunkOutcome]] = deque()
             for chunk in self._chunks():
-                waiting.append(pool.submit(_score_chunk, chunk, *wants))
+                waiting.append(pool.submit(_score_chunk, chunk))
                 if len(waiting) > 2 * self.workers:  # bounded: memory stays flat
                     yield self._merged(waiting.popleft().result())
             while waiting:
