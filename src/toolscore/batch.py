@@ -110,6 +110,7 @@ class BatchScorer:
         self.sources = sources
         self.env = env
         self.cluster_by = cluster_by
+        self.rubrics = rubrics
         self.want_report = want_report
         self.want_rows = want_rows
         self.keep_failures = keep_failures

@@ -11,7 +11,7 @@ import importlib
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
@@ -30,6 +30,8 @@ from toolscore.specs import MAX_TIMEOUT, SpecSet, load_specs, read_mapping
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+    from toolscore.engines.ray import RayScoring
+    from toolscore.join import Joined
     from toolscore.report.json_report import ReportWriter
     from toolscore.rubrics.cache import JudgmentCache
     from toolscore.state import AnyEnvironment as Environment
@@ -45,6 +47,7 @@ TOOL_TIMEOUT = click.option(
     help="How long each replayed tool call may run (overrides the environment's `timeout`; "
     "default 10).",
 )
+ENGINES = ("local", "ray")
 PARALLEL_MIN_BYTES = 4 << 20
 """Below this size of cases file, `--workers 0` scores in process: starting the workers would
 take longer than the work they save (a few thousand cases)."""
@@ -70,6 +73,7 @@ LAZY_COMMANDS = {
     "labels": "toolscore.commands.calibration",
     "calibrate": "toolscore.commands.calibration",
     "report": "toolscore.commands.report",
+    "join": "toolscore.commands.join",
 }
 """The commands other modules add (with their `register`), and the module of each."""
 
@@ -150,12 +154,8 @@ class _ProgressBar:
 @click.option(
     "--specs", "specs_path", required=True, help="Spec file (YAML, JSON or OpenAI tool list)."
 )
-@click.option(
-    "--cases", "cases_path", required=True, help="Cases file (JSON Lines; '-' for stdin)."
-)
-@click.option(
-    "--outputs", "outputs_path", required=True, help="Outputs file (JSON Lines; '-' for stdin)."
-)
+@click.option("--cases", "cases_path", help="Cases file (JSON Lines; '-' for stdin).")
+@click.option("--outputs", "outputs_path", help="Outputs file (JSON Lines; '-' for stdin).")
 @click.option(
     "--json",
     "json_target",
@@ -226,6 +226,23 @@ class _ProgressBar:
     help="Ask judge and similarity rubrics again even where the results store keeps their "
     "judgment (the new one replaces it).",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="local",
+    help="Where to score: 'local' (--workers processes) or 'ray' (a Ray cluster; the `ray` "
+    "extra); the report is the same but for its `engine` key.",
+)
+@click.option(
+    "--address", metavar="ADDR", help="With --engine ray: a running cluster (else one starts)."
+)
+@click.option(
+    "--joined",
+    "joined_dir",
+    metavar="DIR",
+    help="With --engine ray: score the parts `toolscore join` wrote to DIR (instead of "
+    "--cases and --outputs, which then default to the files it joined).",
+)
 @input_errors
 def score_command(
     specs_path: str,
@@ -244,6 +261,9 @@ def score_command(
     html_path: str | None = None,
     no_rubrics: bool = False,
     refresh_rubrics: bool = False,
+    engine: str = "local",
+    address: str | None = None,
+    joined_dir: str | None = None,
 ) -> None:
     """Score an outputs file against a cases file under a spec file.
 
@@ -254,14 +274,43 @@ def score_command(
     specs = load_specs(specs_path)
     rubrics = None if no_rubrics or not specs.rubric_uses else ALL_RUBRICS
     remote = rubrics is not None and _check_remote_keys(specs, specs_path)
-    check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
+    run_on = _engine(engine, address, joined_dir)
+    if run_on.joined is not None:  # the files were read by `join`: they may be elsewhere now
+        cases_path = cases_path or run_on.joined.cases
+        outputs_path = outputs_path or run_on.joined.outputs
+    elif cases_path is None or outputs_path is None:
+        raise click.UsageError("give --cases and --outputs (or --joined DIR with --engine ray)")
+    else:
+        check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = optional_environment(specs, specs_path, env_path, tool_timeout)
-    with converted_inputs(cases_path, outputs_path) as (cases_lines, outputs_lines):
+    with (
+        contextlib.nullcontext((cases_path, outputs_path))
+        if run_on.joined is not None
+        else converted_inputs(cases_path, outputs_path)
+    ) as (cases_lines, outputs_lines):
         _score(
             specs, specs_path, cases_lines, outputs_lines, json_target, fail_under, env, workers,
             db_path, save, label, show_failures, cluster_by, html_path, rubrics, remote,
-            refresh_rubrics,
+            refresh_rubrics, run_on,
         )  # fmt: skip
+
+
+class Engine(NamedTuple):
+    """`score --engine`: where to score, and what the engine reads."""
+
+    name: str = "local"
+    address: str | None = None
+    joined: Joined | None = None
+
+
+def _engine(name: str, address: str | None, joined_dir: str | None) -> Engine:
+    if name == "local":
+        if address is not None or joined_dir is not None:
+            raise click.UsageError("--address and --joined need --engine ray")
+        return Engine()
+    from toolscore.join import read_joined  # noqa: PLC0415 - only engines read joins
+
+    return Engine(name, address, read_joined(joined_dir) if joined_dir else None)
 
 
 def _score(
@@ -282,6 +331,7 @@ def _score(
     rubrics: str | None,
     remote: bool,
     refresh_rubrics: bool,
+    run_on: Engine = Engine(),  # noqa: B008 - immutable
 ) -> None:
     """`score` once its inputs are JSON Lines."""
     counter = ByteCounter()
@@ -308,7 +358,7 @@ def _score(
             workers = workers or auto_workers(size)
             summary, late = _score_chunks(
                 specs, sources, workers, report, saving, failed, show_failures, bar, env,
-                cluster_by, rubrics, (cache, refresh_rubrics),
+                cluster_by, rubrics, (cache, refresh_rubrics), (specs_path, run_on),
             )  # fmt: skip
             if saving is not None:
                 run_id = saving.finish(summary)
@@ -320,7 +370,7 @@ def _score(
     bar.close()
     if report is not None:
         inputs = (cases_path, outputs_path)
-        _write_reports(report, html, specs, env, summary, run_id, inputs, label, late)
+        _write_reports(report, html, specs, env, summary, run_id, inputs, label, late, run_on.name)
     from toolscore.report.terminal import render_summary  # noqa: PLC0415 - rich, when printing
 
     out = console(err=json_target == "-")
@@ -346,6 +396,7 @@ def _write_reports(
     inputs: tuple[str, str],
     label: str | None,
     late: Any = None,
+    engine: str = "local",
 ) -> None:
     """Write the report JSON (with `late`, the remote rubrics' entries asked once scoring
     was done), then the HTML page made from it (`--html`); an error writing either names
@@ -353,8 +404,11 @@ def _write_reports(
     from toolscore.report.json_report import report_header  # noqa: PLC0415
 
     described = env.describe() if env is not None else None
+    header = report_header(specs, __version__, described)
+    if engine != "local":  # provenance: the only difference from a local run's report
+        header["engine"] = engine
     try:
-        report.finish(report_header(specs, __version__, described), summary, late)
+        report.finish(header, summary, late)
         if html is not None:
             html.write(specs, *inputs, label, run_id)
     except InputError as error:
@@ -486,6 +540,7 @@ def _score_chunks(
     cluster_by: str | None = None,
     rubrics: str | None = None,
     judgments: tuple[JudgmentCache | None, bool] = (None, False),
+    engine: tuple[str, Engine] = ("", Engine()),
 ) -> tuple[Summary, dict[str, list[dict[str, Any]]]]:
     """Score chunk by chunk on `workers` processes, writing the report and the store rows
     the workers made, then ask the remote rubrics about their texts (with `judgments`: the
@@ -504,21 +559,23 @@ def _score_chunks(
         cluster_by=cluster_by,
         rubrics=rubrics,
     )
-    for outcome in run:
-        bar.tick()
-        if report is not None:
-            report.add_all_encoded(outcome.report_lines)
-        if saving is not None:
-            saving.add_rows(outcome.rows)
-            saving.add_rubrics(outcome.rubrics)
-        failed.extend(outcome.failures[: show_failures - len(failed)])
-    builder = run.summary()
+    with contextlib.ExitStack() as stack:
+        scoring = _engine_run(stack, run, *engine)
+        for outcome in scoring:
+            bar.tick()
+            if report is not None:
+                report.add_all_encoded(outcome.report_lines)
+            if saving is not None:
+                saving.add_rows(outcome.rows)
+                saving.add_rubrics(outcome.rubrics)
+            failed.extend(outcome.failures[: show_failures - len(failed)])
+    builder = scoring.summary()
     late: dict[str, list[dict[str, Any]]] = {}
-    if run.pending and builder.rubrics is not None:
+    if scoring.pending and builder.rubrics is not None:
         from toolscore.rubrics.run import remote_scorer, run_remote  # noqa: PLC0415
 
         cache, refresh = judgments
-        found = run_remote(specs.rubrics, run.pending, remote_scorer(refresh), cache)
+        found = run_remote(specs.rubrics, scoring.pending, remote_scorer(refresh), cache)
         for entries in found.values():
             for entry in entries:
                 builder.rubrics.add(entry)
@@ -526,6 +583,17 @@ def _score_chunks(
             saving.add_rubrics(found.items())
         late = {case_id: [e.to_json() for e in entries] for case_id, entries in found.items()}
     return builder.finish(), late
+
+
+def _engine_run(
+    stack: contextlib.ExitStack, run: ParallelScoring, specs_path: str, engine: Engine
+) -> ParallelScoring | RayScoring:
+    """The run to iterate: `run` itself locally, else the engine's run with its settings."""
+    if engine.name == "local":
+        return run
+    from toolscore.engines.ray import ray_scoring  # noqa: PLC0415 - only --engine ray
+
+    return stack.enter_context(ray_scoring(run.scorer, specs_path, engine.joined, engine.address))
 
 
 @cli.command("lint")

@@ -1,0 +1,273 @@
+"""`score --engine ray`: joined records scored on a Ray cluster, with the local run's report.
+
+Ray Data reads the parts of a join (`toolscore.join`), and `map_batches` hands batches of
+records to a pool of actors; each actor loads and compiles the spec once (and opens the
+environment once, for `--env`) and scores its batches with a `batch.BatchScorer`. The driver
+puts the batches' outcomes back in cases-file order (each record carries its place, `seq`)
+and merges their summaries, so the report, the summary and the saved rows are the local
+run's. An actor that dies is restarted by Ray and its batch scored again (Ray Data's actors
+retry by default); an input error in a batch fails the run with that error. Ray is imported
+here only, when the engine runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolscore.batch import BatchOutcome, BatchScorer
+from toolscore.errors import InputError
+from toolscore.join import Joined
+from toolscore.scoring import SummaryBuilder
+
+if TYPE_CHECKING:
+    from toolscore.rubrics.run import Pending
+    from toolscore.state import AnyEnvironment as Environment
+
+BATCH = 2000
+"""Records per batch an actor scores at once (as `parallel.CHUNK`)."""
+EXIT_ONCE = "TOOLSCORE_RAY_EXIT_ONCE"
+"""Fault injection for tests: a file path; the first actor to score a batch while the file
+does not exist creates it and ends its process at once (Ray must restart it and retry)."""
+LOCAL_HOST = "127.0.0.1"
+
+
+class _ScoreBatches:
+    """A Ray actor's scorer: made once per actor, called once per batch of records."""
+
+    def __init__(
+        self,
+        specs_path: str,
+        specs_sha256: str,
+        settings: dict[str, Any],
+        env: Environment | None,
+        parts: str,
+        exit_once: str | None = None,
+    ) -> None:
+        from toolscore.specs import load_specs  # noqa: PLC0415 - loaded once per actor
+
+        specs = load_specs(specs_path)
+        if specs.sha256 != specs_sha256:
+            raise InputError(specs_path, "differs on this Ray node from the driver's spec file")
+        self.scorer = BatchScorer(specs, env=env, **settings)
+        self.parts = parts
+        self.exit_once = exit_once
+
+    def __call__(self, batch: Any) -> dict[str, Any]:
+        import numpy as np  # noqa: PLC0415 - Ray Data's own dependency
+
+        if self.exit_once is not None and not os.path.exists(self.exit_once):
+            Path(self.exit_once).touch()
+            os._exit(1)  # a worker dying mid-run, for the fault test
+        records = _records(batch, self.parts)
+        outcome = self.scorer.score_records(records)
+        first = records[0]["seq"] if records else -1
+        held = np.empty(1, dtype=object)
+        held[0] = outcome  # one object: np.array would unpack the tuple into a row
+        return {
+            "first": np.array([first], dtype=np.int64),
+            "count": np.array([len(records)], dtype=np.int64),
+            "outcome": held,
+        }
+
+
+def _records(batch: Any, parts: str) -> list[dict[str, Any]]:
+    """A batch (an Arrow table) as joined records: Parquet columns, or JSON Lines text."""
+    if "text" not in batch.column_names:
+        rows: list[dict[str, Any]] = batch.to_pylist()
+        return rows
+    import orjson  # noqa: PLC0415
+
+    records = []
+    for text in batch.column("text").to_pylist():
+        try:
+            record = orjson.loads(text)
+        except orjson.JSONDecodeError as error:
+            raise InputError(parts, f"a part holds a line that is not JSON: {error.msg}") from None
+        if type(record) is not dict or "seq" not in record:
+            raise InputError(parts, "a part holds a line that is not a joined record")
+        records.append(record)
+    return records
+
+
+def _input_error(failure: BaseException) -> InputError | None:
+    """The input error an actor raised, found inside the exceptions Ray wraps it in."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [failure]
+    while stack:
+        error = stack.pop()
+        if error is None or id(error) in seen:
+            continue
+        seen.add(id(error))
+        if isinstance(error, InputError):
+            return error
+        cause = getattr(error, "cause", None)
+        stack.extend([error.__cause__, error.__context__])
+        if isinstance(cause, BaseException):
+            stack.append(cause)
+    return None
+
+
+class RayScoring:
+    """A scoring run on Ray over a join: iterate it for batch outcomes in cases-file order
+    (as `parallel.ParallelScoring`), then ask for `summary()`.
+
+    `scorer` gives the run's settings (the actors build their own from the spec file at
+    `specs_path`); `address` is a running cluster's (`ray.init`'s), None to start a local
+    one on this machine's cores (`num_cpus` limits it), stopped when the run ends.
+    """
+
+    engine = "ray"
+
+    def __init__(
+        self,
+        scorer: BatchScorer,
+        specs_path: str,
+        joined: Joined,
+        *,
+        address: str | None = None,
+        num_cpus: int | None = None,
+        batch_size: int = BATCH,
+    ) -> None:
+        self.scorer = scorer
+        self.specs_path = specs_path
+        self.joined = joined
+        self.address = address
+        self.num_cpus = num_cpus
+        self.batch_size = batch_size
+        self._summary = scorer.new_summary()
+        self._summary.unmatched_outputs = joined.unmatched_outputs
+        self.pending: list[Pending] = []
+
+    def summary(self) -> SummaryBuilder:
+        """Every batch's tallies merged (complete once iteration has finished)."""
+        return self._summary
+
+    def __iter__(self) -> Iterator[BatchOutcome]:
+        import ray  # noqa: PLC0415 - the `ray` extra, only for this engine
+
+        started = not ray.is_initialized()
+        if started:
+            start_ray(self.address, self.num_cpus)
+        try:
+            yield from self._in_order(self._outcomes())
+        except InputError:
+            raise
+        except Exception as failure:
+            found = _input_error(failure)
+            if found is None:
+                raise
+            raise found from None
+        finally:
+            if started:
+                ray.shutdown()
+
+    def _outcomes(self) -> Iterator[tuple[int, int, BatchOutcome]]:
+        import ray.data  # noqa: PLC0415
+
+        logging.getLogger("ray.data").setLevel(logging.ERROR)  # the terminal is toolscore's
+        context = ray.data.DataContext.get_current()
+        context.execution_options.preserve_order = True  # only fewer outcomes wait
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+        paths = self.joined.paths()
+        # Reading is light: every core is left to the actors.
+        if self.joined.format == "parquet":
+            dataset = ray.data.read_parquet(paths, num_cpus=0)
+        else:
+            dataset = ray.data.read_text(paths, num_cpus=0)
+        scorer = self.scorer
+        settings = {
+            "sources": scorer.sources,
+            "cluster_by": scorer.cluster_by,
+            "rubrics": scorer.rubrics,
+            "want_report": scorer.want_report,
+            "want_rows": scorer.want_rows,
+            "keep_failures": scorer.keep_failures,
+        }
+        cores = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
+        actors = max(1, int(cores))
+        arguments = (
+            self.specs_path,
+            scorer.specs.sha256,
+            settings,
+            scorer.env,
+            str(self.joined.directory),
+            os.environ.get(EXIT_ONCE),
+        )
+        scored = dataset.map_batches(
+            _ScoreBatches,
+            fn_constructor_args=arguments,
+            batch_size=self.batch_size,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=actors),
+            num_cpus=1,
+        )
+        for row in scored.iter_rows():
+            yield int(row["first"]), int(row["count"]), row["outcome"]
+
+    def _in_order(
+        self, outcomes: Iterator[tuple[int, int, BatchOutcome]]
+    ) -> Iterator[BatchOutcome]:
+        """The outcomes in cases-file order, each merged into the summary as it is given."""
+        waiting: list[tuple[int, int, int, BatchOutcome]] = []
+        expected = 0
+        for arrival, (first, count, outcome) in enumerate(outcomes):
+            if count:
+                heapq.heappush(waiting, (first, arrival, count, outcome))
+            while waiting and waiting[0][0] == expected:
+                _, _, done, ready = heapq.heappop(waiting)
+                expected += done
+                yield self._merged(ready)
+        if waiting or expected != self.joined.cases_count:
+            raise RuntimeError(
+                f"Ray returned {expected} of {self.joined.cases_count} cases in order"
+            )
+
+    def _merged(self, outcome: BatchOutcome) -> BatchOutcome:
+        self._summary.merge(outcome.summary)
+        self.pending.extend(outcome.pending)
+        return outcome
+
+
+def start_ray(address: str | None, num_cpus: int | None = None) -> None:
+    """Connect to the cluster at `address`, or start a local one that listens on this
+    machine only (no dashboard)."""
+    import ray  # noqa: PLC0415
+
+    quiet = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if address is not None:
+        ray.init(address=address, **quiet)  # type: ignore[arg-type]
+        return
+    ray.init(
+        num_cpus=num_cpus,
+        include_dashboard=False,
+        _node_ip_address=LOCAL_HOST,
+        **quiet,  # type: ignore[arg-type]
+    )
+
+
+@contextlib.contextmanager
+def ray_scoring(
+    scorer: BatchScorer,
+    specs_path: str,
+    joined: Joined | None,
+    address: str | None = None,
+) -> Iterator[RayScoring]:
+    """A run on Ray over `joined`, or, without one, over a join of the scorer's two files
+    made first in a temporary directory (removed afterwards: on a cluster, whose nodes
+    cannot see this machine's files, join to shared storage first with `toolscore join`)."""
+    if joined is not None:
+        yield RayScoring(scorer, specs_path, joined, address=address)
+        return
+    from toolscore.join import write_joined  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix="toolscore-join-") as directory:
+        made = write_joined(*scorer.sources, directory)
+        yield RayScoring(scorer, specs_path, made, address=address)
