@@ -10,6 +10,7 @@ of them into the report lines `--json` writes, the results-store rows and a part
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -38,10 +39,12 @@ ALL_RUBRICS = "all"
 LOCAL_RUBRICS = "local"
 """What `rubrics=` asks a run to score: every rubric, or the deterministic ones only."""
 
-RECORD_KEYS = ("seq", "id", "case_line", "case", "output_lines", "outputs")
+RECORD_KEYS = ("seq", "id", "case_line", "case", "output_lines", "outputs", "encoded")
 """The keys of a joined record, in the order `toolscore join` writes them: the case's place
-in the cases file (0 for the first case), its id, its line number and text, and the line
-numbers and texts of its output lines (empty lists when it has none)."""
+in the cases file (0 for the first case), its id, its line number and text, the line
+numbers and texts of its output lines (empty lists when it has none), and which texts are
+in base64, being no UTF-8 (`"case"`, `"outputs.N"`; usually none, and the key may be left
+out)."""
 
 
 class BatchOutcome(NamedTuple):
@@ -66,15 +69,24 @@ LineGroup = tuple[int, bytes, str, Sequence[tuple[int, bytes]]]
 the case has no output, several for trials): the lines share the id they were joined by."""
 
 
-def _text(value: str | bytes) -> bytes:
+def _raw(value: str | bytes, name: str, encoded: Sequence[str] | None) -> bytes:
+    if encoded and name in encoded:
+        return base64.b64decode(value)
     return value.encode() if isinstance(value, str) else value
 
 
 def record_groups(records: Iterable[Mapping[str, Any]]) -> Iterable[LineGroup]:
     """The line groups of joined records (texts given as str or bytes)."""
     for record in records:
-        outputs = zip(record["output_lines"], map(_text, record["outputs"]), strict=True)
-        yield int(record["case_line"]), _text(record["case"]), record["id"], list(outputs)
+        encoded = record.get("encoded")
+        outputs = [
+            (line, _raw(text, f"outputs.{n}", encoded))
+            for n, (line, text) in enumerate(
+                zip(record["output_lines"], record["outputs"], strict=True)
+            )
+        ]
+        case = _raw(record["case"], "case", encoded)
+        yield int(record["case_line"]), case, record["id"], outputs
 
 
 def _load(raw: bytes, number: int, line_id: str, path: str, error: type[InputError]) -> Any:
@@ -234,3 +246,29 @@ def merge_outcomes(into: SummaryBuilder, outcomes: Iterable[BatchOutcome]) -> Su
     for outcome in outcomes:
         into.merge(outcome.summary)
     return into
+
+
+def write_report(
+    target: str,
+    specs: SpecSet,
+    summary: SummaryBuilder,
+    report_lines: Iterable[Sequence[bytes]],
+    env: Environment | None = None,
+    engine: str | None = None,
+) -> None:
+    """Write the report JSON `score --json` writes, from the batches' report lines in case
+    order and their merged summary (`engine`, when given, names the engine in the header)."""
+    from toolscore import __version__  # noqa: PLC0415
+    from toolscore.report.json_report import ReportWriter, report_header  # noqa: PLC0415
+
+    writer = ReportWriter(target)
+    try:
+        for lines in report_lines:
+            writer.add_all_encoded(list(lines))
+    except BaseException:
+        writer.discard()
+        raise
+    header = report_header(specs, __version__, env.describe() if env is not None else None)
+    if engine is not None:
+        header["engine"] = engine
+    writer.finish(header, summary.finish())

@@ -12,6 +12,7 @@ the rest when they are scored.
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,6 @@ import orjson
 
 from toolscore.batch import RECORD_KEYS
 from toolscore.errors import CaseError, InputError, OutputError
-from toolscore.jsonl import parse_line
 from toolscore.rawjoin import joined_chunks, pairs
 
 MANIFEST = "join.json"
@@ -57,29 +57,29 @@ class Joined(NamedTuple):
 
 
 def _record(
-    seq: int,
-    case: tuple[int, bytes, str],
-    outputs: list[tuple[int, bytes]],
-    sources: tuple[str, str],
+    seq: int, case: tuple[int, bytes, str], outputs: list[tuple[int, bytes]]
 ) -> dict[str, Any]:
     number, raw, case_id = case
+    encoded: list[str] = []
     return {
         "seq": seq,
         "id": case_id,
         "case_line": number,
-        "case": _decoded(raw, sources[0], number, CaseError),
+        "case": _text(raw, "case", encoded),
         "output_lines": [line for line, _ in outputs],
-        "outputs": [_decoded(text, sources[1], line, OutputError) for line, text in outputs],
+        "outputs": [_text(text, f"outputs.{n}", encoded) for n, (_, text) in enumerate(outputs)],
+        "encoded": encoded,
     }
 
 
-def _decoded(raw: bytes, source: str, number: int, error: type[InputError]) -> str:
-    """A line's text; a line that is not UTF-8 fails as scoring it would."""
+def _text(raw: bytes, name: str, encoded: list[str]) -> str:
+    """A line's text: as it is when it is UTF-8 (nearly always), else in base64, its name
+    added to `encoded` (an agent's line may hold encoded lone surrogates, which are read)."""
     try:
         return raw.decode()
     except UnicodeDecodeError:
-        parse_line(raw, source, number, error, lenient=error is OutputError)
-        raise error(source, "not valid JSON: not UTF-8", line=number) from None
+        encoded.append(name)
+        return base64.b64encode(raw).decode()
 
 
 def joined_records(
@@ -87,14 +87,13 @@ def joined_records(
 ) -> Iterator[dict[str, Any]]:
     """Every case joined to its output lines, in cases-file order, as a joined record;
     `on_unmatched` is called at the end with the ids of outputs matching no case."""
-    sources = (cases_path, outputs_path)  # for errors
     seq = 0
     for chunk in joined_chunks(
         cases_path, outputs_path, _JOIN_CHUNK, (CaseError, OutputError), on_unmatched
     ):
         for case, outputs in pairs(chunk):
             lines = [(output.line, output.raw) for output in outputs]
-            yield _record(seq, (case.line, case.raw, case.id), lines, sources)
+            yield _record(seq, (case.line, case.raw, case.id), lines)
             seq += 1
 
 
@@ -228,5 +227,6 @@ def record_schema() -> Any:
         "case": pa.string(),
         "output_lines": pa.list_(pa.int64()),
         "outputs": pa.list_(pa.string()),
+        "encoded": pa.list_(pa.string()),
     }
     return pa.schema([(key, types[key]) for key in RECORD_KEYS])
