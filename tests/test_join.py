@@ -37,7 +37,7 @@ def _join(cases: Path, outputs: Path, out: Path, *more: str) -> str:
 def _part_records(directory: Path) -> list[dict[str, object]]:
     joined = read_joined(directory)
     if joined.format == "parquet":
-        import pyarrow.parquet as pq  # noqa: PLC0415
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]  # noqa: PLC0415
 
         return [row for path in joined.paths() for row in pq.read_table(path).to_pylist()]
     return [

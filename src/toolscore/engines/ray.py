@@ -6,7 +6,8 @@ environment once, for `--env`) and scores its batches with a `batch.BatchScorer`
 puts the batches' outcomes back in cases-file order (each record carries its place, `seq`)
 and merges their summaries, so the report, the summary and the saved rows are the local
 run's. An actor that dies is restarted by Ray and its batch scored again (Ray Data's actors
-retry by default); an input error in a batch fails the run with that error. Ray is imported
+retry by default); an input error in a batch comes back as the batch's outcome and fails
+the run with that error. Ray is imported
 here only, when the engine runs.
 """
 
@@ -16,7 +17,9 @@ import contextlib
 import heapq
 import logging
 import os
+import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +39,9 @@ EXIT_ONCE = "TOOLSCORE_RAY_EXIT_ONCE"
 """Fault injection for tests: a file path; the first actor to score a batch while the file
 does not exist creates it and ends its process at once (Ray must restart it and retry)."""
 LOCAL_HOST = "127.0.0.1"
+LOCAL_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Ray's switch between a machine of its own ("0": every process on the loopback address,
+as on Windows and macOS) and a node of a cluster (Linux's default)."""
 
 
 class _ScoreBatches:
@@ -65,11 +71,15 @@ class _ScoreBatches:
         if self.exit_once is not None and not os.path.exists(self.exit_once):
             Path(self.exit_once).touch()
             os._exit(1)  # a worker dying mid-run, for the fault test
-        records = _records(batch, self.parts)
-        outcome = self.scorer.score_records(records)
+        held = np.empty(1, dtype=object)  # one object: np.array would unpack a tuple
+        try:
+            records = _records(batch, self.parts)
+            held[0] = self.scorer.score_records(records)
+        except InputError as error:
+            # Sent back as data: Ray would keep only its text, wrapped in its own errors.
+            held[0] = error
+            records = []
         first = records[0]["seq"] if records else -1
-        held = np.empty(1, dtype=object)
-        held[0] = outcome  # one object: np.array would unpack the tuple into a row
         return {
             "first": np.array([first], dtype=np.int64),
             "count": np.array([len(records)], dtype=np.int64),
@@ -94,24 +104,6 @@ def _records(batch: Any, parts: str) -> list[dict[str, Any]]:
             raise InputError(parts, "a part holds a line that is not a joined record")
         records.append(record)
     return records
-
-
-def _input_error(failure: BaseException) -> InputError | None:
-    """The input error an actor raised, found inside the exceptions Ray wraps it in."""
-    seen: set[int] = set()
-    stack: list[BaseException | None] = [failure]
-    while stack:
-        error = stack.pop()
-        if error is None or id(error) in seen:
-            continue
-        seen.add(id(error))
-        if isinstance(error, InputError):
-            return error
-        cause = getattr(error, "cause", None)
-        stack.extend([error.__cause__, error.__context__])
-        if isinstance(cause, BaseException):
-            stack.append(cause)
-    return None
 
 
 class RayScoring:
@@ -150,20 +142,19 @@ class RayScoring:
         return self._summary
 
     def __iter__(self) -> Iterator[BatchOutcome]:
+        if self.address is None and "ray" not in sys.modules:
+            # Read by Ray when imported: a local cluster's processes then listen on the
+            # loopback address only, not on every interface of the machine.
+            os.environ.setdefault(LOCAL_ONLY, "0")
         import ray  # noqa: PLC0415 - the `ray` extra, only for this engine
 
+        # Ray's notes to its own API's users (deprecations) are not this run's to show.
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"ray(\.|$)")
         started = not ray.is_initialized()
         if started:
             start_ray(self.address, self.num_cpus)
         try:
             yield from self._in_order(self._outcomes())
-        except InputError:
-            raise
-        except Exception as failure:
-            found = _input_error(failure)
-            if found is None:
-                raise
-            raise found from None
         finally:
             if started:
                 ray.shutdown()
@@ -206,10 +197,14 @@ class RayScoring:
             fn_constructor_args=arguments,
             batch_size=self.batch_size,
             batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(size=actors),
+            # From one actor up: a core stays free for Ray's own tasks (listing the files
+            # of a Parquet read) until they are done, else they could wait on the actors.
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors),
             num_cpus=1,
         )
         for row in scored.iter_rows():
+            if isinstance(row["outcome"], InputError):
+                raise row["outcome"]
             yield int(row["first"]), int(row["count"]), row["outcome"]
 
     def _in_order(
