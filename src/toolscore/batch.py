@@ -70,7 +70,8 @@ the case has no output, several for trials): the lines share the id they were jo
 
 
 def _raw(value: str | bytes, name: str, encoded: Sequence[str] | None) -> bytes:
-    if encoded and name in encoded:
+    # `encoded` may be any sequence (a NumPy array, from a data frame's column)
+    if encoded is not None and len(encoded) and name in list(encoded):
         return base64.b64decode(value)
     return value.encode() if isinstance(value, str) else value
 
