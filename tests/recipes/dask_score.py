@@ -1,3 +1,5 @@
+# mypy: ignore-errors
+# (The recipe is the README's as written, with no types: pandas has no stubs here.)
 """The README's Dask recipe (tests/test_batch_dask.py runs it in a folder holding a join,
 `joined`, and the spec, `tools.yaml`): keep the two the same."""
 

@@ -1,7 +1,7 @@
 """Measure `score --engine ray` in Ray's local mode against `score --workers 2`, and the
 driver's share of a Ray run, for a projection onto N machines.
 
-Usage: PYTHONPATH=src python bench/ray.py [--n 1000000] [--repeat 2] [--data DIR]
+Usage: PYTHONPATH=src python bench/ray_engine.py [--n 1000000] [--repeat 2] [--data DIR]
 
 Part 1 runs the command line on N generated cases (bench/generate.py, kind single), every
 run writing the report (`--json`): `--workers 2`, then `join` and `--engine ray --joined`
