@@ -10,6 +10,8 @@ same bytes but for the header's `"engine":"ray"`. Part 2 measures, in this proce
 the driver does per batch that no worker can do for it: take the batch's outcome off the
 wire (pickle, which Ray uses), merge its summary and append its report lines; it times
 these for batches of several sizes, giving a fixed cost per batch and a cost per case.
+Part 3 runs Ray in this process on `--driver-n` cases for several batch sizes and reads
+the CPU time the driver process spent: what the driver costs in a real run.
 """
 
 from __future__ import annotations
@@ -113,6 +115,41 @@ def driver_costs(folder: Path, sample: int) -> None:
     del outcome
 
 
+def driver_in_a_run(folder: Path, sizes: list[int]) -> None:
+    """Part 3: a Ray run in this process, per batch size: its wall time, and the CPU time
+    this process (the driver: Ray's client threads, the merge, the report) spent in it."""
+    from toolscore.engines.ray import RayScoring, start_ray  # noqa: PLC0415
+    from toolscore.join import write_joined  # noqa: PLC0415
+    from toolscore.report.json_report import ReportWriter  # noqa: PLC0415
+
+    specs = load_specs(folder / "tools.yaml")
+    sources = (str(folder / "cases.jsonl"), str(folder / "outputs.jsonl"))
+    with tempfile.TemporaryDirectory(prefix="toolscore-bench-ray-") as temporary:
+        joined = write_joined(*sources, Path(temporary) / "joined")
+        start_ray(None, 2)
+        try:
+            for size in sizes:
+                scorer = BatchScorer(specs, sources, want_report=True)
+                run = RayScoring(scorer, str(folder / "tools.yaml"), joined, batch_size=size)
+                report = ReportWriter(str(Path(temporary) / "report.json"))
+                wall, cpu = time.perf_counter(), time.process_time()
+                batches = 0
+                for outcome in run:
+                    report.add_all_encoded(outcome.report_lines)
+                    batches += 1
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                report.discard()
+                print(
+                    f"ray run, batches of {size}: {joined.cases_count:,} cases in {wall:.1f} s "
+                    f"({joined.cases_count / wall:,.0f} cases/s); driver CPU {cpu:.1f} s = "
+                    f"{cpu / wall:.0%} of the wall time, {cpu / batches * 1e3:.1f} ms per batch "
+                    f"({batches} batches), {cpu / joined.cases_count * 1e6:.1f} us per case",
+                    flush=True,
+                )
+        finally:
+            sys.modules["ray"].shutdown()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
@@ -120,12 +157,15 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=100_000, help="cases for part 2")
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "tsray")
     parser.add_argument("--skip-command-line", action="store_true")
+    parser.add_argument("--driver-n", type=int, default=200_000, help="cases for part 3")
     args = parser.parse_args()
     print(f"machine: {machine()}; revision {revision()}; {os.cpu_count()} cores; n={args.n:,}")
     folder = data(args.data / str(args.n), args.n)
     if not args.skip_command_line:
         command_line(folder, args.repeat)
     driver_costs(folder, min(args.sample, args.n))
+    small = data(args.data / str(args.driver_n), args.driver_n)
+    driver_in_a_run(small, [500, 2000, 10000])
 
 
 if __name__ == "__main__":

@@ -142,11 +142,7 @@ class RayScoring:
         return self._summary
 
     def __iter__(self) -> Iterator[BatchOutcome]:
-        if self.address is None and "ray" not in sys.modules:
-            # Read by Ray when imported: a local cluster's processes then listen on the
-            # loopback address only, not on every interface of the machine.
-            os.environ.setdefault(LOCAL_ONLY, "0")
-        import ray  # noqa: PLC0415 - the `ray` extra, only for this engine
+        ray = _import_ray(local=self.address is None)
 
         # Ray's notes to its own API's users (deprecations) are not this run's to show.
         warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"ray(\.|$)")
@@ -197,9 +193,7 @@ class RayScoring:
             fn_constructor_args=arguments,
             batch_size=self.batch_size,
             batch_format="pyarrow",
-            # From one actor up: a core stays free for Ray's own tasks (listing the files
-            # of a Parquet read) until they are done, else they could wait on the actors.
-            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors),
+            compute=_pool(ray.data.ActorPoolStrategy, actors, self.joined.format),
             num_cpus=1,
         )
         for row in scored.iter_rows():
@@ -231,21 +225,34 @@ class RayScoring:
         return outcome
 
 
+def _pool(strategy: Any, actors: int, fmt: str) -> Any:
+    """One actor a core; a Parquet read's pool grows from one actor, so that a core stays
+    free for the task listing its files (else it would wait on the actors for ever)."""
+    if fmt == "parquet":
+        return strategy(min_size=1, max_size=actors)
+    return strategy(size=actors)
+
+
+def _import_ray(local: bool) -> Any:
+    """Ray, imported; for a `local` cluster started by this process, told first to have
+    its processes listen on the loopback address only (it reads the switch on import)."""
+    if local and "ray" not in sys.modules:
+        os.environ.setdefault(LOCAL_ONLY, "0")
+    import ray  # noqa: PLC0415 - the `ray` extra, only for this engine
+
+    return ray
+
+
 def start_ray(address: str | None, num_cpus: int | None = None) -> None:
     """Connect to the cluster at `address`, or start a local one that listens on this
-    machine only (no dashboard)."""
-    import ray  # noqa: PLC0415
+    machine's loopback address only (no dashboard)."""
+    ray = _import_ray(local=address is None)
 
-    quiet = {"logging_level": logging.WARNING, "log_to_driver": False}
+    quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
     if address is not None:
-        ray.init(address=address, **quiet)  # type: ignore[arg-type]
+        ray.init(address=address, **quiet)
         return
-    ray.init(
-        num_cpus=num_cpus,
-        include_dashboard=False,
-        _node_ip_address=LOCAL_HOST,
-        **quiet,  # type: ignore[arg-type]
-    )
+    ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address=LOCAL_HOST, **quiet)
 
 
 @contextlib.contextmanager
