@@ -7,8 +7,7 @@ puts the batches' outcomes back in cases-file order (each record carries its pla
 and merges their summaries, so the report, the summary and the saved rows are the local
 run's. An actor that dies is restarted by Ray and its batch scored again (Ray Data's actors
 retry by default); an input error in a batch comes back as the batch's outcome and fails
-the run with that error. Ray is imported
-here only, when the engine runs.
+the run with that error. Ray is imported here only, when the engine runs.
 """
 
 from __future__ import annotations
@@ -58,12 +57,18 @@ class _ScoreBatches:
     ) -> None:
         from toolscore.specs import load_specs  # noqa: PLC0415 - loaded once per actor
 
-        specs = load_specs(specs_path)
-        if specs.sha256 != specs_sha256:
-            raise InputError(specs_path, "differs on this Ray node from the driver's spec file")
-        self.scorer = BatchScorer(specs, env=env, **settings)
         self.parts = parts
         self.exit_once = exit_once
+        self.failure: InputError | None = None
+        """Why this actor cannot score (its node's spec file), sent back for each batch."""
+        try:
+            specs = load_specs(specs_path)
+        except InputError as error:
+            self.failure = error
+            return
+        if specs.sha256 != specs_sha256:
+            self.failure = InputError(specs_path, "differs on a Ray node from the driver's")
+        self.scorer = BatchScorer(specs, env=env, **settings)
 
     def __call__(self, batch: Any) -> dict[str, Any]:
         import numpy as np  # noqa: PLC0415 - Ray Data's own dependency
@@ -73,6 +78,8 @@ class _ScoreBatches:
             os._exit(1)  # a worker dying mid-run, for the fault test
         held = np.empty(1, dtype=object)  # one object: np.array would unpack a tuple
         try:
+            if self.failure is not None:
+                raise self.failure
             records = _records(batch, self.parts)
             held[0] = self.scorer.score_records(records)
         except InputError as error:
