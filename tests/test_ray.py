@@ -4,9 +4,12 @@ bad input line as the local run does."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -35,6 +38,34 @@ def local_ray() -> Iterator[None]:
             yield
         finally:
             ray.shutdown()
+    assert _ray_processes_gone(), "Ray left processes behind"
+
+
+def _ray_processes() -> list[Any]:
+    """The processes this test process started (Ray's: its servers, workers and agents)."""
+    psutil = pytest.importorskip("psutil")
+    return list(psutil.Process().children(recursive=True))
+
+
+def _ray_processes_gone(seconds: float = 15) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not [p for p in _ray_processes() if p.is_running() and p.status() != "zombie"]:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_the_local_cluster_listens_on_the_loopback_address_only() -> None:
+    psutil = pytest.importorskip("psutil")
+    addresses = set()
+    for process in _ray_processes():
+        with contextlib.suppress(psutil.Error):
+            for connection in process.net_connections("inet"):
+                if connection.status == psutil.CONN_LISTEN:
+                    addresses.add(connection.laddr.ip)
+    assert addresses  # Ray's servers were found
+    assert addresses <= {"127.0.0.1", "::ffff:127.0.0.1", "::1"}
 
 
 @pytest.fixture
