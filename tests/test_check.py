@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import mutate
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import mutate
 from toolscore import (
     CaseError,
     CaseResult,
@@ -54,6 +54,16 @@ OPENAI_CALL = {
     "type": "function",
     "function": {"name": "get_weather", "arguments": '{"city": "paris"}'},
 }
+
+OPENAI_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
 
 EXAMPLES: list[dict[str, Any]] = [
     {
@@ -209,11 +219,7 @@ def test_specs_in_each_shape(kind: str, tmp_path: Path) -> None:
         "path": spec_file,
         "str": str(spec_file),
         "specset": load_specs(spec_file),
-        "openai-list": [
-            {"type": "function", "function": {"name": "get_weather", "parameters": {
-                "type": "object", "properties": {"city": {"type": "string"}},
-            }}},
-        ],  # fmt: skip
+        "openai-list": OPENAI_TOOLS,
     }[kind]
     result = check(specs, [PARIS], [{"name": "get_weather", "args": {"city": "Paris"}}])
     assert result.passed
@@ -347,10 +353,8 @@ def test_check_agrees_with_score_on_generated_cases(generated: list[Path]) -> No
 def test_check_agrees_with_score_on_transcripts(provider: str) -> None:
     specs = load_specs(TRANSCRIPTS / "tools.yaml")
     outputs_path = TRANSCRIPTS / f"outputs-{provider}.jsonl"
-    expected = {
-        r.id: r
-        for r in score(specs, read_cases(TRANSCRIPTS / "cases.jsonl", specs), read_outputs(outputs_path))
-    }
+    run = score(specs, read_cases(TRANSCRIPTS / "cases.jsonl", specs), read_outputs(outputs_path))
+    expected = {result.id: result for result in run}
     for line in lines(outputs_path):
         case = next(c for c in lines(TRANSCRIPTS / "cases.jsonl") if c["id"] == line["id"])
         assert check(specs, case, line) == expected[line["id"]]
