@@ -53,6 +53,13 @@ def jsonl(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)
 
 
+@pytest.fixture(autouse=True)
+def no_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner runs load the plugin by `-p` only: once toolscore is installed, its entry point
+    would register the same module a second time, which pytest refuses."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
 @pytest.fixture
 def files(pytester: pytest.Pytester) -> Path:
     """tools.yaml, cases.jsonl and outputs.jsonl in the pytester folder: 3 of 4 cases pass."""
@@ -246,6 +253,36 @@ def test_without_the_options_the_plugin_collects_nothing(
     run = pytester.runpytest(*PLUGIN)
     run.assert_outcomes(passed=1)
     assert "toolscore:" not in run.stdout.str()
+
+
+def test_cases_outside_the_rootdir(pytester: pytest.Pytester, files: Path) -> None:
+    (files / "sub").mkdir()
+    pytester.makeini("[pytest]\n")
+    run = pytester.runpytest(
+        *PLUGIN, "--rootdir", str(files / "sub"), "--toolscore-cases", str(files / "cases.jsonl"),
+        "--toolscore-outputs", "outputs.jsonl", "--toolscore-specs", "tools.yaml", "-v",
+    )  # fmt: skip
+    run.assert_outcomes(passed=3, failed=1)
+    run.stdout.fnmatch_lines(["*cases.jsonl::week FAILED*"])
+
+
+def test_an_installed_toolscore_loads_the_plugin_by_itself(
+    pytester: pytest.Pytester, files: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the entry point installed (here: a distribution's metadata holding the project's
+    own entry point, on sys.path), pytest loads the plugin with no `-p`."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    points = project["project"]["entry-points"]["pytest11"]
+    site = files / "site"
+    info = site / "toolscore_probe-0.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toolscore-probe\nVersion: 0.0\n")
+    lines = "".join(f"{name} = {target}\n" for name, target in points.items())
+    (info / "entry_points.txt").write_text(f"[pytest11]\n{lines}")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    run = pytester.runpytest(*collect_args("--toolscore-specs", "tools.yaml")[len(PLUGIN) :])
+    run.assert_outcomes(passed=3, failed=1)
 
 
 def test_the_entry_point_registers_the_plugin() -> None:
