@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from test_optional_imports import modules_after, optional_among
 from toolscore import CaseError, OutputError, load_specs, read_cases, read_outputs, score
 from toolscore.integrations.evaluators import (
     CASE_KEYS,
@@ -236,3 +237,16 @@ def test_per_case_metrics_average_to_the_summary_of_score() -> None:
     assert mean("tool_calls") == summary.accuracy
     assert mean("tool_names") == summary.name.value
     assert mean("abstention") == summary.abstention.value
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from toolscore import check, assert_tool_calls",
+        "import toolscore.integrations",
+        "from toolscore.integrations.evaluators import tool_calls_evaluator, langfuse_evaluator",
+    ],
+)
+def test_the_integrations_import_no_optional_library(statement: str) -> None:
+    """Neither pytest nor any SDK: an evaluation harness imports these without them."""
+    assert optional_among(modules_after(statement)) == []
