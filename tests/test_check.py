@@ -110,6 +110,7 @@ EXAMPLES: list[dict[str, Any]] = [
     },
     {
         "description": "an OpenAI Chat transcript as a list of messages, detected",
+        "format": "openai-chat",
         "plans": [PARIS],
         "produced": [
             {"role": "user", "content": "Weather in Paris?"},
@@ -120,6 +121,7 @@ EXAMPLES: list[dict[str, Any]] = [
     },
     {
         "description": "an Anthropic transcript as a list of messages, detected",
+        "format": "anthropic",
         "plans": [PARIS_WEEK],
         "produced": [
             {"role": "user", "content": "Paris this week"},
@@ -141,6 +143,7 @@ EXAMPLES: list[dict[str, Any]] = [
     },
     {
         "description": "an OpenAI Responses transcript (items) as a list, detected",
+        "format": "openai-responses",
         "plans": [PARIS],
         "produced": [
             {"role": "user", "content": "Weather in Paris?"},
@@ -153,6 +156,20 @@ EXAMPLES: list[dict[str, Any]] = [
         ],
         "passed": False,
         "codes": ["value_mismatch"],
+    },
+    {
+        "description": "a Gemini transcript (contents) as a list, detected",
+        "format": "gemini",
+        "plans": [PARIS],
+        "produced": [
+            {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+            {
+                "role": "model",
+                "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "paris"}}}],
+            },
+        ],
+        "passed": True,
+        "codes": [],
     },
     {
         "description": "an outputs line naming its transcript's format",
@@ -208,6 +225,8 @@ def test_each_accepted_shape(example: dict[str, Any]) -> None:
     assert isinstance(result, CaseResult)
     assert result.passed is example["passed"]
     assert sorted(m.code for m in result.mismatches) == sorted(example["codes"])
+    if "format" in example:
+        assert result.format == example["format"]
 
 
 @pytest.mark.parametrize("kind", ["mapping", "path", "str", "specset", "openai-list"])
