@@ -316,7 +316,7 @@ def test_assert_tool_calls_returns_the_result_or_lists_every_mismatch() -> None:
     with pytest.raises(AssertionError) as raised:
         assert_tool_calls(produced, [PARIS_WEEK], specs=SPECS, case_id="week")
     assert str(raised.value).splitlines() == [
-        "tool calls of case 'week' do not match its plans (closest plan 0; 2 mismatches):",
+        "tool calls of case 'week' do not match the plans (closest plan 0; 2 mismatches):",
         "  type_mismatch call 0 /days [integer]: expected an integer, got string '7'",
         "  extra_call call 1: call to 'get_time' is not in the plan",
     ]

@@ -93,7 +93,7 @@ print(evaluation.comment)
 """
 LANGFUSE_PRINTS = """\
 tool_calls 0.0
-tool calls of case 'case' do not match its plans (closest plan 0; 1 mismatch):
+tool calls do not match the plans (closest plan 0; 1 mismatch):
   type_mismatch call 0 /days [integer]: expected an integer, got string '7'
 """
 

@@ -139,7 +139,7 @@ def test_a_case_without_output_is_scored_as_no_call(pytester: pytest.Pytester, f
     (files / "outputs.jsonl").write_text(jsonl(OUTPUTS[:2]))  # none for hello and rome
     run = pytester.runpytest(*collect_args("--toolscore-specs", "tools.yaml", "-v"))
     run.assert_outcomes(passed=2, failed=2)  # hello abstains rightly, as `score` says
-    run.stdout.fnmatch_lines(["*case 'rome' do not match its plans (*, no output; *"])
+    run.stdout.fnmatch_lines(["*case 'rome' do not match the plans (*, no output; *"])
 
 
 def test_keyword_selection_applies_to_cases(pytester: pytest.Pytester, files: Path) -> None:
@@ -221,7 +221,7 @@ def test_assert_tool_calls_with_the_specs_fixture(
     run.assert_outcomes(passed=1, failed=1)
     run.stdout.fnmatch_lines(
         [
-            "E       AssertionError: tool calls of case 'case' do not match its plans "
+            "E       AssertionError: tool calls do not match the plans "
             "(closest plan 0; 2 mismatches):",
             "E         value_mismatch call 0 /city [[]casefold[]]: *",
             "E         type_mismatch call 0 /days [[]integer[]]: expected an integer, got *'7'",

@@ -124,16 +124,17 @@ def assert_tool_calls(
 
 
 def failure_message(result: CaseResult, limit: int = ASSERT_LINES) -> str:
-    """Why a case failed: a heading naming the case and the plan compared, then a line per
-    mismatch in the wording of `toolscore score`."""
+    """Why a case failed: a heading naming the case (unless it has no id of its own) and the
+    plan compared, then a line per mismatch in the wording of `toolscore score`."""
     from toolscore.report.terminal import mismatch_line  # noqa: PLC0415 - only on failure
 
     plan = "no plan fits" if result.plan is None else f"closest plan {result.plan}"
     trial = "" if result.trial is None else f" trial {result.trial}"
     missing = ", no output" if result.missing_output else ""
     count = len(result.mismatches)
+    subject = "tool calls" if result.id == DEFAULT_ID else f"tool calls of case {result.id!r}"
     heading = (
-        f"tool calls of case {result.id!r}{trial} do not match its plans "
+        f"{subject}{trial} do not match the plans "
         f"({plan}{missing}; {count} mismatch{'es' if count != 1 else ''}):"
     )
     lines = [f"  {mismatch_line(m)}" for m in result.mismatches[:limit]]
