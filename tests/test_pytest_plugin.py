@@ -145,6 +145,7 @@ def test_a_case_without_output_is_scored_as_no_call(pytester: pytest.Pytester, f
 def test_keyword_selection_applies_to_cases(pytester: pytest.Pytester, files: Path) -> None:
     run = pytester.runpytest(*collect_args("--toolscore-specs", "tools.yaml", "-k", "week"))
     run.assert_outcomes(failed=1, deselected=3)
+    run.stdout.fnmatch_lines(["collected 4 items / 3 deselected / 1 selected"])
 
 
 def test_the_specs_fall_back_to_the_ini_option(pytester: pytest.Pytester, files: Path) -> None:

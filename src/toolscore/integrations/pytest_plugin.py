@@ -164,7 +164,11 @@ def pytest_collection_modifyitems(
         return
     config.stash[_SCORED] = scored
     cases_file = CasesFile.from_parent(session, path=Path(scored.cases).resolve())
-    items.extend(cases_file.collect())
+    found = cases_file.collect()
+    # Reported as collected, so that "collected N items" (and -k's deselection) count them.
+    report = pytest.CollectReport(cases_file.nodeid, "passed", None, found)
+    config.hook.pytest_collectreport(report=report)
+    items.extend(found)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
