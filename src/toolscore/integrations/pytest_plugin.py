@@ -166,7 +166,8 @@ def pytest_collection_modifyitems(
     cases_file = CasesFile.from_parent(session, path=Path(scored.cases).resolve())
     found = cases_file.collect()
     # Reported as collected, so that "collected N items" (and -k's deselection) count them.
-    report = pytest.CollectReport(cases_file.nodeid, "passed", None, found)
+    collected: list[pytest.Item | pytest.Collector] = [*found]
+    report = pytest.CollectReport(cases_file.nodeid, "passed", None, collected)
     config.hook.pytest_collectreport(report=report)
     items.extend(found)
 
