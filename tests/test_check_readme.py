@@ -1,8 +1,8 @@
 """The README's examples of `check`, `assert_tool_calls`, the pytest collector and the
 evaluator functions run as written, in the tour's folder (its files from the README itself).
 
-The blocks below are the text proposed for the README; tests/test_readme.py runs the README's
-own blocks, and these keep the examples honest until they are pasted there.
+tests/test_readme.py runs the README's other blocks; it leaves these to this file, which runs
+the pytest commands with pytester and compares what the Python blocks print.
 """
 
 from __future__ import annotations
@@ -17,80 +17,24 @@ from pathlib import Path
 import pytest
 import yaml.nodes  # noqa: F401 - outlives pytester's in-process runs (test_pytest_plugin.py)
 
-from test_readme import HEREDOC, heredocs
+from test_readme import HEREDOC, blocks, heredocs
 
 pytest_plugins = ["pytester"]
 
-CHECK_EXAMPLE = """\
-# run in: tour/
-from toolscore import check
 
-plan = [{"name": "get_weather", "args": {"city": "Paris", "days": 7}}]  # or a list of plans
-calls = [{"name": "get_weather", "args": '{"city": "paris", "days": "7"}'}]  # or messages
-result = check("tools.yaml", plan, calls)  # specs: a path, a SpecSet or spec data
-print(result.passed, [m.code for m in result.mismatches])
-"""
+def readme_block(language: str, marker: str) -> str:
+    """The README's one block in `language` that holds `marker`."""
+    (found,) = [block for block in blocks(language) if marker in block]
+    return found
+
+
+CHECK_EXAMPLE = readme_block("python", "from toolscore import check")
 CHECK_PRINTS = "False ['type_mismatch']\n"
-
-ASSERT_EXAMPLE = """\
-# run in: tour/
-cat > pytest.ini <<'EOF'
-[pytest]
-toolscore_specs = tools.yaml
-EOF
-cat > test_agent.py <<'EOF'
-from toolscore import assert_tool_calls
-
-
-def my_agent(prompt):  # stands for your agent: the calls it made, or its messages
-    return [{"name": "get_weather", "args": {"city": "Rome", "unit": "F"}}]
-
-
-def test_weather_in_rome(toolscore_specs):
-    calls = my_agent("Weather in Rome, in Fahrenheit?")
-    plan = [{"name": "get_weather", "args": {"city": "Rome", "unit": "fahrenheit"}}]
-    assert_tool_calls(calls, plan, specs=toolscore_specs)
-EOF
-python -m pytest test_agent.py
-"""
-
-COLLECT_EXAMPLE = """\
-# run in: tour/
-python -m pytest --toolscore-cases cases.jsonl --toolscore-outputs outputs.jsonl \\
-    --junitxml=cases.xml
-"""
-
-LANGSMITH_EXAMPLE = """\
-# run in: tour/
-from toolscore.integrations.evaluators import tool_calls_evaluator
-
-# LangSmith: evaluate(target, data=..., evaluators=[evaluator])
-evaluator = tool_calls_evaluator("tools.yaml")
-outputs = {"messages": [  # what the target returned: messages, or {"calls": [...]}
-    {"role": "user", "content": "Weather in Paris?"},
-    {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
-        "function": {"name": "get_weather", "arguments": '{"city": "PARIS", "unit": "C"}'}}]}]}
-# the dataset example's outputs
-reference_outputs = {"plans": [[{"name": "get_weather", "args": {"city": "Paris"}}]]}
-print(evaluator(outputs, reference_outputs))
-"""
+ASSERT_EXAMPLE = readme_block("sh", "python -m pytest test_agent.py")
+COLLECT_EXAMPLE = readme_block("sh", "--toolscore-cases")
+LANGSMITH_EXAMPLE = readme_block("python", "tool_calls_evaluator")
 LANGSMITH_PRINTS = "{'key': 'tool_calls', 'score': 1, 'comment': 'every call matches plan 0'}\n"
-
-LANGFUSE_EXAMPLE = """\
-# run in: tour/
-from toolscore.integrations.evaluators import langfuse_evaluator
-
-# Langfuse: run_experiment(..., evaluators=[evaluator])
-evaluator = langfuse_evaluator("tools.yaml")
-evaluation = evaluator(
-    input="Weather in Paris this week?",
-    output=[{"name": "get_weather", "args": {"city": "Paris", "days": "7"}}],  # the task's
-    expected_output={"plans": [[{"name": "get_weather", "args": {"city": "Paris", "days": 7}}]]},
-    metadata=None,
-)
-print(evaluation.name, evaluation.value)
-print(evaluation.comment)
-"""
+LANGFUSE_EXAMPLE = readme_block("python", "langfuse_evaluator")
 LANGFUSE_PRINTS = """\
 tool_calls 0.0
 tool calls do not match the plans (closest plan 0; 1 mismatch):
