@@ -1,0 +1,241 @@
+"""Inspect AI eval logs as outputs files, read without inspect_ai: the `.eval` and `.json`
+logs that inspect_ai itself wrote (tests/inspect/make_logs.py), a hand-written twin, and
+malformed logs that get one line naming the file, the sample and the field (exit 2)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from toolscore.cli import cli
+from toolscore.converted import Conversion, layout_of
+from toolscore.inspect_logs import convert, sniff
+
+ROOT = Path(__file__).parent.parent
+HERE = Path(__file__).parent / "inspect"
+FIXTURES = HERE / "fixtures"
+SPECS = ROOT / "src" / "toolscore" / "examples" / "support" / "tools.yaml"
+CASES = HERE / "cases.jsonl"
+
+
+def score(outputs: Path, *extra: str) -> Result:
+    args = ["score", "--specs", str(SPECS), "--cases", str(CASES), "--outputs", str(outputs)]
+    return CliRunner().invoke(cli, [*args, *extra])
+
+
+def report(tmp_path: Path, outputs: Path) -> dict[str, Any]:
+    path = tmp_path / f"{outputs.name}.report.json"
+    result = score(outputs, "--json", str(path))
+    assert result.exit_code == 0, result.output
+    data = json.loads(path.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def lines_of(path: Path, kind: str = "outputs") -> list[dict[str, Any]]:
+    out = io.BytesIO()
+    convert(str(path), Conversion(kind), out)  # type: ignore[arg-type]
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def verdicts(data: dict[str, Any]) -> dict[tuple[str, Any], bool]:
+    return {(case["id"], case.get("trial")): case["passed"] for case in data["cases"]}
+
+
+def test_the_logs_are_claimed_by_their_first_bytes() -> None:
+    for name in ("refunds.eval", "refunds.json", "twin.json"):
+        path = FIXTURES / name
+        converter = layout_of(str(path), Conversion("outputs"))
+        assert converter is not None
+        assert converter.name == "inspect-log", name
+
+
+def test_no_json_lines_file_of_the_repository_is_claimed() -> None:
+    files = [*ROOT.glob("tests/**/*.jsonl"), *ROOT.glob("src/toolscore/examples/**/*.jsonl")]
+    assert len(files) >= 10
+    for path in files:
+        assert not sniff(str(path), path.read_bytes()[:65536]), path
+    for path in (ROOT / "tests" / "formats").glob("*.json"):  # transcripts, as outputs lines
+        line = json.dumps(json.loads(path.read_text())["line"]).encode() + b"\n"
+        assert not sniff("outputs.jsonl", line), path
+
+
+def test_a_json_lines_line_that_starts_like_a_log_is_not_claimed() -> None:
+    line = b'{"version": 2, "id": "c1", "status": "success", "eval": {}}\n'
+    assert not sniff("outputs.jsonl", line)
+
+
+def test_the_eval_and_json_logs_inspect_wrote_score_the_same(tmp_path: Path) -> None:
+    zipped, plain = (
+        report(tmp_path, FIXTURES / "refunds.eval"),
+        report(tmp_path, FIXTURES / "refunds.json"),
+    )
+    assert zipped["summary"] == plain["summary"]
+    assert zipped["cases"] == plain["cases"]
+    assert verdicts(zipped) == {
+        (case_id, trial): case_id != "2"
+        for case_id in ("refund-1", "2", "thanks", "lookup")
+        for trial in (1, 2)
+    }
+    wrong = next(case for case in zipped["cases"] if case["id"] == "2")
+    assert wrong["mismatches"][0]["produced"] == "order-13"
+    assert wrong["tool_errors"] == [
+        {"call": 0, "name": "get_order", "result": "unknown: no order order-13"}
+    ]
+    assert wrong["format"] == "inspect"
+
+
+def test_the_hand_written_twin_scores_as_the_first_epoch(tmp_path: Path) -> None:
+    twin = report(tmp_path, FIXTURES / "twin.json")
+    logged = report(tmp_path, FIXTURES / "refunds.json")
+    first = {key[0]: passed for key, passed in verdicts(logged).items() if key[1] == 1}
+    assert {key[0]: passed for key, passed in verdicts(twin).items()} == first
+    assert all("trial" not in case for case in twin["cases"])
+    assert twin["summary"]["name_accuracy"]["value"] == logged["summary"]["name_accuracy"]["value"]
+
+
+def test_each_sample_is_one_line_and_its_epochs_come_together_as_trials() -> None:
+    lines = lines_of(FIXTURES / "refunds.eval")
+    assert [(line["id"], line["trial"]) for line in lines] == [
+        (case_id, trial)
+        for case_id in ("thanks", "refund-1", "2", "lookup")  # as the zip first names them
+        for trial in (1, 2)
+    ]
+    assert {line["format"] for line in lines} == {"inspect"}
+
+
+def test_ids_become_strings_and_attachments_are_put_back() -> None:
+    lines = lines_of(FIXTURES / "twin.json")
+    assert [line["id"] for line in lines] == ["refund-1", "2", "thanks", "lookup"]
+    assert all("trial" not in line for line in lines)
+    result = lines[0]["messages"][3]["content"]
+    assert json.loads(result)["refund_id"] == "rf-901"
+
+
+def test_a_deflated_eval_log_is_read_too(tmp_path: Path) -> None:
+    """Older Inspect versions (and Python's zipfile) write deflated members, not zstd."""
+    path = write_eval(tmp_path / "deflated.eval", twin()["samples"])
+    assert lines_of(path) == lines_of(FIXTURES / "twin.json")
+
+
+def twin() -> dict[str, Any]:
+    data = json.loads((FIXTURES / "twin.json").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def write_eval(path: Path, samples: list[Any], header: bool = True) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        if header:
+            archive.writestr("header.json", json.dumps({"version": 2, "status": "success"}))
+        for i, sample in enumerate(samples):
+            name = sample.get("id", i) if isinstance(sample, dict) else i
+            archive.writestr(f"samples/{name}_epoch_1.json", json.dumps(sample))
+    return path
+
+
+def without(key: str) -> Callable[[dict[str, Any]], None]:
+    return lambda sample: sample.pop(key)
+
+
+def nameless_call(sample: dict[str, Any]) -> None:
+    del sample["messages"][2]["tool_calls"][0]["function"]
+
+
+def roleless(sample: dict[str, Any]) -> None:
+    del sample["messages"][1]["role"]
+
+
+BROKEN_SAMPLES = [
+    (without("id"), "samples[0].id: every sample needs an id"),
+    (lambda sample: sample.update(id=1.5), "samples[0].id: every sample needs an id"),
+    (lambda sample: sample.update(epoch="1"), "samples[0].epoch: must be an integer"),
+    (without("messages"), "samples[0].messages: must be a list of messages"),
+    (roleless, "samples[0].messages[1].role: every message needs a role"),
+    (nameless_call, "samples[0].messages[2].tool_calls[0].function: every tool call needs"),
+]
+
+
+@pytest.mark.parametrize(("breaks", "expected"), BROKEN_SAMPLES)
+def test_a_broken_sample_of_a_json_log_is_one_line(
+    tmp_path: Path, breaks: Callable[[dict[str, Any]], None], expected: str
+) -> None:
+    data = twin()
+    breaks(data["samples"][0])
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(data, indent=2))
+    assert one_error_line(score(path)).startswith(f"{path}: {expected}")
+
+
+@pytest.mark.parametrize(("breaks", "expected"), BROKEN_SAMPLES)
+def test_a_broken_sample_of_an_eval_log_is_one_line_naming_its_member(
+    tmp_path: Path, breaks: Callable[[dict[str, Any]], None], expected: str
+) -> None:
+    samples = twin()["samples"]
+    breaks(samples[0])
+    path = write_eval(tmp_path / "log.eval", samples)
+    member = f"samples/{samples[0].get('id', 0)}_epoch_1.json"
+    in_member = expected.replace("samples[0].", f"{member}: ", 1)
+    assert one_error_line(score(path)).startswith(f"{path}: {in_member}")
+
+
+def test_a_log_without_samples_is_one_line(tmp_path: Path) -> None:
+    data = twin()
+    del data["samples"]
+    path = tmp_path / "header-only.json"
+    path.write_text(json.dumps(data, indent=2))
+    line = one_error_line(score(path))
+    assert line.startswith(f"{path}: samples: the log holds no samples")
+    empty = write_eval(tmp_path / "empty.eval", [])
+    assert one_error_line(score(empty)).startswith(f"{empty}: the log holds no samples")
+
+
+def test_a_bad_zip_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.eval"
+    path.write_bytes(b"PK\x03\x04" + b"\x00" * 200)
+    assert one_error_line(score(path)).startswith(f"{path}: not a readable Inspect eval log")
+
+
+def test_a_corrupt_zstd_member_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "corrupt.eval"
+    data = bytearray((FIXTURES / "refunds.eval").read_bytes())
+    with zipfile.ZipFile(FIXTURES / "refunds.eval") as archive:
+        info = archive.getinfo("samples/thanks_epoch_1.json")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra) + 8
+    data[start : start + 16] = b"\xff" * 16
+    path.write_bytes(bytes(data))
+    line = one_error_line(score(path))
+    assert line.startswith(f"{path}: samples/thanks_epoch_1.json: ")
+
+
+def test_a_log_given_as_cases_is_one_line(tmp_path: Path) -> None:
+    path = FIXTURES / "twin.json"
+    args = ["score", "--specs", str(SPECS), "--cases", str(path), "--outputs", str(path)]
+    line = one_error_line(CliRunner().invoke(cli, args))
+    assert line == f"{path}: an Inspect eval log holds outputs; give it as --outputs"
+
+
+def test_an_error_found_after_conversion_names_the_log_and_the_sample(tmp_path: Path) -> None:
+    data = twin()
+    data["samples"][1]["id"] = "refund-1"  # two lines of one case without trials
+    data["samples"][1]["epoch"] = 1
+    path = tmp_path / "twice.json"
+    path.write_text(json.dumps(data, indent=2))
+    line = one_error_line(score(path))
+    assert line.startswith(f"{path}: sample 2: trial: ")
+
+
+def one_error_line(result: Result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.output
+    assert lines[0].startswith("toolscore: error: ")
+    return lines[0].removeprefix("toolscore: error: ")
