@@ -22,7 +22,7 @@ ROOT = Path(__file__).parent.parent
 HERE = Path(__file__).parent / "inspect"
 FIXTURES = HERE / "fixtures"
 SPECS = ROOT / "src" / "toolscore" / "examples" / "support" / "tools.yaml"
-CASES = HERE / "cases.jsonl"
+CASES = ROOT / "examples" / "inspect" / "cases.jsonl"
 
 
 def score(outputs: Path, *extra: str) -> Result:
@@ -92,6 +92,11 @@ def test_the_eval_and_json_logs_inspect_wrote_score_the_same(tmp_path: Path) -> 
     assert wrong["format"] == "inspect"
 
 
+def test_the_readme_example_is_the_log_inspect_wrote() -> None:
+    example = ROOT / "examples" / "inspect" / "refunds.eval"
+    assert example.read_bytes() == (FIXTURES / "refunds.eval").read_bytes()
+
+
 def test_the_hand_written_twin_scores_as_the_first_epoch(tmp_path: Path) -> None:
     twin = report(tmp_path, FIXTURES / "twin.json")
     logged = report(tmp_path, FIXTURES / "refunds.json")
@@ -102,11 +107,14 @@ def test_the_hand_written_twin_scores_as_the_first_epoch(tmp_path: Path) -> None
 
 
 def test_each_sample_is_one_line_and_its_epochs_come_together_as_trials() -> None:
-    lines = lines_of(FIXTURES / "refunds.eval")
+    path = FIXTURES / "refunds.eval"
+    with zipfile.ZipFile(path) as archive:  # samples are written as they finish
+        names = [n for n in archive.namelist() if n.startswith("samples/")]
+    order = list(dict.fromkeys(n.removeprefix("samples/").rsplit("_epoch_", 1)[0] for n in names))
+    assert sorted(order) == ["2", "lookup", "refund-1", "thanks"]
+    lines = lines_of(path)
     assert [(line["id"], line["trial"]) for line in lines] == [
-        (case_id, trial)
-        for case_id in ("thanks", "refund-1", "2", "lookup")  # as the zip first names them
-        for trial in (1, 2)
+        (case_id, trial) for case_id in order for trial in (1, 2)
     ]
     assert {line["format"] for line in lines} == {"inspect"}
 

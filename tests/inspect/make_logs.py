@@ -1,5 +1,6 @@
 """Write the Inspect eval log fixtures with inspect_ai itself, offline (the mock model of
-task.py): the task run twice per sample (epochs 2), as a `.eval` log and as a `.json` log.
+task.py): the task run twice per sample (epochs 2), as a `.eval` log and as a `.json` log;
+the `.eval` log is also the README's example (examples/inspect/).
 
 Run from the repository root: `PYTHONPATH=src python tests/inspect/make_logs.py`.
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 from inspect_ai import eval as inspect_eval
 
 HERE = Path(__file__).parent
+EXAMPLE = HERE.parent.parent / "examples" / "inspect"
 sys.path.insert(0, str(HERE))
 
 from task import mock_model, refunds  # noqa: E402  (a sibling module, found through sys.path)
@@ -31,6 +33,7 @@ def main() -> None:
             )
             (written,) = Path(log_dir).glob(f"*.{log_format}")
             shutil.copyfile(written, HERE / "fixtures" / f"refunds.{log_format}")
+    shutil.copyfile(HERE / "fixtures" / "refunds.eval", EXAMPLE / "refunds.eval")
 
 
 if __name__ == "__main__":
