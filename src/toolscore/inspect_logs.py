@@ -8,14 +8,15 @@ epochs), its epoch as the line's `trial`. The lines of one sample are written to
 epochs in order, as trials must come (docs/formats.md 4.4).
 
 Long strings that Inspect moved to the sample's `attachments` (`attachment://HASH`) are put
-back. A log whose samples are not Inspect samples (no id, a message without a role, a tool call
-without a function) is an input error naming the file, the sample and the field.
+back. Every `score` imports this module for its `sniff`, so json and zipfile are imported only
+by the functions that convert. A log whose samples are not Inspect samples (no id, a message
+without a role, a tool call without a function) is an input error naming the file, the sample
+and the field.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import re
 import struct
 import sys
@@ -63,12 +64,12 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
     if not _is_zip(path):
         _write(path, _json_runs(path), out)
         return
-    import zipfile  # noqa: PLC0415  (every `score` imports this module for `sniff`)
+    import zipfile  # noqa: PLC0415
 
     try:
         with zipfile.ZipFile(path) as archive:
             _write(path, _eval_runs(path, archive), out)
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
+    except (zipfile.BadZipFile, EOFError, zlib.error) as error:
         raise InputError(path, f"not a readable Inspect eval log (bad zip: {error})") from None
 
 
@@ -77,6 +78,8 @@ def _write(path: str, runs: dict[str, list[Run]], out: IO[bytes]) -> None:
     more than once."""
     if not runs:
         raise InputError(path, "the log holds no samples (written with --no-log-samples?)")
+    import json  # noqa: PLC0415
+
     trials = any(len(group) > 1 for group in runs.values())
     for group in runs.values():
         for _, where, read in sorted(group, key=lambda run: run[0]):
@@ -171,6 +174,8 @@ def _member(path: str, archive: zipfile.ZipFile, name: str) -> bytes:
 
 def _json(path: str, where: str | None, raw: bytes) -> Any:
     """Inspect's JSON, which may hold NaN and Infinity (as Python's json writes them)."""
+    import json  # noqa: PLC0415
+
     try:
         return json.loads(raw)
     except (ValueError, RecursionError) as error:
