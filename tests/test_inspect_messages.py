@@ -84,3 +84,14 @@ def test_what_inspect_never_writes_is_unread_and_the_rest_is_read() -> None:
         "messages[2].content[0].type: unknown inspect type 'hologram'",
     )
     assert read.response == "hi"
+
+
+def test_inspect_content_gives_the_format_away_and_reads() -> None:
+    image = {"type": "image", "image": "data:image/png;base64,iVBORw0KGgo="}
+    question = {"role": "user", "content": [{"type": "text", "text": "What is this?"}, image]}
+    read = read_transcript({"id": "c1", "messages": [question]})
+    assert read.format == "inspect"
+    assert read.unread == ()
+    anthropic = {"type": "image", "source": {"type": "base64", "data": "iVBORw0KGgo="}}
+    other = {"role": "user", "content": [anthropic]}
+    assert read_transcript({"id": "c1", "messages": [other]}).format != "inspect"

@@ -24,8 +24,12 @@ RESPONSES_ITEMS = frozenset({"function_call", "function_call_output", "reasoning
 RESPONSES_BLOCKS = frozenset({"input_text", "output_text"})
 ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 OPENAI_CHAT_KEYS = ("tool_calls", "function_call", "tool_call_id")
-INSPECT_BLOCKS = {"reasoning": "reasoning", "tool_use": "tool_type"}
-"""Inspect content types, by the field no other format's block of that type has."""
+INSPECT_BLOCKS = {
+    kind: kind for kind in ("reasoning", "image", "audio", "video", "document", "data")
+}
+INSPECT_BLOCKS["tool_use"] = "tool_type"
+"""Inspect content types, by the field no other format's block of that type has (Inspect names
+the field after the type; Anthropic's image, document and tool_use blocks have none of them)."""
 
 
 def detect(key: str, node: Any) -> str:
