@@ -223,11 +223,40 @@ def test_a_corrupt_zstd_member_is_one_line(tmp_path: Path) -> None:
     assert line.startswith(f"{path}: samples/thanks_epoch_1.json: ")
 
 
-def test_a_log_given_as_cases_is_one_line(tmp_path: Path) -> None:
-    path = FIXTURES / "twin.json"
+def test_a_log_is_its_own_cases_file(tmp_path: Path) -> None:
+    for log in (FIXTURES / "refunds.eval", FIXTURES / "twin.json"):
+        args = ["--cases", str(log), "--outputs", str(log), "--json", str(tmp_path / "own.json")]
+        result = CliRunner().invoke(cli, ["score", "--specs", str(SPECS), *args])
+        assert result.exit_code == 0, result.output
+        own = json.loads((tmp_path / "own.json").read_text())
+        assert own["summary"] == report(tmp_path, log)["summary"]
+    cases = {line["id"]: line for line in lines_of(FIXTURES / "twin.json", "cases")}
+    assert cases["2"]["plans"] == [[{"name": "get_order", "args": {"order_id": "order-12"}}]]
+    assert cases["thanks"] == {"id": "thanks", "plans": [], "prompt": "thanks, that is all"}
+    assert cases["lookup"]["prompt"] == [{"role": "user", "content": "Has order-12 shipped?"}]
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        (
+            "",
+            "samples[1].target: no plans: give them in the target (JSON text) or in metadata.plans",
+        ),
+        ("order-12", "samples[1].target: plans must be JSON text (Expecting value)"),
+        (7, "samples[1].target: must be a string or a list of strings"),
+        ('[{"name": "refnd"}]', "sample 2: plans[0][0].name: "),
+    ],
+)
+def test_a_sample_without_readable_plans_is_one_line_as_cases(
+    tmp_path: Path, target: Any, expected: str
+) -> None:
+    data = twin()
+    data["samples"][1]["target"] = target
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(data, indent=2))
     args = ["score", "--specs", str(SPECS), "--cases", str(path), "--outputs", str(path)]
-    line = one_error_line(CliRunner().invoke(cli, args))
-    assert line == f"{path}: an Inspect eval log holds outputs; give it as --outputs"
+    assert one_error_line(CliRunner().invoke(cli, args)).startswith(f"{path}: {expected}")
 
 
 def test_an_error_found_after_conversion_names_the_log_and_the_sample(tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ sample and epoch) or a `.json` file (one object whose `samples` list holds them 
 sample becomes one outputs line: its id (as a string), its messages as an `inspect`
 transcript (formats/inspect_messages.py), and, when some sample ran more than once (Inspect's
 epochs), its epoch as the line's `trial`. The lines of one sample are written together, its
-epochs in order, as trials must come (docs/formats.md 4.4).
+epochs in order, as trials must come (docs/formats.md 4.4). Read as a cases file, a log gives
+one case per sample, with the plans its target or metadata keep (inspect_plans.py).
 
 Long strings that Inspect moved to the sample's `attachments` (`attachment://HASH`) are put
 back. Every `score` imports this module for its `sniff`, so json and zipfile are imported only
@@ -25,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from toolscore.errors import InputError
+from toolscore.inspect_plans import PlansError, case_data
 from toolscore.rules import json_type
 
 if TYPE_CHECKING:  # converted.py imports this module for its sniffer: no cycle at run time
@@ -58,22 +60,22 @@ Run = tuple[int, str, Callable[[], Mapping[str, Any]]]
 
 
 def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
-    """Write one outputs line per sample and epoch of the log at `path` to `out`."""
-    if conversion.kind != "outputs":
-        raise InputError(path, "an Inspect eval log holds outputs; give it as --outputs")
+    """Write the log at `path` to `out` as outputs (a line per sample and epoch) or as cases
+    (a line per sample, its plans from its metadata or target: inspect_plans.py)."""
+    write = _write_outputs if conversion.kind == "outputs" else _write_cases
     if not _is_zip(path):
-        _write(path, _json_runs(path), out)
+        write(path, _json_runs(path), out)
         return
     import zipfile  # noqa: PLC0415
 
     try:
         with zipfile.ZipFile(path) as archive:
-            _write(path, _eval_runs(path, archive), out)
+            write(path, _eval_runs(path, archive), out)
     except (zipfile.BadZipFile, EOFError, zlib.error) as error:
         raise InputError(path, f"not a readable Inspect eval log (bad zip: {error})") from None
 
 
-def _write(path: str, runs: dict[str, list[Run]], out: IO[bytes]) -> None:
+def _write_outputs(path: str, runs: dict[str, list[Run]], out: IO[bytes]) -> None:
     """The lines of each sample together, its epochs in order; `trial` when some sample ran
     more than once."""
     if not runs:
@@ -90,6 +92,26 @@ def _write(path: str, runs: dict[str, list[Run]], out: IO[bytes]) -> None:
             if trials:
                 line["trial"] = epoch
             out.write(json.dumps(line).encode() + b"\n")
+
+
+def _write_cases(path: str, runs: dict[str, list[Run]], out: IO[bytes]) -> None:
+    """A case per sample, from its first epoch (every epoch has the same target)."""
+    if not runs:
+        raise InputError(path, "the log holds no samples (written with --no-log-samples?)")
+    import json  # noqa: PLC0415
+
+    for group in runs.values():
+        _, where, read = min(group, key=lambda run: run[0])
+        sample = read()
+        case_id, _ = _identity(path, where, sample)
+        try:
+            data, _ = case_data(sample.get("target", ""), sample.get("metadata"))
+        except PlansError as error:
+            raise InputError(path, error.message, field=_at(where, error.field)) from None
+        data["id"] = case_id
+        if "prompt" not in data and sample.get("input") is not None:
+            data["prompt"] = sample["input"]
+        out.write(json.dumps(data).encode() + b"\n")
 
 
 def _is_zip(path: str) -> bool:

@@ -1,12 +1,11 @@
 """An Inspect AI scorer that judges a sample's tool calls with toolscore's per-tool rules.
 
 `tool_calls(specs)` reads the calls the model made in the sample's messages (after the last
-user message, as `score` does for a transcript) and scores them against the sample's plans:
-`metadata["plans"]` (a list of plans, or a case object with `plans`), else the `target`,
-JSON text of a list of plans, of one plan (a list of calls), or of a case object. The score's
-value holds `passed`, `name`, `arguments` and `abstention` (NaN where the sample has none of
-that kind, which Inspect leaves out of the metric), its answer the calls made, its
-explanation the mismatches as `toolscore score` prints them.
+user message, as `score` does for a transcript) and scores them against the sample's plans,
+in its metadata or its target (inspect_plans.py). The score's value holds `passed`, `name`,
+`arguments` and `abstention` (NaN where the sample has none of that kind, which Inspect leaves
+out of the metric) and the argument pairs behind `arguments`; its answer is the calls made,
+its explanation the mismatches as `toolscore score` prints them.
 
 Inspect finds the scorer as `toolscore/tool_calls` through the `inspect_ai` entry point,
 which imports this module. This module imports inspect_ai; `import toolscore` never does.
@@ -14,7 +13,6 @@ which imports this module. This module imports inspect_ai; `import toolscore` ne
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,6 +34,7 @@ from inspect_ai.solver import TaskState
 from toolscore.calls import json_text
 from toolscore.cases import parse_case
 from toolscore.formats import read_transcript
+from toolscore.inspect_plans import PlansError, case_data
 from toolscore.model import Call, Case, CaseResult
 from toolscore.report.terminal import mismatch_line
 from toolscore.scoring import SummaryBuilder, score_case
@@ -91,33 +90,12 @@ def _case(
     specs: SpecSet, case_id: str, metadata: Mapping[str, Any], target: Target, key: str
 ) -> Case:
     """The sample as a toolscore case: its plans from the metadata, else from the target."""
-    if key in metadata:
-        node, where = metadata[key], f"metadata.{key}"
-    else:
-        node, where = _target_json(target, case_id), "target"
-    data = dict(node) if isinstance(node, Mapping) else {"plans": _plans(node)}
+    try:
+        data, where = case_data(target.target, metadata, key)
+    except PlansError as error:
+        raise ValueError(f"sample {case_id}: {error}") from None
     data["id"] = case_id
     return parse_case(data, specs, f"sample {case_id} ({where})")
-
-
-def _target_json(target: Target, case_id: str) -> Any:
-    """The target's JSON; several target strings are one plan each."""
-    texts = target.target
-    try:
-        if len(texts) > 1:
-            return [json.loads(text) for text in texts]
-        return json.loads(target.text)
-    except json.JSONDecodeError as error:
-        raise ValueError(
-            f"sample {case_id}: target: plans must be JSON text ({error.msg})"
-        ) from None
-
-
-def _plans(node: Any) -> Any:
-    """A list of plans; one plan (a non-empty list of call objects) becomes a list of one."""
-    if isinstance(node, list) and node and all(isinstance(call, Mapping) for call in node):
-        return [node]
-    return node
 
 
 def _score(specs: SpecSet, case: Case, result: CaseResult) -> Score:
