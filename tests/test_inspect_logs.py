@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,8 @@ from click.testing import CliRunner, Result
 
 from toolscore.cli import cli
 from toolscore.converted import Conversion, layout_of
-from toolscore.inspect_logs import convert, sniff
+from toolscore.errors import InputError
+from toolscore.inspect_logs import _messages, convert, sniff
 
 ROOT = Path(__file__).parent.parent
 HERE = Path(__file__).parent / "inspect"
@@ -192,6 +194,17 @@ def test_a_broken_sample_of_an_eval_log_is_one_line_naming_its_member(
     member = f"samples/{samples[0].get('id', 0)}_epoch_1.json"
     in_member = expected.replace("samples[0].", f"{member}: ", 1)
     assert one_error_line(score(path)).startswith(f"{path}: {in_member}")
+
+
+def test_messages_nested_too_deep_are_an_input_error() -> None:
+    sample = twin()["samples"][0]
+    deep: Any = "attachment://5f2b"
+    for _ in range(sys.getrecursionlimit() + 10):
+        deep = [deep]
+    sample["messages"][1]["content"] = deep
+    with pytest.raises(InputError) as failure:
+        _messages("log.json", "samples[0]", sample)
+    assert str(failure.value) == "log.json: samples[0].messages: nested too deep to be read"
 
 
 def test_a_log_without_samples_is_one_line(tmp_path: Path) -> None:

@@ -226,7 +226,11 @@ def _messages(path: str, where: str, sample: Mapping[str, Any]) -> list[Any]:
         raise InputError(path, message, field=_at(where, "messages"))
     attachments = sample.get("attachments")
     if isinstance(attachments, Mapping) and attachments:
-        messages = _resolved(messages, attachments)
+        try:
+            messages = _resolved(messages, attachments)
+        except RecursionError:
+            message = "nested too deep to be read"
+            raise InputError(path, message, field=_at(where, "messages")) from None
     for i, message in enumerate(messages):
         at = _at(where, f"messages[{i}]")
         if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
