@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+import mutate
 from toolscore.cli import cli
 from toolscore.converted import Conversion, layout_of
 from toolscore.errors import InputError
@@ -289,3 +293,25 @@ def one_error_line(result: Result) -> str:
     assert "Traceback" not in result.output
     assert lines[0].startswith("toolscore: error: ")
     return lines[0].removeprefix("toolscore: error: ")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_logs_convert_or_fail_with_one_line(data: st.DataObject) -> None:
+    """Whatever a broken harness makes of a log, it converts (both ways) or is one input error
+    naming the file; never another exception."""
+    raw = mutate.line(twin(), lambda n: data.draw(st.integers(0, n - 1)))
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "mutated.json"
+        path.write_bytes(raw)
+        for kind in ("outputs", "cases"):
+            try:
+                lines_of(path, kind)
+            except InputError as error:
+                one_line(error, str(path))
+
+
+def one_line(error: InputError, source: str) -> None:
+    text = str(error)
+    assert text.startswith(source), text
+    assert "\n" not in text, text
