@@ -118,3 +118,8 @@ def converted_inputs(
         as_json_lines(outputs, Conversion("outputs", group_by)) as outputs_lines,
     ):
         yield cases_lines, outputs_lines
+
+
+from toolscore import inspect_logs  # noqa: E402  (the registrations: after what they use)
+
+register(Converter("inspect-log", inspect_logs.sniff, "toolscore.inspect_logs:convert", "sample"))
