@@ -23,6 +23,7 @@ from typing import IO, Literal
 
 from toolscore.errors import InputError
 from toolscore.inputs import is_stream
+from toolscore.otlp_export import sniff as otlp_sniff
 
 Kind = Literal["cases", "outputs"]
 HEAD_BYTES = 65536
@@ -118,3 +119,6 @@ def converted_inputs(
         as_json_lines(outputs, Conversion("outputs", group_by)) as outputs_lines,
     ):
         yield cases_lines, outputs_lines
+
+
+register(Converter("otlp-json", otlp_sniff, "toolscore.otlp_export:convert", "group"))
