@@ -67,26 +67,22 @@ def read(node: Any, key: str, t: Transcript) -> None:
 
 
 def _read_timeline(timeline: list[tuple[Span, Said | None]], t: Transcript) -> None:
-    tool_ids = {ident(_first(span[2], CALL_ID, None)) for span, said in timeline if not said}
-    has_tools = bool(tool_ids)
-    trust_ids = None not in tool_ids  # every tool span has its call id
+    """Read the calls in time order; a tool span whose call a model output asked for takes
+    that call's place (the order the model asked in), the others their own."""
+    tools = [span for span, said in timeline if said is None]
+    by_id = {ident(_first(span[2], CALL_ID, None)): span for span in tools}
+    trust_ids = None not in by_id  # every tool span has its call id
     results: dict[Any, Any] = {}
     for _, said in timeline:
         for call_id, value in said.results.items() if said else ():
             results.setdefault(call_id, value)
-    seen = set(tool_ids)
-    unrecorded = inferred = left = 0
-    for (_, span, attributes), said in timeline:
+    done: set[int] = set()
+    seen: set[str] = set()
+    inferred = left = 0
+    for span, said in timeline:
         if said is None:
-            args = _first(attributes, ARGUMENTS, None)
-            unrecorded += args is None
-            t.call(
-                _first(attributes, NAME, _name_from(span.get("name"))),
-                args,
-                _first(attributes, CALL_ID, None),
-                result=_first(attributes, RESULT, MISSING),
-                error=_failed(span, attributes),
-            )
+            if id(span) not in done:
+                _tool_call(span, t)
             continue
         while said.user_turns is not None and t.turn < said.user_turns:
             t.user_turn()
@@ -94,14 +90,21 @@ def _read_timeline(timeline: list[tuple[Span, Said | None]], t: Transcript) -> N
             t.assistant_message(said.text)
         for call in said.calls:
             call_id = ident(call.id)
-            if call_id in seen and call_id is not None:
-                continue  # the same call, recorded by a tool span or an earlier model output
-            if has_tools and (not trust_ids or call_id is None):
+            if call_id is not None and call_id in seen:
+                continue  # asked for again in a later model input's history, or twice
+            if call_id is not None:
+                seen.add(call_id)
+            tool = by_id.get(call_id) if call_id is not None else None
+            if tool is not None:
+                if id(tool) not in done:
+                    done.add(id(tool))
+                    _tool_call(tool, t)
+            elif tools and (not trust_ids or call_id is None):
                 left += 1
-                continue
-            seen.add(call_id)
-            inferred += 1
-            t.call(call.name, call.arguments, call_id, result=results.get(call_id, MISSING))
+            else:
+                inferred += 1
+                t.call(call.name, call.arguments, call_id, result=results.get(call_id, MISSING))
+    unrecorded = sum(_first(span[2], ARGUMENTS, None) is None for span in tools)
     if unrecorded:
         t.notes.append(f"otel: tool spans without recorded arguments ({unrecorded})")
     if inferred:
@@ -110,6 +113,17 @@ def _read_timeline(timeline: list[tuple[Span, Said | None]], t: Transcript) -> N
         t.notes.append(
             f"otel: inference-span calls left to the tool spans, which lack call ids ({left})"
         )
+
+
+def _tool_call(span: Span, t: Transcript) -> None:
+    _, node, attributes = span
+    t.call(
+        _first(attributes, NAME, _name_from(node.get("name"))),
+        _first(attributes, ARGUMENTS, None),
+        _first(attributes, CALL_ID, None),
+        result=_first(attributes, RESULT, MISSING),
+        error=_failed(node, attributes),
+    )
 
 
 def trace_link(spans: list[Span]) -> tuple[str, str | None] | None:
