@@ -95,7 +95,7 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
 
 def _read_line(path: str, number: int, line: bytes, key: str, traces: dict[str, _Trace]) -> None:
     try:
-        data = orjson.loads(line)
+        data = orjson.loads(line.rstrip())  # a broken line ends at its end, not in a string
     except orjson.JSONDecodeError as error:
         raise InputError(path, f"not valid JSON ({error.msg})", line=number) from None
     if not isinstance(data, dict) or "resourceSpans" not in data:
