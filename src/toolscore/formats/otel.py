@@ -74,8 +74,8 @@ def _read_timeline(timeline: list[tuple[Span, Said | None]], t: Transcript) -> N
     trust_ids = None not in by_id  # every tool span has its call id
     results: dict[Any, Any] = {}
     for _, said in timeline:
-        for call_id, value in said.results.items() if said else ():
-            results.setdefault(call_id, value)
+        for answered, value in said.results.items() if said else ():
+            results.setdefault(answered, value)
     done: set[int] = set()
     seen: set[str] = set()
     inferred = left = 0

@@ -13,10 +13,11 @@ Three spellings are read, the first one a span carries winning for each directio
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+import orjson
 
 from toolscore.formats.transcript import Transcript, UnreadableError
 from toolscore.rules import json_type
@@ -117,8 +118,8 @@ def read_span(attributes: Mapping[str, Any], where: str, t: Transcript) -> Said:
 def _messages(node: Any, where: str) -> list[Any]:
     if isinstance(node, str):
         try:
-            node = json.loads(node)
-        except ValueError as error:
+            node = orjson.loads(node)  # depth-limited: no nesting can exhaust the stack
+        except orjson.JSONDecodeError as error:
             raise UnreadableError(where, f"not valid JSON ({error.msg})") from None
     if not isinstance(node, list):
         raise UnreadableError(where, f"must be a list of messages, got {json_type(node)}")
