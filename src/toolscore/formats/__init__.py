@@ -2,8 +2,9 @@
 
 An outputs line may carry, instead of `calls`, a transcript: `messages` (OpenAI Chat
 Completions, Anthropic Messages or Gemini contents), `contents` (Gemini), `items` (OpenAI
-Responses API) or `spans` / `resourceSpans` (OpenTelemetry GenAI). `format` names it; without
-it the format is detected from the shapes and the detection is noted. Each call gets its
+Responses API) or `spans` / `resourceSpans` (OpenTelemetry GenAI, OpenLLMetry and OpenInference
+attributes alike: `otel.py`). `format` names it; without it the format is detected from the
+shapes and the detection is noted. Each call gets its
 provider id, its result (linked by id), and its `turn`: the number of genuine user messages
 before it, so that the scorer can keep the agent's answer to the last one.
 
