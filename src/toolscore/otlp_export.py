@@ -16,7 +16,6 @@ with the rest of the export.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
@@ -33,7 +32,6 @@ TRACE_ID = "trace_id"
 KEPT_OPERATIONS = frozenset({"execute_tool", "chat", "generate_content", "text_completion"})
 KEPT_PREFIXES = ("gen_ai.tool.", "gen_ai.completion.", "gen_ai.output.messages", "llm.output")
 KEPT_KINDS = frozenset({"TOOL", "LLM"})
-LOG = logging.getLogger("toolscore")
 
 
 def sniff(_: str, head: bytes) -> bool:
@@ -84,7 +82,9 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
     for group, spans in groups.items():
         out.write(orjson.dumps({"id": group, "format": "otel", "spans": spans}) + b"\n")
     if skipped:
-        LOG.warning(
+        import logging  # noqa: PLC0415 - not at start-up: `score` imports this module's sniffer
+
+        logging.getLogger("toolscore").warning(
             "%s: %d spans of %d traces lack %s: skipped (try --group-by trace_id)",
             path,
             skipped,
