@@ -295,3 +295,20 @@ def test_emit_otel_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     nowhere = tmp_path / "missing" / "events.jsonl"
     line = one_error_line(score(HAND, HERE / "cases_hand.jsonl", "--emit-otel", str(nowhere)))
     assert line.startswith(f"{nowhere}: cannot write"), line
+
+
+def test_a_saved_run_keeps_the_trace_link(tmp_path: Path) -> None:
+    from toolscore.report.json_report import case_to_json  # noqa: PLC0415
+    from toolscore.store.restore import result_from_json  # noqa: PLC0415
+
+    db = tmp_path / "results.db"
+    result = score(EXPORT, HERE / "cases.jsonl", "--group-by", "gen_ai.conversation.id",
+                   "--db", str(db), "--json", "-")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    shown = run("show", "1", "--db", str(db), "--json")
+    assert shown.exit_code == 0, shown.output
+    cases = json.loads(shown.stdout)["cases"]
+    assert cases[0]["trace"] == {"trace_id": TRACES[1], "span_id": "a000000000000005"}
+    restored = result_from_json(cases[0])
+    assert restored.trace == (TRACES[1], "a000000000000005")
+    assert case_to_json(restored)["trace"] == cases[0]["trace"]
