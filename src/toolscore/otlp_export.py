@@ -53,8 +53,9 @@ def sniff(_: str, head: bytes) -> bool:
 class _Trace:
     value: str | None = None
     """The first value of the grouping key any span of the trace had."""
-    spans: list[tuple[str | None, Any]] = field(default_factory=list)
-    """The kept spans with their own value of the key (None: the trace's)."""
+    spans: list[tuple[str | None, bytes]] = field(default_factory=list)
+    """The kept spans, as JSON (a fifth of the memory of the parsed objects), with their
+    own value of the key (None: the trace's)."""
 
 
 def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
@@ -67,7 +68,7 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
         for number, line in enumerate(source, 1):
             if line.strip():
                 _read_line(path, number, line, key, traces)
-    groups: dict[str, list[Any]] = {}
+    groups: dict[str, list[bytes]] = {}
     skipped = lacking = 0
     for trace in traces.values():
         if trace.value is not None:
@@ -80,7 +81,8 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
             else:
                 groups.setdefault(group, []).append(span)
     for group, spans in groups.items():
-        out.write(orjson.dumps({"id": group, "format": "otel", "spans": spans}) + b"\n")
+        head = orjson.dumps({"id": group, "format": "otel"})[:-1]
+        out.write(head + b',"spans":[' + b",".join(spans) + b"]}\n")
     if skipped:
         import logging  # noqa: PLC0415 - not at start-up: `score` imports this module's sniffer
 
@@ -138,7 +140,7 @@ def _read_line(path: str, number: int, line: bytes, key: str, traces: dict[str, 
                 if trace.value is None:
                     trace.value = value
                 if _holds_calls(span):
-                    trace.spans.append((value, span))
+                    trace.spans.append((value, orjson.dumps(span)))
 
 
 def _attribute(node: Mapping[str, Any], key: str) -> str | None:
