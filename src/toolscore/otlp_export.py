@@ -140,7 +140,13 @@ def _read_line(path: str, number: int, line: bytes, key: str, traces: dict[str, 
                 if trace.value is None:
                     trace.value = value
                 if _holds_calls(span):
-                    trace.spans.append((value, orjson.dumps(span)))
+                    trace.spans.append((value, _compact(span)))
+
+
+def _compact(span: Mapping[str, Any]) -> bytes:
+    """A span as JSON, in bytes of its own size: orjson's result keeps a buffer of at least
+    4 KiB, and thousands of kept spans would hold that much each."""
+    return bytes(memoryview(orjson.dumps(span)))
 
 
 def _attribute(node: Mapping[str, Any], key: str) -> str | None:
