@@ -13,6 +13,8 @@ results and user messages in its input (`otel_messages.py`). Each call is scored
   id; one without an id is scored only when the trace has no tool span;
 - when some tool span has no call id, no inference span's call is scored (the tool spans
   record them, and nothing tells which are the same).
+A tool span whose id a model output asked for takes the place of that request (the order the
+model asked in); the others keep their own start time.
 The turn of a call is the number of genuine user messages in the input of the latest
 inference span before it (0 when no span records its input messages).
 """
