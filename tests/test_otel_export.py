@@ -8,12 +8,16 @@ import base64
 import io
 import json
 import logging
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolscore.cli import cli
 from toolscore.converted import HEAD_BYTES, Conversion, layout_of
@@ -312,3 +316,34 @@ def test_a_saved_run_keeps_the_trace_link(tmp_path: Path) -> None:
     restored = result_from_json(cases[0])
     assert restored.trace == (TRACES[1], "a000000000000005")
     assert case_to_json(restored)["trace"] == cases[0]["trace"]
+
+
+JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+SPAN_FIELDS = st.sampled_from(["traceId", "parentSpanId", "name", "attributes", "spanId"])
+
+
+@given(st.lists(st.dictionaries(SPAN_FIELDS, JUNK), max_size=4), st.sampled_from([None, "k"]))
+def test_any_export_converts_or_is_one_input_error(
+    spans: list[dict[str, Any]], key: str | None
+) -> None:
+    line = json.dumps(
+        {"resourceSpans": [{"resource": {"attributes": "x"}, "scopeSpans": [{"spans": spans}]}]}
+    )
+    path = Path(tempfile.mkdtemp()) / "export.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    failure: InputError | None = None
+    try:
+        lines = converted(path, key)
+    except InputError as error:
+        failure, lines = error, []
+    finally:
+        shutil.rmtree(path.parent)
+    if failure is not None:
+        assert failure.line == 1
+    assert sum(len(out["spans"]) for out in lines) <= len(spans)

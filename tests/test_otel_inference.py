@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from toolscore.cases import parse_case
 from toolscore.formats import read_transcript
 from toolscore.model import MISSING, Trajectory
@@ -215,3 +218,32 @@ def test_the_trace_link_is_the_latest_root_span_in_hex() -> None:
         None,
     )
     assert read_transcript({"id": "a", "messages": []}).trace is None
+
+
+JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+KEYS = st.sampled_from([
+    "gen_ai.operation.name", "gen_ai.input.messages", "gen_ai.output.messages",
+    "gen_ai.completion.0.tool_calls.0.name", "gen_ai.completion.0.tool_calls.0.arguments",
+    "gen_ai.completion.0.tool_calls.0.id", "gen_ai.prompt.0.role", "gen_ai.prompt.0.tool_call_id",
+    "openinference.span.kind", "llm.output_messages.0.message.tool_calls.0.tool_call.id",
+    "llm.input_messages.0.message.role", "gen_ai.tool.call.id", "tool.name", "input.value",
+])  # fmt: skip
+
+
+@given(st.lists(st.dictionaries(KEYS, JUNK | st.sampled_from(["chat", "LLM", "TOOL", "user"]))))
+def test_any_attribute_values_read_without_error(attributes: list[dict[str, Any]]) -> None:
+    spans = [
+        {"name": "chat x", "attributes": a, "startTimeUnixNano": i}
+        for i, a in enumerate(attributes)
+    ]
+    read = _read(*spans)
+    turns = [call.turn for call in read.calls]
+    assert turns == sorted(turns)
+    assert all(isinstance(call.name, str) for call in read.calls)
+    assert read.final_turn >= max(turns, default=0)

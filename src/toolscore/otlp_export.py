@@ -185,7 +185,8 @@ def _holds_calls(span: Mapping[str, Any]) -> bool:
         if not isinstance(name, str):
             continue
         if name in ("gen_ai.operation.name", "openinference.span.kind"):
-            if _plain(pair.get("value")) in KEPT_OPERATIONS | KEPT_KINDS:
+            value = _plain(pair.get("value"))
+            if isinstance(value, str) and value in KEPT_OPERATIONS | KEPT_KINDS:
                 return True
         elif name.startswith(KEPT_PREFIXES) or name == "llm.request.type":
             return True

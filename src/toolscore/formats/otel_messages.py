@@ -88,7 +88,7 @@ def is_inference(name: Any, attributes: Mapping[str, Any]) -> bool:
         return True
     operation = attributes.get("gen_ai.operation.name")
     if operation is not None:
-        return operation in INFERENCE_OPERATIONS
+        return isinstance(operation, str) and operation in INFERENCE_OPERATIONS
     if isinstance(name, str) and (name == "chat" or name.startswith("chat ")):
         return True
     return attributes.get("llm.request.type") in ("chat", "completion")
