@@ -347,3 +347,14 @@ def test_any_export_converts_or_is_one_input_error(
     if failure is not None:
         assert failure.line == 1
     assert sum(len(out["spans"]) for out in lines) <= len(spans)
+
+
+def test_emit_otel_is_the_same_on_two_workers(tmp_path: Path) -> None:
+    texts = []
+    for workers in ("1", "2"):
+        events = tmp_path / f"events-{workers}.jsonl"
+        result = score(EXPORT, HERE / "cases.jsonl", "--group-by", "gen_ai.conversation.id",
+                       "--emit-otel", str(events), "--workers", workers)  # fmt: skip
+        assert result.exit_code == 0, result.output
+        texts.append(_normalized(events.read_text(encoding="utf-8")))
+    assert texts[0] == texts[1] == (HERE / "events.golden.json").read_text(encoding="utf-8")
