@@ -17,7 +17,7 @@ import click
 
 from toolscore import __version__, build_kind
 from toolscore.commands import console, input_errors
-from toolscore.converted import converted_inputs
+from toolscore.converted import Conversion, converted_inputs, layout_of
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.escape import printable
 from toolscore.inputs import check_inputs, input_size, rereadable
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from toolscore.report.json_report import ReportWriter
+    from toolscore.report.otel_events import EventWriter
     from toolscore.rubrics.cache import JudgmentCache
     from toolscore.state import AnyEnvironment as Environment
     from toolscore.store import RunWriter
@@ -226,6 +227,19 @@ class _ProgressBar:
     help="Ask judge and similarity rubrics again even where the results store keeps their "
     "judgment (the new one replaces it).",
 )
+@click.option(
+    "--group-by",
+    metavar="KEY",
+    help="For an OpenTelemetry collector export (OTLP JSON Lines) as outputs: one output per "
+    "'trace_id' (the default), 'gen_ai.conversation.id' or other span attribute.",
+)
+@click.option(
+    "--emit-otel",
+    "otel_path",
+    metavar="PATH",
+    help="Also write each case's verdict as an OpenTelemetry gen_ai.evaluation.result event "
+    "(OTLP JSON Lines), linked to the trace it was read from.",
+)
 @input_errors
 def score_command(
     specs_path: str,
@@ -244,6 +258,8 @@ def score_command(
     html_path: str | None = None,
     no_rubrics: bool = False,
     refresh_rubrics: bool = False,
+    group_by: str | None = None,
+    otel_path: str | None = None,
 ) -> None:
     """Score an outputs file against a cases file under a spec file.
 
@@ -256,12 +272,23 @@ def score_command(
     remote = rubrics is not None and _check_remote_keys(specs, specs_path)
     check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = optional_environment(specs, specs_path, env_path, tool_timeout)
-    with converted_inputs(cases_path, outputs_path) as (cases_lines, outputs_lines):
+    _check_group_by(group_by, outputs_path)
+    with converted_inputs(cases_path, outputs_path, group_by) as (cases_lines, outputs_lines):
         _score(
             specs, specs_path, cases_lines, outputs_lines, json_target, fail_under, env, workers,
             db_path, save, label, show_failures, cluster_by, html_path, rubrics, remote,
-            refresh_rubrics,
+            refresh_rubrics, otel_path, (cases_path, outputs_path),
         )  # fmt: skip
+
+
+def _check_group_by(group_by: str | None, outputs_path: str) -> None:
+    """`--group-by` groups the spans of a collector export, and means nothing for others."""
+    if group_by is None:
+        return
+    layout = layout_of(outputs_path, Conversion("outputs", group_by))
+    if not group_by.strip() or layout is None or layout.name != "otlp-json":
+        message = "groups the spans of an OpenTelemetry collector export given as --outputs"
+        raise click.BadParameter(message, param_hint="--group-by")
 
 
 def _score(
@@ -282,8 +309,11 @@ def _score(
     rubrics: str | None,
     remote: bool,
     refresh_rubrics: bool,
+    otel_path: str | None = None,
+    names: tuple[str, str] | None = None,
 ) -> None:
-    """`score` once its inputs are JSON Lines."""
+    """`score` once its inputs are JSON Lines (`names`: the files the user gave, which a
+    saved run records, when the inputs are their conversions)."""
     counter = ByteCounter()
     html = _HtmlTarget(html_path, json_target) if html_path else None
     report = _report_writer(html.spool if html else json_target)
@@ -296,19 +326,24 @@ def _score(
         sources = (cases_path, outputs_path)
         if save or db_path is not None:
             sources, saving, earlier, cache = _begin_saving(
-                stack, specs, specs_path, sources, db_path, label
+                stack, specs, specs_path, sources, db_path, label, names
             )
         elif remote:  # judgments are kept in the store even when the run is not
             from toolscore.store import open_store  # noqa: PLC0415
 
             cache = stack.enter_context(open_store(db_path)).judgments
+        events = None
+        if otel_path is not None:
+            from toolscore.report.otel_events import emitting  # noqa: PLC0415
+
+            events = stack.enter_context(emitting(otel_path))
         size = input_size(sources[0])
         bar = _ProgressBar(counter, size)
         try:
             workers = workers or auto_workers(size)
             summary, late = _score_chunks(
                 specs, sources, workers, report, saving, failed, show_failures, bar, env,
-                cluster_by, rubrics, (cache, refresh_rubrics),
+                cluster_by, rubrics, (cache, refresh_rubrics), events,
             )  # fmt: skip
             if saving is not None:
                 run_id = saving.finish(summary)
@@ -444,18 +479,21 @@ def _begin_saving(
     stack: contextlib.ExitStack,
     specs: SpecSet,
     specs_path: str,
-    names: tuple[str, str],
+    paths: tuple[str, str],
     db_path: str | None,
     label: str | None,
+    names: tuple[str, str] | None = None,
 ) -> tuple[tuple[str, str], RunWriter, list[str], JudgmentCache]:
     """Open the results store and begin a run in it: the inputs to score (streams copied, as
     a saved run hashes its inputs first and stores them last), the run's writer, lines
-    about earlier runs of the same inputs, and the store's judgments of remote rubrics."""
+    about earlier runs of the same inputs, and the store's judgments of remote rubrics.
+    The run records `names` as its inputs' paths (default: `paths`)."""
     from toolscore.store import RunMeta, describe_previous, open_store  # noqa: PLC0415
 
+    names = names or paths
     sources = (
-        stack.enter_context(rereadable(names[0], CaseError)),
-        stack.enter_context(rereadable(names[1], OutputError)),
+        stack.enter_context(rereadable(paths[0], CaseError)),
+        stack.enter_context(rereadable(paths[1], OutputError)),
     )
     store = stack.enter_context(open_store(db_path))
     meta = RunMeta.from_files(specs, specs_path, *sources, label, __version__, names=names)
@@ -486,6 +524,7 @@ def _score_chunks(
     cluster_by: str | None = None,
     rubrics: str | None = None,
     judgments: tuple[JudgmentCache | None, bool] = (None, False),
+    events: EventWriter | None = None,
 ) -> tuple[Summary, dict[str, list[dict[str, Any]]]]:
     """Score chunk by chunk on `workers` processes, writing the report and the store rows
     the workers made, then ask the remote rubrics about their texts (with `judgments`: the
@@ -496,7 +535,7 @@ def _score_chunks(
         sources[0],
         sources[1],
         workers,
-        want_report=report is not None,
+        want_report=report is not None or events is not None,
         want_rows=saving is not None,
         keep_failures=show_failures,
         counter=bar.counter,
@@ -508,6 +547,8 @@ def _score_chunks(
         bar.tick()
         if report is not None:
             report.add_all_encoded(outcome.report_lines)
+        if events is not None:
+            events.add_encoded(outcome.report_lines)
         if saving is not None:
             saving.add_rows(outcome.rows)
             saving.add_rubrics(outcome.rubrics)

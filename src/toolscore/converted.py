@@ -23,6 +23,8 @@ from typing import IO, Literal
 
 from toolscore.errors import InputError
 from toolscore.inputs import is_stream
+from toolscore.inspect_logs import sniff as inspect_log_sniff
+from toolscore.otlp_export import sniff as otlp_sniff
 
 Kind = Literal["cases", "outputs"]
 HEAD_BYTES = 65536
@@ -120,6 +122,5 @@ def converted_inputs(
         yield cases_lines, outputs_lines
 
 
-from toolscore import inspect_logs  # noqa: E402  (the registrations: after what they use)
-
-register(Converter("inspect-log", inspect_logs.sniff, "toolscore.inspect_logs:convert", "sample"))
+register(Converter("inspect-log", inspect_log_sniff, "toolscore.inspect_logs:convert", "sample"))
+register(Converter("otlp-json", otlp_sniff, "toolscore.otlp_export:convert", "group"))

@@ -2,10 +2,11 @@
 
 An outputs line may carry, instead of `calls`, a transcript: `messages` (OpenAI Chat
 Completions, Anthropic Messages, Gemini contents or Inspect AI chat messages), `contents`
-(Gemini), `items` (OpenAI Responses API) or `spans` / `resourceSpans` (OpenTelemetry GenAI).
-`format` names it; without it the format is detected from the shapes and the detection is
-noted. Each call gets its provider id, its result (linked by id), and its `turn`: the number
-of genuine user messages before it, so that the scorer can keep the agent's answer to the last one.
+(Gemini), `items` (OpenAI Responses API) or `spans` / `resourceSpans` (OpenTelemetry GenAI,
+OpenLLMetry and OpenInference attributes alike: `otel.py`). `format` names it; without it the
+format is detected from the shapes and the detection is noted. Each call gets its provider id,
+its result (linked by id), and its `turn`: the number of genuine user messages before it, so
+that the scorer can keep the agent's answer to the last one.
 
 A line whose transcript is not one (not a list, two transcripts, a format its shapes
 contradict) is an input error; a part inside it that its reader cannot understand is counted
