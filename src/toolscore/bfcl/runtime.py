@@ -105,6 +105,7 @@ class Runtime:
         instances = None
         if tree is None:
             instances, methods = self._build(classes, config, long_context)
+
             def execute(instances: Instances, name: str, args: dict[str, Any]) -> str:
                 return _execute(instances[methods[name]], name, args)
 
