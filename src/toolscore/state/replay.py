@@ -220,7 +220,7 @@ def replay_plan_calls(
     for position, i in enumerate(order):
         call = plan[i]
         where = f"plans[{index}][{i}]"
-        args = first_options(substitute(call.args, sources))
+        args = first_options(substitute(call.args, sources) if sources else call.args)
         if has_unresolved(args):
             if errors:
                 why = "not made: a $ref names the result of a plan call that failed"
@@ -263,7 +263,7 @@ def follows_plan(
         expected, made, outcome = plan[i], calls[position], outcomes[position]
         if outcome.error is not None or made.name != expected.name or made.args is None:
             return False
-        args = first_options(substitute(expected.args, sources))
+        args = first_options(substitute(expected.args, sources) if sources else expected.args)
         if has_unresolved(args) or _json(args) != _json(made.args):
             return False
         if expected.label is not None:
