@@ -159,9 +159,7 @@ def bfcl_verdicts(
     return verdicts, (time.perf_counter() - started, time.process_time() - cpu)
 
 
-def prepare(
-    data: Path, answers: Path, variants: dict[str, dict[str, Result]], work: Path
-) -> float:
+def prepare(data: Path, answers: Path, variants: dict[str, dict[str, Result]], work: Path) -> float:
     """Write the converted cases (one set per variant) and the outputs into `work`; the
     conversion's time."""
     started = time.perf_counter()

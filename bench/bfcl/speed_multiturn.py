@@ -50,7 +50,7 @@ def _figure(name: str, times: list[Timing]) -> str:
 def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
     """Time the sides on one category, alternating; the results as Markdown."""
     loaded = load(category, limit)
-    sides: dict[str, Callable[[Path], Timing]] = {"toolscore": lambda work: score(work)}
+    sides: dict[str, Callable[[Path], Timing]] = {"toolscore": score}
     if before is not None:
         sides["toolscore before"] = lambda work: score(work, before)
     times: dict[str, list[Timing]] = {"BFCL": [], **{side: [] for side in sides}}
@@ -59,9 +59,9 @@ def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         prepare(loaded.data, loaded.answers, loaded.variants, work)
-        for run in range(repeat):
+        for repetition in range(repeat):
             verdicts["BFCL"], timing = bfcl_verdicts(
-                loaded.entries, loaded.truths, loaded.variants, f"_run{run}"
+                loaded.entries, loaded.truths, loaded.variants, f"_run{repetition}"
             )
             times["BFCL"].append(timing)
             for side, run in sides.items():
@@ -90,11 +90,11 @@ def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
         )
     if before is not None:
         same = reports["toolscore"] == reports["toolscore before"]
+        gain = min(t[1] for t in times["toolscore before"]) / min(t[1] for t in times["toolscore"])
         lines.append(
             f"- before/after: {'identical' if same else 'DIFFERENT'} state verdicts and diffs "
-            f"case by case; after is {min(t[1] for t in times['toolscore before']) / min(t[1] for t in times['toolscore']):.2f}x "
-            "faster (best CPU)"
-        )  # fmt: skip
+            f"case by case; after is {gain:.2f}x faster (best CPU)"
+        )
     return "\n".join(lines)
 
 
