@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from toolscore.bfcl.call_tree import Cursor, Instances, Tree
 from toolscore.bfcl.runtime import Runtime
 from toolscore.cli import cli
+from toolscore.state import resume
 
 FIXTURE = Path(__file__).parent / "bfcl_multiturn"
 
@@ -154,9 +155,16 @@ def _report(converted: Path, result: Path) -> list[dict[str, Any]]:
 def test_the_report_is_the_same_with_and_without_sharing(
     converted: Path, monkeypatch: pytest.MonkeyPatch, result: str
 ) -> None:
-    shared = _report(converted, FIXTURE / result)
+    """Calls shared between replays (`Runtime.share`) and replays resumed from an earlier
+    case's (`state.resume`), each on or off: the same report."""
+    reports = [_report(converted, FIXTURE / result)]
+    assert "bfcl_snapshot.shares_nothing = True" in (converted / "bfcl_env.py").read_text()
     monkeypatch.setattr(Runtime, "share", False)
-    alone = _report(converted, FIXTURE / result)
-    assert shared == alone
+    reports.append(_report(converted, FIXTURE / result))
+    monkeypatch.setattr(resume, "resumable", lambda env: False)
+    reports.append(_report(converted, FIXTURE / result))
+    monkeypatch.setattr(Runtime, "share", True)
+    reports.append(_report(converted, FIXTURE / result))
+    assert all(report == reports[-1] for report in reports)
     perturbed = result != "result_correct.json"
-    assert any(case["state"]["diff"]["changes"] for case in alone) == perturbed
+    assert any(case["state"]["diff"]["changes"] for case in reports[0]) == perturbed
