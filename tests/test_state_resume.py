@@ -19,19 +19,27 @@ DOCS = Path(__file__).parent / "state_docs"
 
 
 @cache
-def objects_env(on_error: str) -> DocumentEnvironment:
-    block = {
+def objects_env(on_error: str, terminal: bool = False) -> DocumentEnvironment:
+    block: dict[str, Any] = {
         "kind": "documents",
         "data": "objects.py:make_state",
         "tools": "objects.py",
         "snapshot": "objects.py:snapshot",
         "on_error": on_error,
     }
+    if terminal:
+        block["terminal_tools"] = ["broken"]
     env = load_environment(block, DOCS, str(DOCS / "tools.yaml"))
     assert isinstance(env, DocumentEnvironment)
     assert not resume.resumable(env)  # its snapshot function does not say it shares nothing
     env.snapshot_function.shares_nothing = True  # type: ignore[union-attr]
     return env
+
+
+def test_only_environments_without_terminal_tools_resume() -> None:
+    assert resume.resumable(objects_env("keep"))
+    # a replay that ended at a terminal tool must not go on with a later case's calls
+    assert not resume.resumable(objects_env("keep", terminal=True))
 
 
 @cache

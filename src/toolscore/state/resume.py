@@ -84,8 +84,11 @@ def _prefix_keys(env: Any, setup: bytes, calls: Sequence[bytes]) -> list[Key]:
 def resumable(env: Any) -> bool:
     """Whether replays in `env` may be resumed: its snapshot function says that what it
     returns shares nothing with the state (`function.shares_nothing = True`; else an earlier
-    case's verdict could show a later case's changes), and no tool takes the case's context."""
+    case's verdict could show a later case's changes), no tool takes the case's context, and
+    no tool ends a replay (`terminal_tools`)."""
     if getattr(env.snapshot_function, "shares_nothing", False) is not True:
+        return False
+    if env.policy.terminal_tools:  # a replay that ended at one must not go on
         return False
     known = _GIVES_CONTEXT.get(id(env))
     if known is None or known[0] is not env:
