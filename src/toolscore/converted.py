@@ -118,3 +118,10 @@ def converted_inputs(
         as_json_lines(outputs, Conversion("outputs", group_by)) as outputs_lines,
     ):
         yield cases_lines, outputs_lines
+
+
+register(
+    Converter(
+        "parquet", lambda _, head: head[:4] == b"PAR1", "toolscore.parquet_input:convert", "row"
+    )
+)
