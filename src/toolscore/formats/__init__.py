@@ -19,16 +19,16 @@ from typing import Any, Final
 
 from toolscore.calls import json_text
 from toolscore.errors import OutputError
-from toolscore.formats import anthropic, gemini, openai_chat, openai_responses, otel
+from toolscore.formats import anthropic, gemini, langchain, openai_chat, openai_responses, otel
 from toolscore.formats.detect import detect, evidence
 from toolscore.formats.transcript import Transcript
 from toolscore.model import Trajectory
 from toolscore.rules import suggest
 
-FORMATS: Final = ("openai-chat", "openai-responses", "anthropic", "gemini", "otel")
+FORMATS: Final = ("openai-chat", "openai-responses", "anthropic", "gemini", "otel", "langchain")
 
 TRANSCRIPT_KEYS: Final = ("messages", "items", "contents", "spans", "resourceSpans")
-"""The keys that can hold a transcript, one per line."""
+"""The keys that can hold a transcript, one per line (LangChain messages under `messages`)."""
 _TRANSCRIPT_KEY_SET: Final = frozenset(TRANSCRIPT_KEYS)
 
 READERS: Final[Mapping[str, Callable[[Any, str, Transcript], None]]] = {
@@ -37,6 +37,7 @@ READERS: Final[Mapping[str, Callable[[Any, str, Transcript], None]]] = {
     "anthropic": anthropic.read,
     "gemini": gemini.read,
     "otel": otel.read,
+    "langchain": langchain.read,
 }
 
 KEYS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -45,6 +46,7 @@ KEYS: Final[Mapping[str, tuple[str, ...]]] = {
     "anthropic": ("messages",),
     "gemini": ("contents", "messages"),
     "otel": ("spans", "resourceSpans"),
+    "langchain": ("messages",),
 }
 """Where each format's transcript may be found on a line."""
 
