@@ -131,7 +131,14 @@ def test_the_seeds_cover_every_format_and_each_kind_of_file() -> None:
         trajectory = read_output(orjson.dumps(seed))
         if trajectory is not None and trajectory.format is not None:
             formats.add(trajectory.format)
-    assert formats == {"openai-chat", "openai-responses", "anthropic", "gemini", "otel"}
+    assert formats == {
+        "openai-chat",
+        "openai-responses",
+        "anthropic",
+        "gemini",
+        "otel",
+        "langchain",
+    }
     assert set(GROUPS) == formats | {"calls", "input error"}
     assert len(CASES) > 50
     assert any(isinstance(spec, list) for spec in SPECS)  # an OpenAI tool list among them

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given
+from hypothesis import strategies as st
 from junitparser import JUnitXml
 
 from toolscore.cli import cli
@@ -188,3 +190,25 @@ def test_a_target_that_cannot_be_written_is_refused_before_scoring(
     )  # fmt: skip
     assert done.exit_code == 2
     assert len(done.output.strip().splitlines()) == 1
+
+
+def allowed(char: str) -> bool:
+    """Whether XML 1.0 allows the character."""
+    return (
+        char in "\t\n\r"
+        or "\x20" <= char <= "\ud7ff"
+        or "\ue000" <= char <= "\ufffd"
+        or char >= "\U00010000"
+    )
+
+
+@given(st.text())
+def test_any_text_round_trips_through_the_escapes(text: str) -> None:
+    node = ET.fromstring(f"<t v={xml_attribute(text)}>{xml_text(text)}</t>".encode())
+    expected = "".join(
+        c if allowed(c) else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+        for c in text
+    )
+    assert node.get("v") == expected
+    # an XML parser reads a carriage return in element text as a line feed
+    assert (node.text or "") == expected.replace("\r\n", "\n").replace("\r", "\n")

@@ -34,6 +34,8 @@ from toolscore.inputs import is_stream
 from toolscore.jsonl import read_jsonl
 
 _FORBIDDEN: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_PLAIN_ATTRIBUTE: Final = re.compile('[^&<>"\t\n\r\x00-\x1f\ud800-\udfff\ufffe\uffff]*')
+"""Text that an attribute holds as it is (most ids and names): nothing to escape."""
 _ATTRIBUTE: Final = {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
 SHOWN_VALUE: Final = 500
 """Characters of an expected or produced value a failure's text shows."""
@@ -57,7 +59,10 @@ def xml_text(value: object) -> str:
 
 def xml_attribute(value: object) -> str:
     """An attribute value, quoted: escaped (line breaks too), forbidden characters replaced."""
-    return f'"{escape(_allowed(str(value)), _ATTRIBUTE)}"'
+    text = str(value)
+    if _PLAIN_ATTRIBUTE.fullmatch(text):
+        return f'"{text}"'
+    return f'"{escape(_allowed(text), _ATTRIBUTE)}"'
 
 
 def _shown(value: Any) -> str:
