@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -212,3 +213,18 @@ def test_any_text_round_trips_through_the_escapes(text: str) -> None:
     assert node.get("v") == expected
     # an XML parser reads a carriage return in element text as a line feed
     assert (node.text or "") == expected.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def test_the_file_is_the_same_on_several_worker_processes(tmp_path: Path) -> None:
+    files = []
+    for workers in ("1", "2"):
+        junit = tmp_path / f"junit{workers}.xml"
+        done = run(
+            "score", "--specs", str(SPECS), "--cases", str(FIXTURES / "cases_text.parquet"),
+            "--outputs", str(FIXTURES / "outputs.jsonl"), "--junit", str(junit),
+            "--workers", workers,
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        files.append(re.sub(r' (time|timestamp)="[^"]*"', "", junit.read_text()))
+    assert files[0] == files[1]
+    assert 'classname="tools.refunds"' in files[0]

@@ -209,3 +209,29 @@ def test_without_pyarrow_the_error_names_the_extra(monkeypatch: pytest.MonkeyPat
         f"toolscore: error: {FIXTURES / 'cases_nested.parquet'}: reading Parquet files needs "
         "pyarrow: pip install 'toolscore[parquet]'"
     )
+
+
+def test_goal_state_and_setup_strings_are_json_only_when_they_look_it(tmp_path: Path) -> None:
+    table = pa.table({
+        "id": ["a", "b"], "plans": ["[]", "[]"],
+        "goal_state": ["plan", '{"orders": []}'],
+        "setup": ["DELETE FROM orders", '["DELETE FROM orders"]'],
+    })  # fmt: skip
+    assert converted(table, tmp_path, "cases") == [
+        {"id": "a", "plans": [], "goal_state": "plan", "setup": "DELETE FROM orders"},
+        {"id": "b", "plans": [], "goal_state": {"orders": []}, "setup": ["DELETE FROM orders"]},
+    ]
+
+
+def test_a_page_corrupt_mid_file_names_the_rows_read(tmp_path: Path) -> None:
+    ids = [f"c{i}" for i in range(5000)]
+    path = tmp_path / "outputs.parquet"
+    pq.write_table(
+        pa.table({"id": ids, "response": [i * 9 for i in ids]}), path, row_group_size=1000
+    )
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 200] = bytes(b ^ 0xFF for b in data[middle : middle + 200])
+    path.write_bytes(bytes(data))
+    with pytest.raises(OutputError, match=r"cannot read the Parquet file after row \d+: "):
+        parquet_input.convert(str(path), Conversion("outputs"), io.BytesIO())

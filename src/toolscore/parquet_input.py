@@ -4,11 +4,12 @@ A Parquet file holds one case (or one output) per row, its columns the keys of a
 line. A column may hold its value nested (structs, lists, maps) or, for the keys whose value
 is a list or an object in JSON Lines, as JSON text in a string column (`JSON_TEXT`): such a
 string is parsed, and one that does not parse is an input error naming the row and the
-column. Any other string column is kept as text (`prompt`, `response`, an output call's raw
-`args`). A null is an absent key: a null column value, and a null field of a struct (a struct
-has the same fields on every row, so a tool's arguments struct carries the other tools'
-arguments as nulls). Nulls in lists and map values stay null. In a cases file, a plan call's
-`args` held as a string is JSON text too (cases need an object there).
+column (`goal_state` and `setup` strings only when they begin with `{` or `[`: else they are
+`"plan"` and SQL). Any other string column is kept as text (`prompt`, `response`, an output
+call's raw `args`). A null is an absent key: a null column value, and a null field of a
+struct (a struct has the same fields on every row, so a tool's arguments struct carries the
+other tools' arguments as nulls). Nulls in lists and map values stay null. In a cases file,
+a plan call's `args` held as a string is JSON text too (cases need an object there).
 
 The file is read by record batch, so memory is bounded by a batch (and pyarrow's row group
 buffers), not by the file. A Parquet file is recognised by its first bytes, `PAR1` (see the
@@ -34,11 +35,14 @@ BATCH_ROWS: Final = 1024
 EXTRA: Final = "reading Parquet files needs pyarrow: pip install 'toolscore[parquet]'"
 
 JSON_TEXT: Final = {
-    "cases": frozenset({"plans", "tags", "goal_state", "required_outputs", "normalise"}),
+    "cases": frozenset({"plans", "tags", "required_outputs", "goal_state", "setup"}),
     "outputs": frozenset({"calls", "messages", "items", "contents", "spans", "resourceSpans"}),
 }
 """The columns whose string values are JSON text, by kind of file: the keys whose value in
 JSON Lines is a list or an object. Every other string column is kept as a string."""
+TEXT_OR_JSON: Final = frozenset({"goal_state", "setup"})
+"""Keys whose value may also be a plain string (`"plan"`, SQL): a string of theirs is JSON
+text only when it begins with `{` or `[`."""
 
 
 def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
@@ -57,7 +61,7 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
     if "id" not in schema.names:
         raise error(path, "the Parquet file has no 'id' column", field="id")
     rows = _Rows(schema, JSON_TEXT[conversion.kind], conversion.kind == "cases", path, error)
-    for _number, line in rows.lines(_batches(reader, path, error)):
+    for line in rows.lines(_batches(reader, path, error)):
         out.write(line)
 
 
@@ -125,13 +129,13 @@ class _Rows:
             or types.is_null(kind)
         )
 
-    def lines(self, batches: Iterator[list[dict[str, Any]]]) -> Iterator[tuple[int, bytes]]:
-        """(row number, its JSON line) for every row, numbered from 1."""
+    def lines(self, batches: Iterator[list[dict[str, Any]]]) -> Iterator[bytes]:
+        """The JSON line of every row, in order (rows are numbered from 1 in messages)."""
         number = 0
         for batch in batches:
             for row in batch:
                 number += 1
-                yield number, self.line(row, number)
+                yield self.line(row, number)
 
     def line(self, row: dict[str, Any], number: int) -> bytes:
         """One row as a JSON line: nulls dropped, JSON text parsed, nested values as JSON."""
@@ -149,6 +153,8 @@ class _Rows:
         if name in self.walked:
             value = self._value(value, self.types[name], where)
         if name in self.json_text and isinstance(value, str):
+            if name in TEXT_OR_JSON and not value.lstrip().startswith(("{", "[")):
+                return value
             return self._parse(value, where)
         if self.cases and name == "plans":
             return self._plan_args(value, number)
