@@ -132,3 +132,23 @@ def test_a_langchain_transcript_is_scored_end_to_end(tmp_path: Path) -> None:
     assert entry["notes"] == ["format detected: langchain"]
     assert [m["code"] for m in entry["mismatches"]] == ["arguments_unparseable"]
     assert [(e["call"], e["result"]) for e in entry["tool_errors"]] == [(1, GENERATOR.REFUSED)]
+
+
+def test_the_readme_example_gives_the_verdicts_of_its_openai_twin(tmp_path: Path) -> None:
+    examples = Path(__file__).parent.parent / "examples" / "transcripts"
+    verdicts = []
+    for name, written in (
+        ("outputs-openai.jsonl", "openai-chat"),
+        ("outputs-langchain.jsonl", "langchain"),
+    ):
+        target = tmp_path / f"{name}.json"
+        done = CliRunner().invoke(
+            cli, ["score", "--specs", str(examples / "tools.yaml"), "--cases",
+                  str(examples / "cases.jsonl"), "--outputs", str(examples / name),
+                  "--json", str(target)],
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        cases = json.loads(target.read_text())["cases"]
+        verdicts.append([(c["id"], c["passed"], c["mismatches"], c["baselines"]) for c in cases])
+        assert {c.get("format") for c in cases} == {written}
+    assert verdicts[0] == verdicts[1]

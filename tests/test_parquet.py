@@ -25,6 +25,7 @@ from toolscore.errors import CaseError, OutputError
 
 FIXTURES = Path(__file__).parent / "parquet"
 SPECS = str(FIXTURES / "tools.yaml")
+EXAMPLE = Path(__file__).parent.parent / "examples" / "parquet"
 
 
 def run(*args: str) -> Result:
@@ -82,6 +83,29 @@ def test_the_fixtures_are_what_the_script_writes(tmp_path: Path) -> None:
         ), name
     for name in ("cases.jsonl", "outputs.jsonl"):
         assert (tmp_path / name).read_text() == (FIXTURES / name).read_text()
+    make_fixtures.build_example(tmp_path)
+    for name in ("cases", "outputs"):
+        assert pq.read_table(tmp_path / f"{name}.parquet").equals(
+            pq.read_table(EXAMPLE / f"{name}.parquet")
+        ), name
+
+
+def test_the_readme_example_scores_as_its_json_lines(tmp_path: Path) -> None:
+    reports = []
+    transcripts = EXAMPLE.parent / "transcripts"
+    for cases, outputs in (
+        (transcripts / "cases.jsonl", transcripts / "outputs-openai.jsonl"),
+        (EXAMPLE / "cases.parquet", EXAMPLE / "outputs.parquet"),
+    ):
+        target = tmp_path / "r.json"
+        done = run(
+            "score", "--specs", str(transcripts / "tools.yaml"), "--cases", str(cases),
+            "--outputs", str(outputs), "--json", str(target),
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        reports.append(json.loads(target.read_text()))
+    assert reports[0] == reports[1]
+    assert reports[0]["summary"]["passed"] == 3
 
 
 def test_a_file_without_an_id_column_is_one_error_line() -> None:

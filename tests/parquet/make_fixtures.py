@@ -5,8 +5,10 @@ The same cases and outputs are written three ways: as JSON Lines (`cases.jsonl`,
 plan call's `args` there is JSON text), and as Parquet whose structured columns hold JSON text
 (`*_text.parquet`). Scoring any of them
 must give the same report (tests/test_parquet.py). The malformed files: one without an `id`
-column, one whose JSON text does not parse on row 2, one cut short. Run from the repository
-root: `python tests/parquet/make_fixtures.py`.
+column, one whose JSON text does not parse on row 2, one cut short. It also writes the README's
+example, examples/parquet/, from examples/transcripts/ (cases with nested plans, outputs with
+their OpenAI Chat messages as JSON text). Run from the repository root:
+`python tests/parquet/make_fixtures.py`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 HERE = Path(__file__).parent
+EXAMPLES = HERE.parent.parent / "examples"
 
 CASES: list[dict[str, Any]] = [
     {
@@ -143,5 +146,20 @@ def build(out: Path) -> None:
     (out / "outputs_cut.parquet").write_bytes(whole[: len(whole) // 2])
 
 
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def build_example(out: Path) -> None:
+    """The README's example: examples/transcripts/ as Parquet (the cases without their
+    prompts, which are text in one case and messages in another)."""
+    cases = read_jsonl(EXAMPLES / "transcripts" / "cases.jsonl")
+    outputs = read_jsonl(EXAMPLES / "transcripts" / "outputs-openai.jsonl")
+    pq.write_table(nested(cases, ("id", "plans")), out / "cases.parquet")
+    pq.write_table(as_text(outputs, ("id", "messages"), {"messages"}), out / "outputs.parquet")
+
+
 if __name__ == "__main__":
     build(HERE)
+    (EXAMPLES / "parquet").mkdir(exist_ok=True)
+    build_example(EXAMPLES / "parquet")
