@@ -180,14 +180,15 @@ def test_a_failed_run_leaves_an_earlier_file_untouched(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["junit.xml", "outputs.jsonl"]
 
 
-@pytest.mark.parametrize("where", ["dir", "missing/junit.xml"])
+@pytest.mark.parametrize("where", ["dir", "missing/junit.xml", "-"])
 def test_a_target_that_cannot_be_written_is_refused_before_scoring(
     tmp_path: Path, where: str
 ) -> None:
     (tmp_path / "dir").mkdir()
     done = run(
         "score", "--specs", str(SPECS), "--cases", str(FIXTURES / "cases.jsonl"),
-        "--outputs", str(FIXTURES / "outputs.jsonl"), "--junit", str(tmp_path / where),
+        "--outputs", str(FIXTURES / "outputs.jsonl"),
+        "--junit", where if where == "-" else str(tmp_path / where),
     )  # fmt: skip
     assert done.exit_code == 2
     assert len(done.output.strip().splitlines()) == 1

@@ -132,6 +132,8 @@ class JunitWriter:
 
     def __init__(self, target: str, spec_name: str) -> None:
         path = Path(target)
+        if target == "-":
+            raise InputError(target, "--junit writes a file: give its path")
         if path.is_dir():
             raise InputError(target, "is a directory, not a JUnit XML file")
         if not path.parent.is_dir():  # found before scoring, not after
