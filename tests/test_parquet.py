@@ -216,7 +216,8 @@ def test_a_nan_argument_is_scored_as_json_lines_would(tmp_path: Path) -> None:
 def test_rows_stream_batch_by_batch_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(parquet_input, "BATCH_ROWS", 2)
+    monkeypatch.setattr(parquet_input, "BATCH_ROWS", 5)
+    monkeypatch.setattr(parquet_input, "PYTHON_ROWS", 2)
     ids = [f"c{i}" for i in range(7)]
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"id": ids, "response": ids}), path, row_group_size=3)

@@ -12,8 +12,9 @@ other tools' arguments as nulls). Nulls in lists and map values stay null. In a 
 a plan call's `args` held as a string is JSON text too (cases need an object there).
 
 The file is read by record batch, so memory is bounded by a batch (and pyarrow's row group
-buffers), not by the file. A Parquet file is recognised by its first bytes, `PAR1` (see the
-registration in `converted.py`); pyarrow is imported here only, when such a file is met.
+buffers), not by the file; a batch becomes Python values a few rows at a time. A Parquet file
+is recognised by its first bytes, `PAR1` (see the registration in `converted.py`); pyarrow is
+imported here only, when such a file is met.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ from toolscore.converted import Conversion
 from toolscore.errors import CaseError, InputError, OutputError
 
 BATCH_ROWS: Final = 1024
-"""Rows converted at once: the bound on the memory the conversion holds."""
+"""Rows read at once, held in Arrow's compact form."""
+PYTHON_ROWS: Final = 64
+"""Rows of a batch turned into Python values at once: the bound on the memory the conversion
+holds beyond the batch (a row may hold a long transcript)."""
 EXTRA: Final = "reading Parquet files needs pyarrow: pip install 'toolscore[parquet]'"
 
 JSON_TEXT: Final = {
@@ -66,7 +70,7 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
 
 
 def _batches(reader: Any, path: str, error: type[InputError]) -> Iterator[list[dict[str, Any]]]:
-    """The file's rows, a batch at a time, as Python values (maps as (key, value) pairs)."""
+    """The file's rows, a few at a time, as Python values (maps as (key, value) pairs)."""
     batches = reader.iter_batches(batch_size=BATCH_ROWS)
     done = 0
     while True:
@@ -77,8 +81,9 @@ def _batches(reader: Any, path: str, error: type[InputError]) -> Iterator[list[d
             raise error(path, message) from None
         if batch is None:
             return
+        for start in range(0, batch.num_rows, PYTHON_ROWS):
+            yield batch.slice(start, PYTHON_ROWS).to_pylist()
         done += batch.num_rows
-        yield batch.to_pylist()
 
 
 def _first_line(failure: BaseException) -> str:
