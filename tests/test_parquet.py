@@ -260,3 +260,17 @@ def test_a_page_corrupt_mid_file_names_the_rows_read(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(OutputError, match=r"cannot read the Parquet file after row \d+: "):
         parquet_input.convert(str(path), Conversion("outputs"), io.BytesIO())
+
+
+def test_a_value_without_json_form_deep_in_a_column_is_named_by_its_path(
+    tmp_path: Path,
+) -> None:
+    meta = pa.map_(pa.string(), pa.binary())
+    calls = pa.array(
+        [[{"name": "f", "meta": [("ok", b"fine")]}, {"name": "g", "meta": [("raw", b"\xff")]}]],
+        pa.list_(pa.struct([("name", pa.string()), ("meta", meta)])),
+    )
+    with pytest.raises(OutputError) as failure:
+        converted(pa.table({"id": ["a"], "calls": calls}), tmp_path)
+    assert failure.value.field == "row 1: calls[1].meta.raw"
+    assert "binary data that is not UTF-8 text" in failure.value.message

@@ -23,7 +23,7 @@ import datetime
 import decimal
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any, Final
 
 import orjson
@@ -91,8 +91,22 @@ def _first_line(failure: BaseException) -> str:
     return text.splitlines()[0] if text else type(failure).__name__
 
 
+Convert = Callable[[Any], Any]
+"""Turns a non-null Python value of one Arrow type (as pyarrow gives it) into JSON."""
+
+
+class _UnfitError(Exception):
+    """A value with no JSON form; `path` says where inside its column, innermost part first."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path: list[str] = []
+
+
 class _Rows:
-    """Turns rows (as pyarrow gives them) into JSON Lines, guided by the file's schema."""
+    """Turns rows (as pyarrow gives them) into JSON Lines, guided by the file's schema: each
+    column that needs it gets a converter made once for its Arrow type."""
 
     def __init__(
         self,
@@ -104,35 +118,86 @@ class _Rows:
     ) -> None:
         import pyarrow as pa  # noqa: PLC0415
 
-        self.pa = pa
+        self.types = pa.types
         self.path = path
         self.error = error
         self.cases = cases
-        self.types = {name: schema.field(name).type for name in schema.names}
         self.json_text = {name for name in schema.names if name in json_text}
-        self.walked = {name for name, kind in self.types.items() if self._needs_walk(kind)}
         self.non_finite = False
+        self.converters: dict[str, Convert] = {}
+        for name in schema.names:
+            convert = self._converter(schema.field(name).type)
+            if convert is not None:
+                self.converters[name] = convert
 
-    def _needs_walk(self, kind: Any) -> bool:
-        """Whether values of `kind` need more than pyarrow's own conversion: structs (nulls
-        are absent keys), maps (pairs become objects), floats (NaN and infinities), and
-        types JSON lacks (dates, decimals, bytes)."""
-        types = self.pa.types
+    def _converter(self, kind: Any) -> Convert | None:
+        """The converter of values of `kind`; None when pyarrow's own value is JSON already
+        (strings, integers, booleans, and lists of them). Structs drop their null fields
+        (absent keys), maps become objects, floats are checked for NaN and infinities, and
+        types JSON lacks are turned into text or numbers."""
+        types = self.types
         if types.is_struct(kind):
-            return True
-        if types.is_map(kind) or types.is_floating(kind) or types.is_decimal(kind):
-            return True
+            return self._struct([(f.name, self._converter(f.type)) for f in kind])
+        if types.is_map(kind):
+            return self._map(kind.key_type, self._converter(kind.item_type))
         if types.is_dictionary(kind):
-            return self._needs_walk(kind.value_type)
+            return self._converter(kind.value_type)
         if _is_list(types, kind):
-            return self._needs_walk(kind.value_type)
-        return not (
+            item = self._converter(kind.value_type)
+            return None if item is None else self._list(item)
+        if types.is_floating(kind):
+            return self._float
+        if (
             types.is_string(kind)
             or types.is_large_string(kind)
             or types.is_integer(kind)
             or types.is_boolean(kind)
             or types.is_null(kind)
-        )
+        ):
+            return None
+        return lambda value: _scalar(value, kind)
+
+    def _struct(self, fields: list[tuple[str, Convert | None]]) -> Convert:
+        def struct(value: dict[str, Any]) -> dict[str, Any]:
+            found = {}
+            for name, convert in fields:
+                item = value[name]
+                if item is not None:
+                    found[name] = item if convert is None else _inside(convert, item, f".{name}")
+            return found
+
+        return struct
+
+    def _list(self, convert: Convert) -> Convert:
+        def items(value: list[Any]) -> list[Any]:
+            return [
+                None if item is None else _inside(convert, item, f"[{i}]")
+                for i, item in enumerate(value)
+            ]
+
+        return items
+
+    def _map(self, key_type: Any, convert: Convert | None) -> Convert:
+        def pairs(value: list[tuple[Any, Any]]) -> dict[str, Any]:
+            found: dict[str, Any] = {}
+            for key, item in value:
+                if not isinstance(key, str):
+                    raise _UnfitError(
+                        f"a map's keys must be strings to stand for an object, got {key_type}"
+                    )
+                if key in found:
+                    raise _UnfitError(f"the map repeats the key {key!r}")
+                found[key] = (
+                    item if item is None or convert is None else _inside(convert, item, f".{key}")
+                )
+            return found
+
+        return pairs
+
+    def _float(self, value: float) -> float:
+        if not math.isfinite(value):
+            self.non_finite = True
+        return value
 
     def lines(self, batches: Iterator[list[dict[str, Any]]]) -> Iterator[bytes]:
         """The JSON line of every row, in order (rows are numbered from 1 in messages)."""
@@ -154,13 +219,17 @@ class _Rows:
         return orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
 
     def _column(self, name: str, value: Any, number: int) -> Any:
-        where = f"row {number}: {name}"
-        if name in self.walked:
-            value = self._value(value, self.types[name], where)
+        convert = self.converters.get(name)
+        if convert is not None:
+            try:
+                value = convert(value)
+            except _UnfitError as unfit:
+                where = f"row {number}: {name}{''.join(reversed(unfit.path))}"
+                raise self.error(self.path, unfit.message, field=where) from None
         if name in self.json_text and isinstance(value, str):
             if name in TEXT_OR_JSON and not value.lstrip().startswith(("{", "[")):
                 return value
-            return self._parse(value, where)
+            return self._parse(value, f"row {number}: {name}")
         if self.cases and name == "plans":
             return self._plan_args(value, number)
         return value
@@ -183,60 +252,35 @@ class _Rows:
                     call["args"] = self._parse(call["args"], where)
         return plans
 
-    def _value(self, value: Any, kind: Any, where: str) -> Any:
-        """A Python value from pyarrow as JSON, by its Arrow type."""
-        if value is None:
-            return None
-        types = self.pa.types
-        if types.is_struct(kind):
-            return {
-                field.name: self._value(value[field.name], field.type, f"{where}.{field.name}")
-                for field in kind
-                if value.get(field.name) is not None
-            }
-        if types.is_map(kind):
-            return self._map(value, kind, where)
-        if types.is_dictionary(kind):
-            return self._value(value, kind.value_type, where)
-        if _is_list(types, kind):
-            item = kind.value_type
-            return [self._value(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
-        if isinstance(value, float):
-            self.non_finite = self.non_finite or not math.isfinite(value)
-            return value
-        return self._scalar(value, kind, where)
 
-    def _map(self, pairs: list[tuple[Any, Any]], kind: Any, where: str) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-        for key, item in pairs:
-            if not isinstance(key, str):
-                message = (
-                    f"a map's keys must be strings to stand for an object, got {kind.key_type}"
-                )
-                raise self.error(self.path, message, field=where)
-            if key in found:
-                raise self.error(self.path, f"the map repeats the key {key!r}", field=where)
-            found[key] = self._value(item, kind.item_type, f"{where}.{key}")
-        return found
+def _inside(convert: Convert, value: Any, part: str) -> Any:
+    """`convert(value)` for a value nested at `part`, which an error's path then includes."""
+    try:
+        return convert(value)
+    except _UnfitError as unfit:
+        unfit.path.append(part)
+        raise
 
-    def _scalar(self, value: Any, kind: Any, where: str) -> Any:
-        """Values of types JSON lacks: dates and times as ISO 8601 text, decimals as numbers,
-        bytes as their UTF-8 text."""
-        if isinstance(value, (datetime.date, datetime.time)):
-            return value.isoformat()
-        if isinstance(value, datetime.timedelta):
-            return value.total_seconds()
-        if isinstance(value, decimal.Decimal):
-            return int(value) if value == value.to_integral_value() else float(value)
-        if isinstance(value, bytes):
-            try:
-                return value.decode()
-            except UnicodeDecodeError:
-                message = f"binary data that is not UTF-8 text ({kind}) has no JSON form"
-                raise self.error(self.path, message, field=where) from None
-        if isinstance(value, (str, int, bool)):
-            return value
-        raise self.error(self.path, f"a column of type {kind} has no JSON form", field=where)
+
+def _scalar(value: Any, kind: Any) -> Any:
+    """Values of types JSON lacks: dates and times as ISO 8601 text, durations as seconds,
+    decimals as numbers, bytes as their UTF-8 text."""
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, bytes):
+        try:
+            return value.decode()
+        except UnicodeDecodeError:
+            raise _UnfitError(
+                f"binary data that is not UTF-8 text ({kind}) has no JSON form"
+            ) from None
+    if isinstance(value, (str, int, bool)):
+        return value
+    raise _UnfitError(f"a column of type {kind} has no JSON form")
 
 
 def _is_list(types: Any, kind: Any) -> bool:
