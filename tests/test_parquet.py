@@ -274,3 +274,11 @@ def test_a_value_without_json_form_deep_in_a_column_is_named_by_its_path(
         converted(pa.table({"id": ["a"], "calls": calls}), tmp_path)
     assert failure.value.field == "row 1: calls[1].meta.raw"
     assert "binary data that is not UTF-8 text" in failure.value.message
+
+
+def test_two_columns_of_one_name_are_refused(tmp_path: Path) -> None:
+    table = pa.Table.from_arrays([pa.array(["a"]), pa.array(["x"]), pa.array(["y"])],
+                                 names=["id", "response", "response"])  # fmt: skip
+    with pytest.raises(OutputError, match="two columns of this name") as failure:
+        converted(table, tmp_path)
+    assert failure.value.field == "response"

@@ -23,6 +23,7 @@ import datetime
 import decimal
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Final
 
@@ -64,6 +65,9 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
         raise error(path, f"not a readable Parquet file: {_first_line(failure)}") from None
     if "id" not in schema.names:
         raise error(path, "the Parquet file has no 'id' column", field="id")
+    repeated = next((n for n, count in Counter(schema.names).items() if count > 1), None)
+    if repeated is not None:
+        raise error(path, "the Parquet file has two columns of this name", field=repeated)
     rows = _Rows(schema, JSON_TEXT[conversion.kind], conversion.kind == "cases", path, error)
     for line in rows.lines(_batches(reader, path, error)):
         out.write(line)
