@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from toolscore.report.json_report import ReportWriter
+    from toolscore.report.junit import JunitWriter
     from toolscore.report.otel_events import EventWriter
     from toolscore.rubrics.cache import JudgmentCache
     from toolscore.state import AnyEnvironment as Environment
@@ -216,6 +217,13 @@ class _ProgressBar:
     "is a cluster of its own.",
 )
 @click.option(
+    "--junit",
+    "junit_path",
+    metavar="PATH",
+    help="Also write the verdicts as JUnit XML to PATH: a test case per case, failures "
+    "listing the mismatches.",
+)
+@click.option(
     "--no-rubrics",
     is_flag=True,
     help="Skip the rubrics on text arguments (scored apart from the calls; judge and "
@@ -260,6 +268,7 @@ def score_command(
     refresh_rubrics: bool = False,
     group_by: str | None = None,
     otel_path: str | None = None,
+    junit_path: str | None = None,
 ) -> None:
     """Score an outputs file against a cases file under a spec file.
 
@@ -277,7 +286,7 @@ def score_command(
         _score(
             specs, specs_path, cases_lines, outputs_lines, json_target, fail_under, env, workers,
             db_path, save, label, show_failures, cluster_by, html_path, rubrics, remote,
-            refresh_rubrics, otel_path, (cases_path, outputs_path),
+            refresh_rubrics, otel_path, (cases_path, outputs_path), junit_path,
         )  # fmt: skip
 
 
@@ -311,12 +320,14 @@ def _score(
     refresh_rubrics: bool,
     otel_path: str | None = None,
     names: tuple[str, str] | None = None,
+    junit_path: str | None = None,
 ) -> None:
     """`score` once its inputs are JSON Lines (`names`: the files the user gave, which a
     saved run records, when the inputs are their conversions)."""
     counter = ByteCounter()
     html = _HtmlTarget(html_path, json_target) if html_path else None
     report = _report_writer(html.spool if html else json_target)
+    junit = _junit_writer(junit_path, specs_path)
     failed: list[CaseResult] = []
     earlier: list[str] = []
     run_id: int | None = None
@@ -337,13 +348,15 @@ def _score(
             from toolscore.report.otel_events import emitting  # noqa: PLC0415
 
             events = stack.enter_context(emitting(otel_path))
+        if junit is not None:
+            junit.read_tags(sources[0])
         size = input_size(sources[0])
         bar = _ProgressBar(counter, size)
         try:
             workers = workers or auto_workers(size)
             summary, late = _score_chunks(
                 specs, sources, workers, report, saving, failed, show_failures, bar, env,
-                cluster_by, rubrics, (cache, refresh_rubrics), events,
+                cluster_by, rubrics, (cache, refresh_rubrics), events, junit,
             )  # fmt: skip
             if saving is not None:
                 run_id = saving.finish(summary)
@@ -351,14 +364,35 @@ def _score(
             bar.close()
             if report is not None:
                 report.discard()
+            if junit is not None:
+                junit.discard()
             raise
     bar.close()
     if report is not None:
         inputs = (cases_path, outputs_path)
         _write_reports(report, html, specs, env, summary, run_id, inputs, label, late)
+    if junit is not None:
+        junit.finish(summary.to_json(), _header(specs, env))
+    _print_run(specs, summary, failed, earlier, run_id, html_path, json_target == "-")
+    if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
+        out = console(err=json_target == "-")
+        out.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
+        sys.exit(1)
+
+
+def _print_run(
+    specs: SpecSet,
+    summary: Summary,
+    failed: list[CaseResult],
+    earlier: list[str],
+    run_id: int | None,
+    html_path: str | None,
+    to_stderr: bool,
+) -> None:
+    """The terminal summary of a scored run, and where its results went."""
     from toolscore.report.terminal import render_summary  # noqa: PLC0415 - rich, when printing
 
-    out = console(err=json_target == "-")
+    out = console(err=to_stderr)
     render_summary(out, specs, f"{__version__} ({build_kind()})", summary, failed)
     for line in earlier:
         out.print(printable(line), soft_wrap=True)
@@ -366,9 +400,6 @@ def _score(
         out.print(f"saved as run {run_id}")
     if html_path:
         out.print(printable(f"HTML report written to {html_path}"), soft_wrap=True)
-    if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
-        out.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
-        sys.exit(1)
 
 
 def _write_reports(
@@ -385,11 +416,8 @@ def _write_reports(
     """Write the report JSON (with `late`, the remote rubrics' entries asked once scoring
     was done), then the HTML page made from it (`--html`); an error writing either names
     the run when it was saved."""
-    from toolscore.report.json_report import report_header  # noqa: PLC0415
-
-    described = env.describe() if env is not None else None
     try:
-        report.finish(report_header(specs, __version__, described), summary, late)
+        report.finish(_header(specs, env), summary, late)
         if html is not None:
             html.write(specs, *inputs, label, run_id)
     except InputError as error:
@@ -456,6 +484,22 @@ class _HtmlTarget:
         """Remove the temporary report, if one was made."""
         if self.temporary is not None:
             self.temporary.unlink(missing_ok=True)
+
+
+def _header(specs: SpecSet, env: Environment | None) -> dict[str, Any]:
+    """The report's header: the scorer, the spec set, the environment (with `--env`)."""
+    from toolscore.report.json_report import report_header  # noqa: PLC0415
+
+    return report_header(specs, __version__, env.describe() if env is not None else None)
+
+
+def _junit_writer(junit_path: str | None, specs_path: str) -> JunitWriter | None:
+    """The writer of the JUnit XML `--junit` asks for, or None without `--junit`."""
+    if not junit_path:
+        return None
+    from toolscore.report.junit import JunitWriter  # noqa: PLC0415 - only --junit needs it
+
+    return JunitWriter(junit_path, Path(specs_path).stem)
 
 
 def _check_remote_keys(specs: SpecSet, specs_path: str) -> bool:
@@ -525,6 +569,7 @@ def _score_chunks(
     rubrics: str | None = None,
     judgments: tuple[JudgmentCache | None, bool] = (None, False),
     events: EventWriter | None = None,
+    junit: JunitWriter | None = None,
 ) -> tuple[Summary, dict[str, list[dict[str, Any]]]]:
     """Score chunk by chunk on `workers` processes, writing the report and the store rows
     the workers made, then ask the remote rubrics about their texts (with `judgments`: the
@@ -535,7 +580,7 @@ def _score_chunks(
         sources[0],
         sources[1],
         workers,
-        want_report=report is not None or events is not None,
+        want_report=report is not None or events is not None or junit is not None,
         want_rows=saving is not None,
         keep_failures=show_failures,
         counter=bar.counter,
@@ -549,6 +594,8 @@ def _score_chunks(
             report.add_all_encoded(outcome.report_lines)
         if events is not None:
             events.add_encoded(outcome.report_lines)
+        if junit is not None:
+            junit.add_all_encoded(outcome.report_lines)
         if saving is not None:
             saving.add_rows(outcome.rows)
             saving.add_rubrics(outcome.rubrics)

@@ -124,3 +124,8 @@ def converted_inputs(
 
 register(Converter("inspect-log", inspect_log_sniff, "toolscore.inspect_logs:convert", "sample"))
 register(Converter("otlp-json", otlp_sniff, "toolscore.otlp_export:convert", "group"))
+register(
+    Converter(
+        "parquet", lambda _, head: head[:4] == b"PAR1", "toolscore.parquet_input:convert", "row"
+    )
+)

@@ -24,6 +24,7 @@ from toolscore.formats import (
     anthropic,
     gemini,
     inspect_messages,
+    langchain,
     openai_chat,
     openai_responses,
     otel,
@@ -33,10 +34,18 @@ from toolscore.formats.transcript import Transcript
 from toolscore.model import Trajectory
 from toolscore.rules import suggest
 
-FORMATS: Final = ("openai-chat", "openai-responses", "anthropic", "gemini", "otel", "inspect")
+FORMATS: Final = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "otel",
+    "inspect",
+    "langchain",
+)
 
 TRANSCRIPT_KEYS: Final = ("messages", "items", "contents", "spans", "resourceSpans")
-"""The keys that can hold a transcript, one per line."""
+"""The keys that can hold a transcript, one per line (LangChain messages under `messages`)."""
 _TRANSCRIPT_KEY_SET: Final = frozenset(TRANSCRIPT_KEYS)
 
 READERS: Final[Mapping[str, Callable[[Any, str, Transcript], None]]] = {
@@ -46,6 +55,7 @@ READERS: Final[Mapping[str, Callable[[Any, str, Transcript], None]]] = {
     "gemini": gemini.read,
     "otel": otel.read,
     "inspect": inspect_messages.read,
+    "langchain": langchain.read,
 }
 
 KEYS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -55,6 +65,7 @@ KEYS: Final[Mapping[str, tuple[str, ...]]] = {
     "gemini": ("contents", "messages"),
     "otel": ("spans", "resourceSpans"),
     "inspect": ("messages",),
+    "langchain": ("messages",),
 }
 """Where each format's transcript may be found on a line."""
 

@@ -3,8 +3,9 @@
 `items`, `contents` and spans name their format by their key alone. A `messages` list is
 recognised by the first message that only one format would write (Gemini `parts`, OpenAI
 `tool_calls`, Anthropic `tool_use` blocks, Responses `type: function_call`, Inspect AI tool
-calls naming their tool in a string `function`, ...); a plain text
-conversation looks the same in every format and reads the same, as OpenAI Chat Completions.
+calls naming their tool in a string `function`, LangChain `type: ai` without a `role`, ...); a
+plain text conversation looks the same in every format and reads the same, as OpenAI Chat
+Completions.
 `type: "message"` is no evidence: the Anthropic SDK's dump of a whole `Message` carries it too.
 Fields of the wrong JSON type are no evidence either (and never an error here).
 """
@@ -30,6 +31,12 @@ INSPECT_BLOCKS = {
 INSPECT_BLOCKS["tool_use"] = "tool_type"
 """Inspect content types, by the field no other format's block of that type has (Inspect names
 the field after the type; Anthropic's image, document and tool_use blocks have none of them)."""
+LANGCHAIN_TYPES = frozenset(
+    {"ai", "human", "system", "tool"}
+    | {"AIMessageChunk", "HumanMessageChunk", "SystemMessageChunk", "ToolMessageChunk"}
+)
+"""LangChain's message types; no other format writes them, and a LangChain message has no
+`role` (its `tool_calls` and `tool_call_id` would otherwise read as OpenAI Chat's)."""
 
 
 def detect(key: str, node: Any) -> str:
@@ -57,6 +64,8 @@ def _text(node: Mapping[str, Any], key: str) -> str | None:
 
 def _sign(message: Mapping[str, Any]) -> tuple[str, str] | None:
     role = _text(message, "role")
+    if "role" not in message and _text(message, "type") in LANGCHAIN_TYPES:
+        return "langchain", "type"
     if "parts" in message:
         return "gemini", "parts"
     if role == "model":
