@@ -9,7 +9,7 @@ PUBLIC = {
     "Mismatch", "OutputError", "Rule", "Scoring", "SpecError", "SpecSet", "Summary",
     "Trajectory", "__version__", "best_plan", "build_kind", "compile_rule", "iter_mismatches",
     "load_specs", "matches", "parse_case", "parse_output", "parse_specs", "read_cases",
-    "read_outputs", "score", "score_case",
+    "read_outputs", "score", "score_case", "check", "assert_tool_calls",
 }  # fmt: skip
 
 

@@ -19,6 +19,7 @@ import mutate
 from fuzz_seeds import case_seeds, fuzz_case, output_groups, spec_seeds
 from toolscore.cases import parse_case
 from toolscore.errors import CaseError, InputError, OutputError
+from toolscore.formats import FORMATS
 from toolscore.jsonl import parse_line
 from toolscore.model import Case, Trajectory
 from toolscore.outputs import parse_output
@@ -131,7 +132,7 @@ def test_the_seeds_cover_every_format_and_each_kind_of_file() -> None:
         trajectory = read_output(orjson.dumps(seed))
         if trajectory is not None and trajectory.format is not None:
             formats.add(trajectory.format)
-    assert formats == {"openai-chat", "openai-responses", "anthropic", "gemini", "otel"}
+    assert formats == set(FORMATS)  # every transcript format has a fixture under tests/formats
     assert set(GROUPS) == formats | {"calls", "input error"}
     assert len(CASES) > 50
     assert any(isinstance(spec, list) for spec in SPECS)  # an OpenAI tool list among them

@@ -17,6 +17,7 @@ OPTIONAL = (
     "pyarrow",
     "pandas",
     "inspect_ai",
+    "zstandard",
     "opentelemetry",
     "ray",
     "dask",

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from toolscore import load_specs, read_cases, read_outputs
 from toolscore.cases import parse_case
 from toolscore.cli import cli
+from toolscore.converted import converted_inputs
 from toolscore.specs import parse_specs
 
 ROOT = Path(__file__).parent.parent
@@ -34,6 +35,9 @@ NOT_RUN = {
     "make test": "runs this very suite",
     "python -m pip install -e .": "installs the package these tests import",
     "toolscore label 1 --labeller ann": "serves the page until stopped; test_label_web drives it",
+    "python -m pytest test_agent.py": "tests/test_check_readme.py runs it with pytester",
+    "python -m pytest --toolscore-cases cases.jsonl --toolscore-outputs outputs.jsonl "
+    "--junitxml=cases.xml": "tests/test_check_readme.py runs it with pytester",
 }
 """README commands the test does not run, each with the reason (and each must be in it)."""
 
@@ -135,7 +139,8 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
     for block in blocks("sh"):
         shell.run_block(block)
     tour = shell.places["tour/"]
-    (python,) = blocks("python")
+    # the library's example; tests/test_check_readme.py runs the other Python blocks
+    (python,) = [block for block in blocks("python") if "import load_specs" in block]
     shell.enter(python)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
@@ -172,6 +177,14 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
     assert "week (plan 0): passed" in shell.outputs["toolscore show 2 --case week"]
     assert "1 fail -> pass" in shell.outputs["toolscore compare 1 2"]
     assert "days" in shell.outputs["toolscore spec-diff tools.yaml tools-new.yaml"]
+    traced = (
+        "toolscore score --specs tools.yaml --cases trace-cases.jsonl --outputs traces.jsonl "
+        "--group-by gen_ai.conversation.id --emit-otel verdicts.jsonl"
+    )
+    assert re.search(r"accuracy +│ +100\.0% +│ +1/1 ", shell.outputs[traced])
+    (verdicts,) = (tour / "verdicts.jsonl").read_text().splitlines()
+    assert '"traceId":"5b8efff798038103d269b633813fc60c"' in verdicts.replace(" ", "")
+
     assert (shell.places["the folder with BFCL's files"] / "bfcl/parallel/tools.yaml").is_file()
 
 
@@ -189,7 +202,8 @@ def test_every_file_the_readme_writes_loads(tmp_path: Path) -> None:
     files = heredocs()
     assert set(files) == {
         "tools.yaml", "cases.jsonl", "outputs.jsonl", "tools-new.yaml",
-        "desk.yaml", "desk-cases.jsonl", "desk-outputs.jsonl",
+        "desk.yaml", "desk-cases.jsonl", "desk-outputs.jsonl", "pytest.ini", "test_agent.py",
+        "traces.jsonl", "trace-cases.jsonl",
     }  # fmt: skip
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -200,6 +214,16 @@ def test_every_file_the_readme_writes_loads(tmp_path: Path) -> None:
     desk = load_specs(tmp_path / "desk.yaml")
     assert len(list(read_cases(tmp_path / "desk-cases.jsonl", desk))) == 2
     assert len(list(read_outputs(tmp_path / "desk-outputs.jsonl"))) == 2
+    assert len(list(read_cases(tmp_path / "trace-cases.jsonl", specs))) == 1
+    export = converted_inputs(
+        str(tmp_path / "trace-cases.jsonl"),
+        str(tmp_path / "traces.jsonl"),
+        "gen_ai.conversation.id",
+    )
+    with export as (_, outputs):
+        (trace,) = read_outputs(outputs)  # the collector export: one trace, one output
+    assert trace.case_id == "paris"
+    assert [call.name for call in trace.calls] == ["get_weather"]
 
 
 def test_the_readmes_judge_rubric_loads(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import argparse
 import copy
 import importlib
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -26,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bfcl_env import data_dir, machine, read_lines, revision
 
@@ -134,9 +135,15 @@ PERTURBATIONS: dict[str, Callable[[list[list[str]]], Result | None]] = {
 
 
 def bfcl_verdicts(
-    entries: list[dict[str, Any]], truths: dict[str, Any], variants: dict[str, dict[str, Result]]
+    entries: list[dict[str, Any]],
+    truths: dict[str, Any],
+    variants: dict[str, dict[str, Result]],
+    run: str = "",
 ) -> tuple[dict[tuple[str, str], bool], tuple[float, float]]:
-    """BFCL's verdict per (entry, variant), and the time its checker took (wall, CPU)."""
+    """BFCL's verdict per (entry, variant), and the time its checker took (wall, CPU).
+
+    BFCL keeps each replay's instances in its module's globals, by model name and entry id,
+    and goes on from them when checked again: a repeated run names itself by `run`."""
     checker = importlib.import_module("bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker")
     multi_turn_checker = checker.multi_turn_checker
 
@@ -146,17 +153,15 @@ def bfcl_verdicts(
         for variant, result in variants[entry["id"]].items():
             decoded = [[step for step in turn if step] for turn in result]
             checked = multi_turn_checker(
-                decoded, truths[entry["id"]], dict(entry), "multi_turn", f"parity_{variant}"
+                decoded, truths[entry["id"]], dict(entry), "multi_turn", f"parity_{variant}{run}"
             )
             verdicts[entry["id"], variant] = bool(checked["valid"])
     return verdicts, (time.perf_counter() - started, time.process_time() - cpu)
 
 
-def toolscore_verdicts(
-    data: Path, answers: Path, variants: dict[str, dict[str, Result]], work: Path
-) -> tuple[dict[tuple[str, str], bool], float, tuple[float, float]]:
-    """toolscore's verdict per (entry, variant), the conversion's time and the scoring's
-    (wall, and the CPU time of the scoring process)."""
+def prepare(data: Path, answers: Path, variants: dict[str, dict[str, Result]], work: Path) -> float:
+    """Write the converted cases (one set per variant) and the outputs into `work`; the
+    conversion's time."""
     started = time.perf_counter()
     converted, module = import_multi_turn(str(data), str(answers), out_dir=work)
     cases = []
@@ -171,16 +176,31 @@ def toolscore_verdicts(
         for variant, result in by_variant.items():
             lines += convert_multi_turn({"id": f"{entry}~{variant}", "result": result}, "-", 0)
     (work / "outputs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    converting = time.perf_counter() - started
+    return time.perf_counter() - started
+
+
+def score(work: Path, src: Path | None = None) -> tuple[float, float]:
+    """Run `toolscore score --env --workers 1` on what `prepare` wrote (the sources in `src`
+    first on the path, when given); its wall time and CPU time."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
     started, before = time.perf_counter(), _children_cpu()
     subprocess.run(
         [sys.executable, "-m", "toolscore", "score", "--specs", str(work / "tools.yaml"),
          "--cases", str(work / "cases.jsonl"), "--outputs", str(work / "outputs.jsonl"),
          "--env", "--json", str(work / "report.json"), "--show-failures", "0",
          "--workers", "1"],
-        check=False, stdout=subprocess.DEVNULL,
+        check=False, stdout=subprocess.DEVNULL, env=env,
     )  # fmt: skip
-    scoring = (time.perf_counter() - started, _children_cpu() - before)
+    return time.perf_counter() - started, _children_cpu() - before
+
+
+def read_verdicts(
+    work: Path, variants: dict[str, dict[str, Result]]
+) -> dict[tuple[str, str], bool]:
+    """toolscore's verdict per (entry, variant) from the report `score` wrote: an entry
+    passes when all its per-turn cases pass on state."""
     report = json.loads((work / "report.json").read_text())
     verdicts: dict[tuple[str, str], bool] = {}
     for case in report["cases"]:
@@ -189,7 +209,17 @@ def toolscore_verdicts(
     for entry, by_variant in variants.items():
         for variant in by_variant:
             verdicts.setdefault((entry, variant), True)  # no turn with calls: nothing to fail
-    return verdicts, converting, scoring
+    return verdicts
+
+
+def toolscore_verdicts(
+    data: Path, answers: Path, variants: dict[str, dict[str, Result]], work: Path
+) -> tuple[dict[tuple[str, str], bool], float, tuple[float, float]]:
+    """toolscore's verdict per (entry, variant), the conversion's time and the scoring's
+    (wall, and the CPU time of the scoring process)."""
+    converting = prepare(data, answers, variants, work)
+    scoring = score(work)
+    return read_verdicts(work, variants), converting, scoring
 
 
 def _children_cpu() -> float:
@@ -197,8 +227,19 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def compare(category: str, limit: int) -> str:
-    """Both scorers on one category; the results as Markdown."""
+class Loaded(NamedTuple):
+    """A category's files and entries, their ground truths, and the results judged."""
+
+    data: Path
+    answers: Path
+    entries: list[dict[str, Any]]
+    truths: dict[str, Any]
+    variants: dict[str, dict[str, Result]]
+    """By entry id, each perturbation's result (the ground truth itself as "correct")."""
+
+
+def load(category: str, limit: int = 0) -> Loaded:
+    """A multi-turn category's first `limit` entries (all with 0) and their results."""
     name = f"BFCL_v4_multi_turn_{category}.json"
     data, answers = data_dir() / name, data_dir() / "possible_answer" / name
     entries = read_lines(data)
@@ -209,6 +250,12 @@ def compare(category: str, limit: int) -> str:
     for entry in entries:
         made = {v: f(truths[entry["id"]]) for v, f in PERTURBATIONS.items()}
         variants[entry["id"]] = {v: r for v, r in made.items() if r is not None}
+    return Loaded(data, answers, entries, truths, variants)
+
+
+def compare(category: str, limit: int) -> str:
+    """Both scorers on one category; the results as Markdown."""
+    data, answers, entries, truths, variants = load(category, limit)
     with tempfile.TemporaryDirectory() as folder:
         ours, converting, scoring = toolscore_verdicts(data, answers, variants, Path(folder))
         theirs, checking = bfcl_verdicts(entries, truths, variants)

@@ -4,6 +4,7 @@ would have done, with comparison rules that belong to each tool."""
 # First: under TOOLSCORE_PURE_PYTHON=1 it makes the imports below load .py sources (build.py).
 from toolscore.build import build_kind
 from toolscore.cases import parse_case, read_cases
+from toolscore.check import assert_tool_calls, check
 from toolscore.errors import CaseError, InputError, OutputError, SpecError
 from toolscore.matching import best_plan, iter_mismatches, matches
 from toolscore.model import MISMATCH_CODES, MISSING, Call, Case, CaseResult, Mismatch, Trajectory
@@ -31,8 +32,10 @@ __all__ = [
     "Summary",
     "Trajectory",
     "__version__",
+    "assert_tool_calls",
     "best_plan",
     "build_kind",
+    "check",
     "compile_rule",
     "iter_mismatches",
     "load_specs",

@@ -17,7 +17,7 @@ import click
 
 from toolscore import __version__, build_kind
 from toolscore.commands import console, input_errors
-from toolscore.converted import converted_inputs
+from toolscore.converted import Conversion, converted_inputs, layout_of
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.escape import printable
 from toolscore.inputs import check_inputs, input_size, rereadable
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from toolscore.engines.ray import RayScoring
     from toolscore.join import Joined
     from toolscore.report.json_report import ReportWriter
+    from toolscore.report.junit import JunitWriter
+    from toolscore.report.otel_events import EventWriter
     from toolscore.rubrics.cache import JudgmentCache
     from toolscore.state import AnyEnvironment as Environment
     from toolscore.store import RunWriter
@@ -215,6 +217,13 @@ class _ProgressBar:
     "is a cluster of its own.",
 )
 @click.option(
+    "--junit",
+    "junit_path",
+    metavar="PATH",
+    help="Also write the verdicts as JUnit XML to PATH: a test case per case, failures "
+    "listing the mismatches.",
+)
+@click.option(
     "--no-rubrics",
     is_flag=True,
     help="Skip the rubrics on text arguments (scored apart from the calls; judge and "
@@ -225,6 +234,19 @@ class _ProgressBar:
     is_flag=True,
     help="Ask judge and similarity rubrics again even where the results store keeps their "
     "judgment (the new one replaces it).",
+)
+@click.option(
+    "--group-by",
+    metavar="KEY",
+    help="For an OpenTelemetry collector export (OTLP JSON Lines) as outputs: one output per "
+    "'trace_id' (the default), 'gen_ai.conversation.id' or other span attribute.",
+)
+@click.option(
+    "--emit-otel",
+    "otel_path",
+    metavar="PATH",
+    help="Also write each case's verdict as an OpenTelemetry gen_ai.evaluation.result event "
+    "(OTLP JSON Lines), linked to the trace it was read from.",
 )
 @click.option(
     "--engine",
@@ -261,6 +283,9 @@ def score_command(
     html_path: str | None = None,
     no_rubrics: bool = False,
     refresh_rubrics: bool = False,
+    group_by: str | None = None,
+    otel_path: str | None = None,
+    junit_path: str | None = None,
     engine: str = "local",
     address: str | None = None,
     joined_dir: str | None = None,
@@ -283,16 +308,27 @@ def score_command(
     else:
         check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = optional_environment(specs, specs_path, env_path, tool_timeout)
+    _check_group_by(group_by, outputs_path)
     with (
         contextlib.nullcontext((cases_path, outputs_path))
         if run_on.joined is not None
-        else converted_inputs(cases_path, outputs_path)
+        else converted_inputs(cases_path, outputs_path, group_by)
     ) as (cases_lines, outputs_lines):
         _score(
             specs, specs_path, cases_lines, outputs_lines, json_target, fail_under, env, workers,
             db_path, save, label, show_failures, cluster_by, html_path, rubrics, remote,
-            refresh_rubrics, run_on,
+            refresh_rubrics, otel_path, (cases_path, outputs_path), junit_path, run_on,
         )  # fmt: skip
+
+
+def _check_group_by(group_by: str | None, outputs_path: str) -> None:
+    """`--group-by` groups the spans of a collector export, and means nothing for others."""
+    if group_by is None:
+        return
+    layout = layout_of(outputs_path, Conversion("outputs", group_by))
+    if not group_by.strip() or layout is None or layout.name != "otlp-json":
+        message = "groups the spans of an OpenTelemetry collector export given as --outputs"
+        raise click.BadParameter(message, param_hint="--group-by")
 
 
 class Engine(NamedTuple):
@@ -331,12 +367,17 @@ def _score(
     rubrics: str | None,
     remote: bool,
     refresh_rubrics: bool,
+    otel_path: str | None = None,
+    names: tuple[str, str] | None = None,
+    junit_path: str | None = None,
     run_on: Engine = Engine(),  # noqa: B008 - immutable
 ) -> None:
-    """`score` once its inputs are JSON Lines."""
+    """`score` once its inputs are JSON Lines (`names`: the files the user gave, which a
+    saved run records, when the inputs are their conversions)."""
     counter = ByteCounter()
     html = _HtmlTarget(html_path, json_target) if html_path else None
     report = _report_writer(html.spool if html else json_target)
+    junit = _junit_writer(junit_path, specs_path)
     failed: list[CaseResult] = []
     earlier: list[str] = []
     run_id: int | None = None
@@ -346,19 +387,27 @@ def _score(
         sources = (cases_path, outputs_path)
         if save or db_path is not None:
             sources, saving, earlier, cache = _begin_saving(
-                stack, specs, specs_path, sources, db_path, label
+                stack, specs, specs_path, sources, db_path, label, names
             )
         elif remote:  # judgments are kept in the store even when the run is not
             from toolscore.store import open_store  # noqa: PLC0415
 
             cache = stack.enter_context(open_store(db_path)).judgments
+        events = None
+        if otel_path is not None:
+            from toolscore.report.otel_events import emitting  # noqa: PLC0415
+
+            events = stack.enter_context(emitting(otel_path))
+        if junit is not None:
+            junit.read_tags(sources[0])
         size = input_size(sources[0])
         bar = _ProgressBar(counter, size)
         try:
             workers = workers or auto_workers(size)
             summary, late = _score_chunks(
                 specs, sources, workers, report, saving, failed, show_failures, bar, env,
-                cluster_by, rubrics, (cache, refresh_rubrics), (specs_path, run_on),
+                cluster_by, rubrics, (cache, refresh_rubrics), events, junit,
+                (specs_path, run_on),
             )  # fmt: skip
             if saving is not None:
                 run_id = saving.finish(summary)
@@ -366,14 +415,35 @@ def _score(
             bar.close()
             if report is not None:
                 report.discard()
+            if junit is not None:
+                junit.discard()
             raise
     bar.close()
     if report is not None:
         inputs = (cases_path, outputs_path)
         _write_reports(report, html, specs, env, summary, run_id, inputs, label, late, run_on.name)
+    if junit is not None:
+        junit.finish(summary.to_json(), _header(specs, env))
+    _print_run(specs, summary, failed, earlier, run_id, html_path, json_target == "-")
+    if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
+        out = console(err=json_target == "-")
+        out.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
+        sys.exit(1)
+
+
+def _print_run(
+    specs: SpecSet,
+    summary: Summary,
+    failed: list[CaseResult],
+    earlier: list[str],
+    run_id: int | None,
+    html_path: str | None,
+    to_stderr: bool,
+) -> None:
+    """The terminal summary of a scored run, and where its results went."""
     from toolscore.report.terminal import render_summary  # noqa: PLC0415 - rich, when printing
 
-    out = console(err=json_target == "-")
+    out = console(err=to_stderr)
     render_summary(out, specs, f"{__version__} ({build_kind()})", summary, failed)
     for line in earlier:
         out.print(printable(line), soft_wrap=True)
@@ -381,9 +451,6 @@ def _score(
         out.print(f"saved as run {run_id}")
     if html_path:
         out.print(printable(f"HTML report written to {html_path}"), soft_wrap=True)
-    if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
-        out.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
-        sys.exit(1)
 
 
 def _write_reports(
@@ -401,10 +468,7 @@ def _write_reports(
     """Write the report JSON (with `late`, the remote rubrics' entries asked once scoring
     was done), then the HTML page made from it (`--html`); an error writing either names
     the run when it was saved."""
-    from toolscore.report.json_report import report_header  # noqa: PLC0415
-
-    described = env.describe() if env is not None else None
-    header = report_header(specs, __version__, described)
+    header = _header(specs, env)
     if engine != "local":  # provenance: the only difference from a local run's report
         header["engine"] = engine
     try:
@@ -477,6 +541,22 @@ class _HtmlTarget:
             self.temporary.unlink(missing_ok=True)
 
 
+def _header(specs: SpecSet, env: Environment | None) -> dict[str, Any]:
+    """The report's header: the scorer, the spec set, the environment (with `--env`)."""
+    from toolscore.report.json_report import report_header  # noqa: PLC0415
+
+    return report_header(specs, __version__, env.describe() if env is not None else None)
+
+
+def _junit_writer(junit_path: str | None, specs_path: str) -> JunitWriter | None:
+    """The writer of the JUnit XML `--junit` asks for, or None without `--junit`."""
+    if not junit_path:
+        return None
+    from toolscore.report.junit import JunitWriter  # noqa: PLC0415 - only --junit needs it
+
+    return JunitWriter(junit_path, Path(specs_path).stem)
+
+
 def _check_remote_keys(specs: SpecSet, specs_path: str) -> bool:
     """Whether a remote rubric will run; an input error (before anything is sent) when one's
     key variable is not set."""
@@ -498,18 +578,21 @@ def _begin_saving(
     stack: contextlib.ExitStack,
     specs: SpecSet,
     specs_path: str,
-    names: tuple[str, str],
+    paths: tuple[str, str],
     db_path: str | None,
     label: str | None,
+    names: tuple[str, str] | None = None,
 ) -> tuple[tuple[str, str], RunWriter, list[str], JudgmentCache]:
     """Open the results store and begin a run in it: the inputs to score (streams copied, as
     a saved run hashes its inputs first and stores them last), the run's writer, lines
-    about earlier runs of the same inputs, and the store's judgments of remote rubrics."""
+    about earlier runs of the same inputs, and the store's judgments of remote rubrics.
+    The run records `names` as its inputs' paths (default: `paths`)."""
     from toolscore.store import RunMeta, describe_previous, open_store  # noqa: PLC0415
 
+    names = names or paths
     sources = (
-        stack.enter_context(rereadable(names[0], CaseError)),
-        stack.enter_context(rereadable(names[1], OutputError)),
+        stack.enter_context(rereadable(paths[0], CaseError)),
+        stack.enter_context(rereadable(paths[1], OutputError)),
     )
     store = stack.enter_context(open_store(db_path))
     meta = RunMeta.from_files(specs, specs_path, *sources, label, __version__, names=names)
@@ -540,6 +623,8 @@ def _score_chunks(
     cluster_by: str | None = None,
     rubrics: str | None = None,
     judgments: tuple[JudgmentCache | None, bool] = (None, False),
+    events: EventWriter | None = None,
+    junit: JunitWriter | None = None,
     engine: tuple[str, Engine] = ("", Engine()),
 ) -> tuple[Summary, dict[str, list[dict[str, Any]]]]:
     """Score chunk by chunk on `workers` processes, writing the report and the store rows
@@ -551,7 +636,7 @@ def _score_chunks(
         sources[0],
         sources[1],
         workers,
-        want_report=report is not None,
+        want_report=report is not None or events is not None or junit is not None,
         want_rows=saving is not None,
         keep_failures=show_failures,
         counter=bar.counter,
@@ -565,6 +650,10 @@ def _score_chunks(
             bar.tick()
             if report is not None:
                 report.add_all_encoded(outcome.report_lines)
+            if events is not None:
+                events.add_encoded(outcome.report_lines)
+            if junit is not None:
+                junit.add_all_encoded(outcome.report_lines)
             if saving is not None:
                 saving.add_rows(outcome.rows)
                 saving.add_rubrics(outcome.rubrics)

@@ -23,6 +23,8 @@ from typing import IO, Literal
 
 from toolscore.errors import InputError
 from toolscore.inputs import is_stream
+from toolscore.inspect_logs import sniff as inspect_log_sniff
+from toolscore.otlp_export import sniff as otlp_sniff
 
 Kind = Literal["cases", "outputs"]
 HEAD_BYTES = 65536
@@ -118,3 +120,12 @@ def converted_inputs(
         as_json_lines(outputs, Conversion("outputs", group_by)) as outputs_lines,
     ):
         yield cases_lines, outputs_lines
+
+
+register(Converter("inspect-log", inspect_log_sniff, "toolscore.inspect_logs:convert", "sample"))
+register(Converter("otlp-json", otlp_sniff, "toolscore.otlp_export:convert", "group"))
+register(
+    Converter(
+        "parquet", lambda _, head: head[:4] == b"PAR1", "toolscore.parquet_input:convert", "row"
+    )
+)

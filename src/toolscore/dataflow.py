@@ -83,6 +83,8 @@ def iter_refs(
 def dependencies(plan: Sequence[Call]) -> list[set[int]]:
     """For each plan call, the plan calls it depends on (by `$ref` or `after`)."""
     index = {call.label: i for i, call in enumerate(plan) if call.label is not None}
+    if not index:  # no call can be named: none depends on another
+        return [set() for _ in plan]
     found: list[set[int]] = []
     for call in plan:
         deps = {index[label] for label in call.after if label in index}

@@ -151,6 +151,9 @@ class Trajectory(NamedTuple):
     """The line's `trial` (one of several attempts at the case), None when it has none."""
     said: tuple[str, ...] = ()
     """Every assistant text of a transcript, in order (for `required_outputs_in: any`)."""
+    trace: tuple[str, str | None] | None = None
+    """The OpenTelemetry trace id and span id (hex; the span may be None) of a trace
+    transcript, so that verdicts can be linked back to it (`score --emit-otel`)."""
 
 
 class Mismatch(NamedTuple):
@@ -209,3 +212,5 @@ class CaseResult(NamedTuple):
     """The trial this result scores (`Trajectory.trial`), None for a line without one."""
     trials: tuple[int, int] | None = None
     """For a trial: how many trials its case has and how many of them passed on calls."""
+    trace: tuple[str, str | None] | None = None
+    """The trace and span the scored calls were read from (`Trajectory.trace`)."""

@@ -112,6 +112,7 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         format=trajectory.format,
         notes=trajectory.notes,
         unread=trajectory.unread,
+        trace=trajectory.trace,
     )
 
 

@@ -27,6 +27,8 @@ from typing import Any
 
 import orjson
 
+from toolscore.bfcl.call_tree import Cursor, Instances, Tree, Trees
+
 BFCL_EVAL = "bfcl-eval"
 """The default source of the classes: the installed `bfcl_eval` package."""
 
@@ -44,6 +46,10 @@ WITHOUT_CALLS = "$turn_without_calls"
 class Runtime:
     """Builds the instances, dispatches calls, and takes the compared snapshot."""
 
+    share = True
+    """Whether replays from the same setup share their calls (`call_tree`); off, every
+    replay builds its instances and runs each of its calls."""
+
     def __init__(self, classes: str, base: str | None = None) -> None:
         self.source = classes
         self.base = Path(base) if base else Path.cwd()
@@ -51,6 +57,7 @@ class Runtime:
         self._paths: Mapping[str, str] = {}
         self._stateless: frozenset[str] = frozenset()
         self._methods: dict[type, tuple[str, ...]] = {}
+        self._trees = Trees()
 
     def _class(self, name: str) -> type:
         if self.source == BFCL_EVAL:
@@ -87,7 +94,35 @@ class Runtime:
         self, state: dict[str, Any], classes: list[str], config: Mapping[str, Any],
         long_context: bool,
     ) -> None:  # fmt: skip
-        """Build the involved classes' instances from the entry's initial configuration."""
+        """Start a replay of the involved classes, built from the entry's initial
+        configuration: in the tree of this setup's replays (`call_tree`) when sharing,
+        kept beside the replay's own instances otherwise."""
+        try:
+            key = orjson.dumps([classes, config, long_context], option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # not JSON: nothing to key a tree by
+            key = None
+        tree = self._trees.get(key) if key is not None and self.share else None
+        instances = None
+        if tree is None:
+            instances, methods = self._build(classes, config, long_context)
+
+            def execute(instances: Instances, name: str, args: dict[str, Any]) -> str:
+                return _execute(instances[methods[name]], name, args)
+
+            tree = Tree(lambda: self._build(classes, config, long_context)[0], execute, methods)
+            if key is not None and self.share:
+                self._trees.add(key, tree)
+        cursor = Cursor(tree, instances)
+        if key is None or not self.share:
+            cursor.node = None  # shares nothing: its own instances, run call by call
+        state["methods"] = tree.methods
+        state["cursor"] = cursor
+
+    def _build(
+        self, classes: list[str], config: Mapping[str, Any], long_context: bool
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """New instances of the involved classes, loaded from the configuration as BFCL
+        loads them, and which instance has each method (the last class listed wins)."""
         instances: dict[str, Any] = {}
         methods: dict[str, str] = {}
         for name in classes:
@@ -96,8 +131,7 @@ class Runtime:
                 instance._load_scenario(_copied(config.get(name, {})), long_context=long_context)
             instances[name] = instance
             methods.update(dict.fromkeys(self._public_methods(instance), name))
-        state["instances"] = instances
-        state["methods"] = methods
+        return instances, methods
 
     def _public_methods(self, instance: Any) -> tuple[str, ...]:
         """The public methods of an instance, as BFCL lists them (once per class)."""
@@ -111,36 +145,48 @@ class Runtime:
         """Run `name(args)` on the instance that has it; its result as BFCL records it."""
         if name in FORBIDDEN:
             return f"Error during execution: Function call {name} is not allowed."
-        owner = state.get("methods", {}).get(name)
-        if owner is None:
+        if name not in state.get("methods", {}):
             return f"Error during execution: name '{name}' is not defined"
-        positional = args.pop(POSITIONAL, [])
-        try:
-            result = getattr(state["instances"][owner], name)(*positional, **args)
-        except Exception as error:  # BFCL records every exception as the call's result
-            return f"Error during execution: {error}"
-        if isinstance(result, str):
-            return result
-        if type(result) is dict:
-            try:
-                return json.dumps(result)
-            except Exception:  # as BFCL: a dict json cannot write is shown with str()
-                return str(result)
-        return str(result)
+        cursor: Cursor = state["cursor"]
+        return cursor.call(name, args)
 
     def snapshot(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        """Each instance's public attributes as JSON (what BFCL's state checker compares)."""
-        found: dict[str, Any] = {
-            name: {
-                key: plain(value, (id(instance),))
-                for key, value in vars(instance).items()
-                if not key.startswith("_")
-            }
-            for name, instance in state.get("instances", {}).items()
-        }
+        """Each instance's public attributes as JSON (what BFCL's state checker compares).
+        Shared between replays in the same state: never to be changed by the caller."""
+        cursor: Cursor | None = state.get("cursor")
+        found = {} if cursor is None else cursor.snapshot(_snapshot)
         if WITHOUT_CALLS in state:
-            found[WITHOUT_CALLS] = state[WITHOUT_CALLS]
+            found = {**found, WITHOUT_CALLS: state[WITHOUT_CALLS]}
         return found
+
+
+def _snapshot(instances: Mapping[str, Any]) -> dict[str, Any]:
+    """The compared form of instances: their public attributes as JSON."""
+    return {
+        name: {
+            key: plain(value, (id(instance),))
+            for key, value in vars(instance).items()
+            if not key.startswith("_")
+        }
+        for name, instance in instances.items()
+    }
+
+
+def _execute(instance: Any, name: str, args: dict[str, Any]) -> str:
+    """Run `name(args)` on an instance; its result as BFCL records it."""
+    positional = args.pop(POSITIONAL, [])
+    try:
+        result = getattr(instance, name)(*positional, **args)
+    except Exception as error:  # BFCL records every exception as the call's result
+        return f"Error during execution: {error}"
+    if isinstance(result, str):
+        return result
+    if type(result) is dict:
+        try:
+            return json.dumps(result)
+        except Exception:  # as BFCL: a dict json cannot write is shown with str()
+            return str(result)
+    return str(result)
 
 
 def _copied(config: Any) -> Any:

@@ -1,11 +1,12 @@
 """Readers that turn provider transcripts into the same `Trajectory` as a plain `calls` list.
 
 An outputs line may carry, instead of `calls`, a transcript: `messages` (OpenAI Chat
-Completions, Anthropic Messages or Gemini contents), `contents` (Gemini), `items` (OpenAI
-Responses API) or `spans` / `resourceSpans` (OpenTelemetry GenAI). `format` names it; without
-it the format is detected from the shapes and the detection is noted. Each call gets its
-provider id, its result (linked by id), and its `turn`: the number of genuine user messages
-before it, so that the scorer can keep the agent's answer to the last one.
+Completions, Anthropic Messages, Gemini contents or Inspect AI chat messages), `contents`
+(Gemini), `items` (OpenAI Responses API) or `spans` / `resourceSpans` (OpenTelemetry GenAI,
+OpenLLMetry and OpenInference attributes alike: `otel.py`). `format` names it; without it the
+format is detected from the shapes and the detection is noted. Each call gets its provider id,
+its result (linked by id), and its `turn`: the number of genuine user messages before it, so
+that the scorer can keep the agent's answer to the last one.
 
 A line whose transcript is not one (not a list, two transcripts, a format its shapes
 contradict) is an input error; a part inside it that its reader cannot understand is counted
@@ -19,16 +20,32 @@ from typing import Any, Final
 
 from toolscore.calls import json_text
 from toolscore.errors import OutputError
-from toolscore.formats import anthropic, gemini, openai_chat, openai_responses, otel
+from toolscore.formats import (
+    anthropic,
+    gemini,
+    inspect_messages,
+    langchain,
+    openai_chat,
+    openai_responses,
+    otel,
+)
 from toolscore.formats.detect import detect, evidence
 from toolscore.formats.transcript import Transcript
 from toolscore.model import Trajectory
 from toolscore.rules import suggest
 
-FORMATS: Final = ("openai-chat", "openai-responses", "anthropic", "gemini", "otel")
+FORMATS: Final = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "otel",
+    "inspect",
+    "langchain",
+)
 
 TRANSCRIPT_KEYS: Final = ("messages", "items", "contents", "spans", "resourceSpans")
-"""The keys that can hold a transcript, one per line."""
+"""The keys that can hold a transcript, one per line (LangChain messages under `messages`)."""
 _TRANSCRIPT_KEY_SET: Final = frozenset(TRANSCRIPT_KEYS)
 
 READERS: Final[Mapping[str, Callable[[Any, str, Transcript], None]]] = {
@@ -37,6 +54,8 @@ READERS: Final[Mapping[str, Callable[[Any, str, Transcript], None]]] = {
     "anthropic": anthropic.read,
     "gemini": gemini.read,
     "otel": otel.read,
+    "inspect": inspect_messages.read,
+    "langchain": langchain.read,
 }
 
 KEYS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -45,6 +64,8 @@ KEYS: Final[Mapping[str, tuple[str, ...]]] = {
     "anthropic": ("messages",),
     "gemini": ("contents", "messages"),
     "otel": ("spans", "resourceSpans"),
+    "inspect": ("messages",),
+    "langchain": ("messages",),
 }
 """Where each format's transcript may be found on a line."""
 

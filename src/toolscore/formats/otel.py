@@ -1,9 +1,22 @@
-"""OpenTelemetry GenAI spans: each `execute_tool` span is one call, with its result attached.
+"""OpenTelemetry GenAI spans: tool spans and the tool calls of inference spans, in time order.
 
 Accepts a list of spans or an OTLP JSON export (`resourceSpans` / `scopeSpans` / `spans`),
-attributes as OTLP key/value lists or plain objects, and the older attribute spellings still
-emitted by instrumentations (`gen_ai.tool.arguments`, `gen_ai.tool.input`, ...). Tool spans are
-ordered by start time. Spans hold no user messages, so every call is in turn 0.
+attributes as OTLP key/value lists or plain objects. Spans are ordered by start time.
+
+Two kinds of span hold calls. A *tool span* (`execute_tool`, or an OpenInference TOOL span) is
+one call with its result, in the attribute spellings instrumentations use
+(`gen_ai.tool.call.arguments`, `gen_ai.tool.arguments`, OpenInference `input.value`, ...).
+An *inference span* (chat) lists the calls the model asked for in its output messages and the
+results and user messages in its input (`otel_messages.py`). Each call is scored once:
+- every tool span is a call;
+- an inference span's call is scored unless a tool span or an earlier inference span has its
+  id; one without an id is scored only when the trace has no tool span;
+- when some tool span has no call id, no inference span's call is scored (the tool spans
+  record them, and nothing tells which are the same).
+A tool span whose id a model output asked for takes the place of that request (the order the
+model asked in); the others keep their own start time.
+The turn of a call is the number of genuine user messages in the input of the latest
+inference span before it (0 when no span records its input messages).
 """
 
 from __future__ import annotations
@@ -12,14 +25,21 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from toolscore.formats.transcript import Transcript, UnreadableError
+from toolscore.formats import otel_messages
+from toolscore.formats.otel_messages import Said
+from toolscore.formats.transcript import Transcript, UnreadableError, ident
 from toolscore.model import MISSING
 from toolscore.rules import show
 
 NAME = ("gen_ai.tool.name", "tool.name")
-CALL_ID = ("gen_ai.tool.call.id",)
-ARGUMENTS = ("gen_ai.tool.call.arguments", "gen_ai.tool.arguments", "gen_ai.tool.input")
-RESULT = ("gen_ai.tool.call.result", "gen_ai.tool.result", "gen_ai.tool.output")
+CALL_ID = ("gen_ai.tool.call.id", "tool_call.id")
+ARGUMENTS = (
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.arguments",
+    "gen_ai.tool.input",
+    "input.value",  # OpenInference (its `tool.parameters` is the tool's schema, not the call)
+)
+RESULT = ("gen_ai.tool.call.result", "gen_ai.tool.result", "gen_ai.tool.output", "output.value")
 ERROR_STATUS = frozenset({2, "2", "ERROR", "STATUS_CODE_ERROR"})
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -28,27 +48,122 @@ Span = tuple[str, Mapping[str, Any], dict[str, Any]]
 
 
 def read(node: Any, key: str, t: Transcript) -> None:
-    """Read OpenTelemetry spans into `t`, one call per tool span."""
-    tools = [span for span in _spans(node, key, t) if _is_tool(span)]
-    starts = [_start(where, span, t) for where, span, _ in tools]
+    """Read OpenTelemetry spans into `t`: tool spans and inference spans' calls, in time order."""
+    spans = _spans(node, key, t)
+    t.trace = trace_link(spans)
+    timeline: list[tuple[Span, Said | None]] = []
+    for span in spans:
+        if _is_tool(span):
+            timeline.append((span, None))
+        elif otel_messages.is_inference(span[1].get("name"), span[2]):
+            said = otel_messages.read_span(span[2], span[0], t)
+            if not said.empty:
+                timeline.append((span, said))
+    starts = [_start(where, span, t) for (where, span, _), _ in timeline]
     if all(start is not None for start in starts):
-        order = sorted(range(len(tools)), key=lambda i: starts[i] or 0)
+        order = sorted(range(len(timeline)), key=lambda i: starts[i] or 0)
     else:
-        order = list(range(len(tools)))
+        order = list(range(len(timeline)))
         t.notes.append("otel: spans without a start time kept in file order")
-    unrecorded = 0
-    for _, span, attributes in (tools[i] for i in order):
-        args = _first(attributes, ARGUMENTS, None)
-        unrecorded += args is None
-        t.call(
-            _first(attributes, NAME, _name_from(span.get("name"))),
-            args,
-            _first(attributes, CALL_ID, None),
-            result=_first(attributes, RESULT, MISSING),
-            error=_failed(span, attributes),
-        )
+    _read_timeline([timeline[i] for i in order], t)
+
+
+def _read_timeline(timeline: list[tuple[Span, Said | None]], t: Transcript) -> None:
+    """Read the calls in time order; a tool span whose call a model output asked for takes
+    that call's place (the order the model asked in), the others their own."""
+    tools = [span for span, said in timeline if said is None]
+    by_id = {ident(_first(span[2], CALL_ID, None)): span for span in tools}
+    trust_ids = None not in by_id  # every tool span has its call id
+    results: dict[Any, Any] = {}
+    for _, said in timeline:
+        for answered, value in said.results.items() if said else ():
+            results.setdefault(answered, value)
+    done: set[int] = set()
+    seen: set[str] = set()
+    inferred = left = 0
+    for span, said in timeline:
+        if said is None:
+            if id(span) not in done:
+                _tool_call(span, t)
+            continue
+        while said.user_turns is not None and t.turn < said.user_turns:
+            t.user_turn()
+        if said.answered:
+            t.assistant_message(said.text)
+        for call in said.calls:
+            call_id = ident(call.id)
+            if call_id is not None and call_id in seen:
+                continue  # asked for again in a later model input's history, or twice
+            if call_id is not None:
+                seen.add(call_id)
+            tool = by_id.get(call_id) if call_id is not None else None
+            if tool is not None:
+                if id(tool) not in done:
+                    done.add(id(tool))
+                    _tool_call(tool, t)
+            elif tools and (not trust_ids or call_id is None):
+                left += 1
+            else:
+                inferred += 1
+                t.call(call.name, call.arguments, call_id, result=results.get(call_id, MISSING))
+    unrecorded = sum(_first(span[2], ARGUMENTS, None) is None for span in tools)
     if unrecorded:
         t.notes.append(f"otel: tool spans without recorded arguments ({unrecorded})")
+    if inferred:
+        t.notes.append(f"otel: calls read from inference spans ({inferred})")
+    if left:
+        t.notes.append(
+            f"otel: inference-span calls left to the tool spans, which lack call ids ({left})"
+        )
+
+
+def _tool_call(span: Span, t: Transcript) -> None:
+    _, node, attributes = span
+    t.call(
+        _first(attributes, NAME, _name_from(node.get("name"))),
+        _first(attributes, ARGUMENTS, None),
+        _first(attributes, CALL_ID, None),
+        result=_first(attributes, RESULT, MISSING),
+        error=_failed(node, attributes),
+    )
+
+
+def trace_link(spans: list[Span]) -> tuple[str, str | None] | None:
+    """The trace (hex id) and span the verdict on these spans belongs to: the root span that
+    started last (the conversation's latest turn), else the first span's trace alone."""
+    best: tuple[int, str, str] | None = None
+    first: str | None = None
+    for _, span, _ in spans:
+        context = span.get("context")
+        context = context if isinstance(context, Mapping) else {}
+        trace = _hex(span.get("traceId", context.get("trace_id")), 32)
+        if trace is None:
+            continue
+        first = first or trace
+        parent = span.get("parentSpanId", span.get("parent_id"))
+        own = _hex(span.get("spanId", context.get("span_id")), 16)
+        if own is not None and not parent:
+            start = _start_quietly(span)
+            if best is None or start >= best[0]:
+                best = (start, trace, own)
+    if best is not None:
+        return best[1], best[2]
+    return None if first is None else (first, None)
+
+
+def _hex(value: Any, length: int) -> str | None:
+    """An OTLP trace or span id as lowercase hex (the SDK writes `0x...`), None if not one."""
+    if not isinstance(value, str):
+        return None
+    text = value.removeprefix("0x").lower()
+    if len(text) != length or text.strip("0123456789abcdef") or not text.strip("0"):
+        return None
+    return text
+
+
+def _start_quietly(span: Mapping[str, Any]) -> int:
+    quiet = Transcript("", None, "otel")
+    return _start("", span, quiet) or 0
 
 
 def _spans(node: Any, key: str, t: Transcript) -> list[Span]:
@@ -135,11 +250,15 @@ def _value(node: Any, where: str, t: Transcript) -> Any:
 
 
 def _is_tool(span: Span) -> bool:
+    """An `execute_tool` span of the GenAI conventions, or an OpenInference TOOL span."""
     _, node, attributes = span
     name = node.get("name")
-    return (isinstance(name, str) and name.startswith("execute_tool")) or attributes.get(
-        "gen_ai.operation.name"
-    ) == "execute_tool"
+    if isinstance(name, str) and name.startswith("execute_tool"):
+        return True
+    if attributes.get("gen_ai.operation.name") == "execute_tool":
+        return True
+    kind = attributes.get(otel_messages.OPENINFERENCE_KIND)
+    return isinstance(kind, str) and kind.upper() == "TOOL"
 
 
 def _start(where: str, span: Mapping[str, Any], t: Transcript) -> int | None:

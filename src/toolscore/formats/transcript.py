@@ -101,6 +101,8 @@ class Transcript:
     said: list[str] = field(default_factory=list)
     """The text of every assistant message, in order (`required_outputs_in: any`); the
     strings are the line's own, so keeping them copies nothing."""
+    trace: tuple[str, str | None] | None = None
+    """The trace and span ids (hex) a trace reader found the calls in, if any."""
     _scope: list[int] = field(default_factory=list)
     _new_message: bool = True
     _waiting: dict[str, list[int]] = field(default_factory=dict)
@@ -243,4 +245,5 @@ class Transcript:
             final_turn=self.turn,
             unread=tuple(self._unread),
             said=tuple(self.said),
+            trace=self.trace,
         )

@@ -96,6 +96,8 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
         data["notes"] = list(result.notes)
     if result.unread:
         data["unread"] = list(result.unread)
+    if result.trace is not None:
+        data["trace"] = {"trace_id": result.trace[0], "span_id": result.trace[1]}
     errors = [
         {"call": j, "name": call.name, "result": safe_value(call.result)}
         for j, call in enumerate(result.calls)

@@ -83,6 +83,17 @@ def relaxations(specs: SpecSet) -> Text:
     return Text("\n".join(lines))
 
 
+def metric_rows(summary: Summary) -> list[tuple[str, str, str, str]]:
+    """The four metrics as (label, value, passed/n, 95% interval) texts, shared by the
+    metrics table and plain-text reports (the pytest plugin's summary)."""
+    return [
+        _rate_row("accuracy", Rate(summary.passed, summary.cases)),
+        _rate_row("name accuracy (tool cases)", summary.name),
+        _rate_row("argument accuracy (paired calls)", summary.arguments),
+        _rate_row("abstention accuracy", summary.abstention),
+    ]
+
+
 def metrics_table(summary: Summary) -> Table:
     """The four metrics with their denominators and 95% intervals (Wilson; clustered too
     under `--cluster-by`), and the counts beside them."""
@@ -91,7 +102,8 @@ def metrics_table(summary: Summary) -> Table:
     table.add_column("value", justify="right")
     table.add_column("passed/n", justify="right")
     table.add_column("95% interval", justify="right")
-    table.add_row(*_rate_row("accuracy", Rate(summary.passed, summary.cases)))
+    accuracy, *metrics = metric_rows(summary)
+    table.add_row(*accuracy)
     clustered = summary.clustered
     if clustered is not None:
         bounds = None if clustered.low is None or clustered.high is None else (
@@ -101,9 +113,8 @@ def metrics_table(summary: Summary) -> Table:
             safe_text(f"  clustered by {clustered.field} ({clustered.clusters} clusters)"),
             "", "", interval(bounds),
         )  # fmt: skip
-    table.add_row(*_rate_row("name accuracy (tool cases)", summary.name))
-    table.add_row(*_rate_row("argument accuracy (paired calls)", summary.arguments))
-    table.add_row(*_rate_row("abstention accuracy", summary.abstention))
+    for row in metrics:
+        table.add_row(*row)
     table.add_row("missed calls (tool cases, no call)", "", str(summary.missed_calls))
     table.add_row("missing outputs", "", str(summary.missing_outputs))
     if summary.unmatched_outputs:

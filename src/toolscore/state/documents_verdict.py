@@ -17,6 +17,7 @@ import orjson
 
 from toolscore.errors import InputError, ReplayInterrupted
 from toolscore.model import Call, Case
+from toolscore.state import resume
 from toolscore.state.document_hash import document_hash
 from toolscore.state.documents import DocumentEnvironment
 from toolscore.state.environment import Tool, ToolContext
@@ -156,10 +157,11 @@ def judge_documents(
     if node != "plan":
         raise fail("goal_state", GOAL_FORM)
     results_from = _results_from(case, fail)
-    replay = start(env, case, fail)
-    outcomes = replay_calls(env, replay.invoke, replay.ctx, calls)
+    replay, outcomes, ending = _agent_replay(env, case, calls, fail)
     try:
         final = replay.snapshot("after the agent's calls")
+        if ending is not None and len(outcomes) == len(calls):
+            resume.AGENT.keep(ending[0], resume.Ended(env, ending[1], replay, outcomes))
         first = None
         for index in range(max(len(case.plans), 1)):
             met = PlanReplay()
@@ -184,22 +186,62 @@ def judge_documents(
         raise
 
 
+def _agent_replay(
+    env: DocumentEnvironment, case: Case, calls: Sequence[Call], fail: Fail
+) -> tuple[Replay, tuple[CallOutcome, ...], tuple[bytes, tuple[bytes, ...]] | None]:
+    """The agent's replay and its outcomes, resumed where an earlier case's replay of the
+    same first calls ended (`resume`) when it may be; with the setup and calls to keep it by
+    once it ends (None when it is not to be kept)."""
+    setup = resume.setup_key(case.extra.get("setup")) if resume.resumable(env) else None
+    keys = resume.agent_keys(calls) if setup is not None else None
+    if setup is None or keys is None:
+        replay = start(env, case, fail)
+        return replay, replay_calls(env, replay.invoke, replay.ctx, calls), None
+    found = resume.AGENT.take(env, setup, keys)
+    if found is None:
+        replay = start(env, case, fail)
+        outcomes = replay_calls(env, replay.invoke, replay.ctx, calls)
+    else:
+        replay = found.replay
+        replay.ctx = env.context(case.id)
+        made = replay_calls(env, replay.invoke, replay.ctx, calls, first=len(found.calls))
+        outcomes = found.past + made
+    return replay, outcomes, (setup, tuple(keys))
+
+
 def _plan_state(
     env: DocumentEnvironment, case: Case, index: int, fail: Fail, results: list[Any]
 ) -> tuple[Any, PlanReplay]:
     """The state after replaying plan `index` (no plan at all: the start state); each plan
-    call's result (None for a failed call) is appended to `results`, in replay order."""
-    replay = start(env, case, fail)
+    call's result (None for a failed call) is appended to `results`, in replay order. The
+    replay is resumed where an earlier case's replay of the same first plan calls ended
+    (`resume`) when it may be: where no plan call is labelled."""
     if not case.plans:
-        return replay.snapshot("at the start"), PlanReplay()
+        return start(env, case, fail).snapshot("at the start"), PlanReplay()
+    setup = resume.setup_key(case.extra.get("setup")) if resume.resumable(env) else None
+    keys = resume.plan_keys(case.plans[index]) if setup is not None else None
+    found = resume.PLANS.take(env, setup, keys) if setup is not None and keys else None
+    first, errors = 0, ()
+    if found is None:
+        replay = start(env, case, fail)
+    else:
+        replay, first = found.replay, len(found.calls)
+        replay.ctx = env.context(case.id)
+        results.extend(found.past[0])
+        errors = found.past[1]
 
     def invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
         results.append(None)
         results[-1] = replay.invoke(tool, args)
         return results[-1]
 
-    met = replay_plan_calls(env, case, index, invoke, replay.ctx, fail)
-    return replay.snapshot(f"after plan {index}"), met
+    met = replay_plan_calls(env, case, index, invoke, replay.ctx, fail, first=first)
+    met = PlanReplay(errors + met.errors, met.not_replayed)
+    state = replay.snapshot(f"after plan {index}")
+    if setup is not None and keys and not met.not_replayed:
+        past = (tuple(results), met.errors)
+        resume.PLANS.keep(setup, resume.Ended(env, tuple(keys), replay, past))
+    return state, met
 
 
 def _results_from(case: Case, fail: Fail) -> int | None:

@@ -140,11 +140,14 @@ def replay_calls(
     ctx: ToolContext,
     calls: Sequence[Call],
     check: Check | None = None,
+    first: int = 0,
 ) -> tuple[CallOutcome, ...]:
-    """Replay the agent's calls in order, recording each result or error; after a call of a
-    terminal tool, the rest are not replayed (fewer outcomes than calls say so)."""
+    """Replay the agent's calls in order from position `first`, recording each result or
+    error; after a call of a terminal tool, the rest are not replayed (fewer outcomes than
+    calls say so)."""
     outcomes: list[CallOutcome] = []
-    for index, call in enumerate(calls):
+    for index in range(first, len(calls)):
+        call = calls[index]
         tool = env.tools.get(call.name)
         where = f"call {index} ({call.name})"
         if call.args is None:
@@ -203,8 +206,10 @@ def replay_plan_calls(
     ctx: ToolContext,
     fail: Fail,
     check: Check | None = None,
+    first: int = 0,
 ) -> PlanReplay:
-    """Replay the calls of plan `index` in dependency order.
+    """Replay the calls of plan `index` in dependency order (from position `first` of that
+    order, for a replay resumed; only where no call is labelled).
 
     `$ref` values are resolved from the results of the plan's own calls, and `$any` takes its
     first alternative. A call that fails (raises, or returns an error) is recorded and replay
@@ -218,9 +223,11 @@ def replay_plan_calls(
     errors: list[CallOutcome] = []
     order = topological(range(len(plan)), dependencies(plan))
     for position, i in enumerate(order):
+        if position < first:
+            continue
         call = plan[i]
         where = f"plans[{index}][{i}]"
-        args = first_options(substitute(call.args, sources))
+        args = first_options(substitute(call.args, sources) if sources else call.args)
         if has_unresolved(args):
             if errors:
                 why = "not made: a $ref names the result of a plan call that failed"
@@ -263,7 +270,7 @@ def follows_plan(
         expected, made, outcome = plan[i], calls[position], outcomes[position]
         if outcome.error is not None or made.name != expected.name or made.args is None:
             return False
-        args = first_options(substitute(expected.args, sources))
+        args = first_options(substitute(expected.args, sources) if sources else expected.args)
         if has_unresolved(args) or _json(args) != _json(made.args):
             return False
         if expected.label is not None:

@@ -88,7 +88,7 @@ TRIAL_KEYS = ("trial", "trials")
 REPORTED_FIELDS = (
     "id", "passed", "kind", "plan", "mismatches", "baselines", "name_ok", "pairs",
     "produced_calls", "missing_output", "calls", "format", "notes", "state", "unread", "trial",
-    "trials",
+    "trials", "trace",
 )  # fmt: skip
 """The `CaseResult` fields `plain_row` knows how the report shows (a test pins them)."""
 
@@ -105,6 +105,7 @@ def plain_row(result: CaseResult) -> ResultRow | None:
         or result.format is not None
         or result.notes
         or result.unread
+        or result.trace is not None
     ):
         return None
     for call in result.calls:

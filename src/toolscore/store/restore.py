@@ -79,7 +79,12 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
         unread=tuple(case.get("unread", ())),
         trial=case.get("trial"),
         trials=_trials_counts(case.get("trials")),
+        trace=_trace(case.get("trace")),
     )
+
+
+def _trace(node: Mapping[str, Any] | None) -> tuple[str, str | None] | None:
+    return None if node is None else (node["trace_id"], node["span_id"])
 
 
 def _trials_counts(node: Mapping[str, Any] | None) -> tuple[int, int] | None:

@@ -1,0 +1,124 @@
+"""BFCL multi-turn replay speed: BFCL's multi_turn_checker against `toolscore score --env`,
+and toolscore before and after a change, in one run (issue 15).
+
+On the results parity_multiturn.py judges (each entry's ground truth and six perturbations
+of it), each repetition times, in turn: BFCL's checker (in this process, its modules
+imported ahead), `toolscore score --env --workers 1` from this tree's sources, and, with
+--before SRC, the same command from another tree's sources (e.g. `git archive COMMIT src`
+unpacked). toolscore runs in a subprocess, Python's start-up included; both trees are
+byte-compiled first, as an installed package is. The figures: best and median CPU and wall
+of --repeat repetitions, and the ratios BFCL/toolscore; the verdicts of the two trees are
+compared case by case.
+
+Usage: PYTHONPATH=src:bench/bfcl bench/bfcl/.venv/bin/python bench/bfcl/speed_multiturn.py
+       [--category base ...] [--repeat R] [--before SRC] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bfcl_env import bfcl_version, machine, revision
+from parity_multiturn import bfcl_verdicts, load, prepare, read_verdicts, score
+
+Timing = tuple[float, float]
+"""Wall and CPU seconds."""
+
+
+def _states(work: Path) -> list[tuple[str, Any, Any]]:
+    """Each case's id, state verdict and diff in the report `score` wrote."""
+    cases = json.loads((work / "report.json").read_text())["cases"]
+    return [(c["id"], c["state_passed"], c["state"]) for c in cases]
+
+
+def _figure(name: str, times: list[Timing]) -> str:
+    walls, cpus = [t[0] for t in times], [t[1] for t in times]
+    return (
+        f"| {name} | {min(cpus):.2f} s | {statistics.median(cpus):.2f} s | {min(walls):.2f} s "
+        f"| {statistics.median(walls):.2f} s |"
+    )
+
+
+def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
+    """Time the sides on one category, alternating; the results as Markdown."""
+    loaded = load(category, limit)
+    sides: dict[str, Callable[[Path], Timing]] = {"toolscore": score}
+    if before is not None:
+        sides["toolscore before"] = lambda work: score(work, before)
+    times: dict[str, list[Timing]] = {"BFCL": [], **{side: [] for side in sides}}
+    reports: dict[str, list[tuple[str, Any, Any]]] = {}
+    verdicts: dict[str, dict[tuple[str, str], bool]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        prepare(loaded.data, loaded.answers, loaded.variants, work)
+        for repetition in range(repeat):
+            verdicts["BFCL"], timing = bfcl_verdicts(
+                loaded.entries, loaded.truths, loaded.variants, f"_run{repetition}"
+            )
+            times["BFCL"].append(timing)
+            for side, run in sides.items():
+                times[side].append(run(work))
+                reports[side] = _states(work)
+                verdicts[side] = read_verdicts(work, loaded.variants)
+    results = sum(len(by_variant) for by_variant in loaded.variants.values())
+    lines = [
+        f"### multi_turn_{category}",
+        "",
+        f"{len(loaded.entries)} entries, {results} results, {len(reports['toolscore'])} "
+        f"toolscore cases (one per turn with calls); {repeat} repetitions, sides alternating.",
+        "",
+        "| side | CPU, best | CPU, median | wall, best | wall, median |",
+        "|---|---:|---:|---:|---:|",
+        *(_figure(side, timings) for side, timings in times.items()),
+        "",
+    ]
+    bfcl_cpu = min(t[1] for t in times["BFCL"])
+    for side in sides:
+        cpu = min(t[1] for t in times[side])
+        agree = sum(verdicts[side][k] == v for k, v in verdicts["BFCL"].items())
+        lines.append(
+            f"- {side}: ratio BFCL/toolscore (best CPU) {bfcl_cpu / cpu:.2f}x; agreement with "
+            f"BFCL {agree}/{len(verdicts['BFCL'])}"
+        )
+    if before is not None:
+        same = reports["toolscore"] == reports["toolscore before"]
+        gain = min(t[1] for t in times["toolscore before"]) / min(t[1] for t in times["toolscore"])
+        lines.append(
+            f"- before/after: {'identical' if same else 'DIFFERENT'} state verdicts and diffs "
+            f"case by case; after is {gain:.2f}x faster (best CPU)"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--category", nargs="+", default=["base"])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--before", type=Path, help="another tree's src, timed beside this one")
+    parser.add_argument("--limit", type=int, default=0)
+    options = parser.parse_args()
+    for tree in (Path("src"), options.before):
+        if tree is not None:
+            compileall.compile_dir(str(tree), quiet=1)
+    parts = [
+        measure(category, options.repeat, options.before, options.limit)
+        for category in options.category
+    ]
+    parts.append(
+        f"Machine: {machine()}; toolscore {revision()}"
+        + (f", before: {options.before}" if options.before else "")
+        + f"; bfcl-eval {bfcl_version()}; date {time.strftime('%Y-%m-%d', time.gmtime())}."
+    )
+    print("\n\n".join(parts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""The pytest plugin (entry point `pytest11`): `assert_tool_calls` for any test, a
+`toolscore_specs` fixture, and cases files collected as tests.
+
+`pytest --toolscore-cases cases.jsonl --toolscore-outputs outputs.jsonl` scores the two
+files once, at collection, and makes each case (each trial of a case) a test named by its
+id, failing with its mismatches, so that a CI lists failing cases by name (`--junitxml`
+too). The metrics and their intervals follow in the terminal summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolscore.cases import read_cases
+from toolscore.check import assert_tool_calls, failure_message
+from toolscore.converted import converted_inputs
+from toolscore.errors import InputError
+from toolscore.model import CaseResult
+from toolscore.outputs import read_outputs
+from toolscore.scoring import Summary, score
+from toolscore.specs import SpecSet, load_specs
+
+__all__ = ["assert_tool_calls"]
+
+INI_SPECS = "toolscore_specs"
+"""The ini option naming the spec file, relative to the rootdir."""
+
+
+@dataclass(frozen=True)
+class ScoredFiles:
+    """The one scoring pass of the cases and outputs files the command line named."""
+
+    cases: str
+    outputs: str
+    specs: str
+    results: list[CaseResult]
+    summary: Summary
+
+
+_SCORED = pytest.StashKey[ScoredFiles]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolscore", "score an agent's tool calls (toolscore)")
+    group.addoption(
+        "--toolscore-cases",
+        metavar="PATH",
+        help="cases file: each case becomes a test, scored against --toolscore-outputs",
+    )
+    group.addoption("--toolscore-outputs", metavar="PATH", help="outputs file to score")
+    group.addoption(
+        "--toolscore-specs",
+        metavar="PATH",
+        help=f"spec file for the cases (default: the {INI_SPECS} ini option)",
+    )
+    parser.addini(INI_SPECS, "spec file for toolscore, relative to the rootdir", default="")
+
+
+def ini_specs_path(config: pytest.Config) -> Path | None:
+    """The spec file named by the ini option, resolved against the rootdir; None if unset."""
+    value = str(config.getini(INI_SPECS)).strip()
+    return config.rootpath / value if value else None
+
+
+@pytest.fixture(scope="session")
+def toolscore_specs(pytestconfig: pytest.Config) -> SpecSet:
+    """The spec set of the file named by the `toolscore_specs` ini option."""
+    path = ini_specs_path(pytestconfig)
+    if path is None:
+        pytest.fail(
+            f"the toolscore_specs fixture needs the ini option {INI_SPECS} "
+            "(in pytest.ini or [tool.pytest.ini_options]) naming a spec file",
+            pytrace=False,
+        )
+    try:
+        return load_specs(path)
+    except InputError as error:
+        pytest.fail(str(error), pytrace=False)
+
+
+class CaseFailedError(Exception):
+    """A case whose produced calls do not pass; the message lists its mismatches."""
+
+
+class CasesFile(pytest.File):
+    """The cases file given on the command line; its items come from `ScoredFiles`."""
+
+    def collect(self) -> list[pytest.Item]:
+        scored = self.config.stash[_SCORED]
+        return [
+            ToolscoreCase.from_parent(self, name=item_name(result), result=result)
+            for result in scored.results
+        ]
+
+
+class ToolscoreCase(pytest.Item):
+    """One case (or one trial of it), already scored: running it only reports the verdict."""
+
+    def __init__(self, *, result: CaseResult, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.result = result
+
+    def runtest(self) -> None:
+        if not self.result.passed:
+            raise CaseFailedError(failure_message(self.result))
+
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | Any:
+        if isinstance(excinfo.value, CaseFailedError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"toolscore case {self.name}"
+
+
+def item_name(result: CaseResult) -> str:
+    """A test's name: the case id, with its trial in brackets when it has one."""
+    return result.id if result.trial is None else f"{result.id}[{result.trial}]"
+
+
+def score_files(config: pytest.Config) -> ScoredFiles | None:
+    """Score the files named by the options, once; None when no cases file is named."""
+    cases = config.getoption("toolscore_cases")
+    outputs = config.getoption("toolscore_outputs")
+    if cases is None and outputs is None:
+        return None
+    if cases is None or outputs is None:
+        given, lacking = ("--toolscore-cases", "--toolscore-outputs")[:: 1 if cases else -1]
+        raise pytest.UsageError(f"{given} needs {lacking} too")
+    specs_option = config.getoption("toolscore_specs")
+    specs_path = Path(specs_option) if specs_option else ini_specs_path(config)
+    if specs_path is None:
+        raise pytest.UsageError(
+            f"--toolscore-cases needs a spec file: --toolscore-specs or the {INI_SPECS} ini option"
+        )
+    try:
+        specs = load_specs(specs_path)
+        with converted_inputs(cases, outputs) as (cases_lines, outputs_lines):
+            run = score(
+                specs,
+                read_cases(cases_lines, specs),
+                read_outputs(outputs_lines),
+                sources=(cases_lines, outputs_lines),
+            )
+            results = list(run)
+            summary = run.summary()
+    except InputError as error:
+        raise pytest.UsageError(str(error)) from None
+    return ScoredFiles(cases, outputs, str(specs_path), results, summary)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k and -m deselect: they apply to the cases too
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    scored = score_files(config)
+    if scored is None:
+        return
+    config.stash[_SCORED] = scored
+    cases_file = CasesFile.from_parent(session, path=Path(scored.cases).resolve())
+    found = cases_file.collect()
+    # Reported as collected, so that "collected N items" (and -k's deselection) count them.
+    collected: list[pytest.Item | pytest.Collector] = [*found]
+    report = pytest.CollectReport(cases_file.nodeid, "passed", None, collected)
+    config.hook.pytest_collectreport(report=report)
+    items.extend(found)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    scored = config.stash.get(_SCORED, None)
+    if scored is None:
+        return
+    for line in summary_lines(scored):
+        terminalreporter.write_line(line)
+
+
+def summary_lines(scored: ScoredFiles) -> list[str]:
+    """The metrics of every case in the files (whatever -k selected), as `score` words them."""
+    from toolscore.report.terminal import metric_rows  # noqa: PLC0415 - only with a run
+
+    summary = scored.summary
+    rows = [("metric", "value", "passed/n", "95% interval"), *metric_rows(summary)]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    title = f" toolscore: {scored.cases} against {scored.outputs} (specs {scored.specs}) "
+    lines = [title.center(max(len(title) + 6, 78), "=")]
+    for row in rows:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        lines.append("  ".join(cells))
+    lines.append(f"missed calls (tool cases, no call): {summary.missed_calls}")
+    lines.append(f"missing outputs: {summary.missing_outputs}")
+    if summary.unmatched_outputs:
+        lines.append(f"outputs with no case (ignored): {summary.unmatched_outputs}")
+    return lines
