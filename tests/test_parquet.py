@@ -1,7 +1,7 @@
 """Parquet cases and outputs files: each row read as the JSON Lines line it stands for.
 
-The fixtures in tests/parquet are written by pyarrow itself (make_parquet_fixtures.py), nested and as
-JSON text, beside JSON Lines twins that must give the very same report.
+The fixtures in tests/parquet are written by pyarrow itself (make_parquet_fixtures.py), nested
+and as JSON text, beside JSON Lines twins that must give the very same report.
 """
 
 from __future__ import annotations
