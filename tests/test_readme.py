@@ -140,7 +140,7 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
         shell.run_block(block)
     tour = shell.places["tour/"]
     # the library's example; tests/test_check_readme.py runs the other Python blocks
-    (python,) = [block for block in blocks("python") if "import load_specs" in block]
+    (python,) = [block for block in blocks("python") if "import load_specs, read_cases" in block]
     shell.enter(python)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
