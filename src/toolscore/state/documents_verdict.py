@@ -10,6 +10,7 @@ reached it without the plan being replayed.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -72,6 +73,12 @@ class Replay:
 
     def snapshot(self, where: str) -> Any:
         """The compared form of the state, checked to be JSON."""
+        return self.compared(where).state
+
+    def compared(self, where: str) -> Compared:
+        """The compared form of the state, checked to be JSON, with its `exact` hash when
+        the JSON written for the check is the hashed text (`numbers: typed`, nothing
+        ignored): the state is then written once, not once to check and once to hash."""
         env = self.env
         try:
             with time_limit(env.timeout):
@@ -84,8 +91,9 @@ class Replay:
                 f"case {self.ctx.case_id!r}: the snapshot {where} failed: {tool_error(error)}",
                 field="environment.snapshot",
             ) from None
+        hashed = env.compare == "exact" and env.typed and not env.ignore
         try:
-            orjson.dumps(found)
+            text = orjson.dumps(found, option=orjson.OPT_SORT_KEYS if hashed else None)
         except TypeError as error:
             if "recursion" not in str(error).lower():  # deeper than orjson writes is JSON too
                 raise InputError(
@@ -94,7 +102,16 @@ class Replay:
                     "give a `snapshot` function that makes it JSON",
                     field="environment.snapshot" if env.snapshot_function else "environment.data",
                 ) from None
-        return found
+            return Compared(found)
+        return Compared(found, hashlib.sha256(text).hexdigest() if hashed else None)
+
+
+class Compared(NamedTuple):
+    """A state in its compared form and, when already known, its `exact` hash (the same
+    value `document_hash` gives)."""
+
+    state: Any
+    digest: str | None = None
 
 
 def start(env: DocumentEnvironment, case: Case, fail: Fail) -> Replay:
@@ -159,7 +176,7 @@ def judge_documents(
     replay = start(env, case, fail)
     outcomes = replay_calls(env, replay.invoke, replay.ctx, calls)
     try:
-        final = replay.snapshot("after the agent's calls")
+        final = replay.compared("after the agent's calls")
         first = None
         for index in range(max(len(case.plans), 1)):
             met = PlanReplay()
@@ -186,12 +203,12 @@ def judge_documents(
 
 def _plan_state(
     env: DocumentEnvironment, case: Case, index: int, fail: Fail, results: list[Any]
-) -> tuple[Any, PlanReplay]:
+) -> tuple[Compared, PlanReplay]:
     """The state after replaying plan `index` (no plan at all: the start state); each plan
     call's result (None for a failed call) is appended to `results`, in replay order."""
     replay = start(env, case, fail)
     if not case.plans:
-        return replay.snapshot("at the start"), PlanReplay()
+        return replay.compared("at the start"), PlanReplay()
 
     def invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
         results.append(None)
@@ -199,7 +216,7 @@ def _plan_state(
         return results[-1]
 
     met = replay_plan_calls(env, case, index, invoke, replay.ctx, fail)
-    return replay.snapshot(f"after plan {index}"), met
+    return replay.compared(f"after plan {index}"), met
 
 
 def _results_from(case: Case, fail: Fail) -> int | None:
@@ -230,20 +247,24 @@ def missing_results(required: Sequence[Any], outcomes: Sequence[CallOutcome]) ->
 
 
 def judge(
-    env: DocumentEnvironment, goal: Any, final: Any
+    env: DocumentEnvironment, goal: Compared, final: Compared
 ) -> tuple[bool, DocumentDiff, tuple[str, str] | None]:
     """Compare a goal state with a final one: by their diff, or by their hashes (`exact`).
     Equal hashes mean an empty diff (both write numbers in the same canonical form), so the
-    diff is walked only when the hashes differ: most passing cases skip it."""
+    diff is walked only when the hashes differ: most passing cases skip it. A hash already
+    known (`Compared.digest`) is not computed again, nor twice for one state."""
     if env.compare == "exact":
-        hashes = (
-            document_hash(goal, env.ignore, env.typed),
-            document_hash(final, env.ignore, env.typed),
-        )
+        final_hash = final.digest or document_hash(final.state, env.ignore, env.typed)
+        if goal is final:
+            goal_hash = final_hash
+        else:
+            goal_hash = goal.digest or document_hash(goal.state, env.ignore, env.typed)
+        hashes = (goal_hash, final_hash)
         if hashes[0] == hashes[1]:
             return True, DocumentDiff(), hashes
-        return False, diff_documents(goal, final, env.ignore, env.typed), hashes
-    diff = diff_documents(goal, final, env.ignore, env.typed)
+        diff = diff_documents(goal.state, final.state, env.ignore, env.typed, differ=True)
+        return False, diff, hashes
+    diff = diff_documents(goal.state, final.state, env.ignore, env.typed)
     return diff.passed, diff, None
 
 

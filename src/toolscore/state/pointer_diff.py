@@ -177,10 +177,12 @@ class _Frame(NamedTuple):
 
 
 def diff_documents(
-    goal: Any, final: Any, ignore: Iterable[Pattern] = (), typed: bool = False
+    goal: Any, final: Any, ignore: Iterable[Pattern] = (), typed: bool = False, differ: bool = False
 ) -> DocumentDiff:
-    """Compare two JSON documents path by path (see the module docstring)."""
-    if _same_bytes(goal, final):
+    """Compare two JSON documents path by path (see the module docstring). `differ`: the
+    caller knows the two differ (their `exact` hashes did), so the whole-document byte
+    comparison, a fast exit for equal documents only, is skipped."""
+    if not differ and _same_bytes(goal, final):
         return DocumentDiff()
     changes: list[Change] = []
     count = 0
