@@ -10,6 +10,7 @@ reached it without the plan being replayed.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
@@ -19,7 +20,7 @@ import orjson
 from toolscore.errors import InputError, ReplayInterrupted
 from toolscore.model import Call, Case
 from toolscore.state.document_hash import document_hash
-from toolscore.state.documents import DocumentEnvironment
+from toolscore.state.documents import DocumentEnvironment, plain_copy
 from toolscore.state.environment import Tool, ToolContext
 from toolscore.state.errors_policy import ToolReportedError
 from toolscore.state.limits import CallTimeout, alarms_installed, time_limit
@@ -169,11 +170,34 @@ class Judged(NamedTuple):
 def judge_documents(
     env: DocumentEnvironment, case: Case, calls: Sequence[Call], node: Any, fail: Fail
 ) -> Judged:
-    """Judge one case's final state against its plans' states; the first plan met wins."""
+    """Judge one case's final state against its plans' states; the first plan met wins.
+    The replays' states go back to the environment at the end (`release`), and so the
+    verdict's diff holds copies of their values, not the values themselves."""
     if node != "plan":
         raise fail("goal_state", GOAL_FORM)
     results_from = _results_from(case, fail)
+    replays: list[Replay] = []
+    try:
+        verdict = _judge_plans(env, case, calls, fail, results_from, replays)
+        if env.pool is None:
+            return verdict
+        return verdict._replace(diff=detached(verdict.diff))
+    finally:
+        for replay in replays:
+            env.release(replay.state)
+
+
+def _judge_plans(
+    env: DocumentEnvironment,
+    case: Case,
+    calls: Sequence[Call],
+    fail: Fail,
+    results_from: int | None,
+    replays: list[Replay],
+) -> Judged:
+    """`judge_documents`, each replay it starts appended to `replays`."""
     replay = start(env, case, fail)
+    replays.append(replay)
     outcomes = replay_calls(env, replay.invoke, replay.ctx, calls)
     try:
         final = replay.compared("after the agent's calls")
@@ -184,7 +208,7 @@ def judge_documents(
             if follows_plan(case, index, calls, outcomes):
                 goal = final
             else:
-                goal, met = _plan_state(env, case, index, fail, results)
+                goal, met = _plan_state(env, case, index, fail, results, replays)
             passed, diff, hashes = judge(env, goal, final)
             missing = None
             if results_from is not None:
@@ -202,11 +226,17 @@ def judge_documents(
 
 
 def _plan_state(
-    env: DocumentEnvironment, case: Case, index: int, fail: Fail, results: list[Any]
+    env: DocumentEnvironment,
+    case: Case,
+    index: int,
+    fail: Fail,
+    results: list[Any],
+    replays: list[Replay],
 ) -> tuple[Compared, PlanReplay]:
     """The state after replaying plan `index` (no plan at all: the start state); each plan
     call's result (None for a failed call) is appended to `results`, in replay order."""
     replay = start(env, case, fail)
+    replays.append(replay)
     if not case.plans:
         return replay.compared("at the start"), PlanReplay()
 
@@ -217,6 +247,25 @@ def _plan_state(
 
     met = replay_plan_calls(env, case, index, invoke, replay.ctx, fail)
     return replay.compared(f"after plan {index}"), met
+
+
+def detached(diff: DocumentDiff) -> DocumentDiff:
+    """The diff with each value it shows copied, so that it no longer holds parts of the
+    states it compared (which later replays reuse)."""
+    if not diff.changes:
+        return diff
+    changes = tuple(
+        change._replace(goal=_copied(change.goal), final=_copied(change.final))
+        for change in diff.changes
+    )
+    return diff._replace(changes=changes)
+
+
+def _copied(value: Any) -> Any:
+    if type(value) not in (dict, list, tuple):
+        return value  # a scalar: immutable
+    copied = plain_copy(value)
+    return copy.deepcopy(value) if copied is None else copied
 
 
 def _results_from(case: Case, fail: Fail) -> int | None:
