@@ -208,3 +208,15 @@ def test_cases_scored_on_reused_copies_get_the_verdicts_of_fresh_ones(
     fresh = dataclasses.replace(pooled, pool=None)
     for n, (plan, made) in enumerate(cases):
         assert _verdict(pooled, plan, made, n) == _verdict(fresh, plan, made, n)
+
+
+def test_a_document_added_at_the_end_is_removed_and_the_others_kept() -> None:
+    pool = DocumentPool(b'{"orders": {"#1": {"n": 1}, "#2": {"n": 2}}}')
+    state = pool.take()
+    kept = state["orders"]["#1"]
+    state["orders"]["#3"] = {"n": 3}
+    pool.give_back(state)
+    again = pool.take()
+    assert again is state
+    assert again["orders"]["#1"] is kept
+    assert list(again["orders"]) == ["#1", "#2"]

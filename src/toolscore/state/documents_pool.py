@@ -72,7 +72,7 @@ class DocumentPool:
                 if _same(part, reference[key], self._texts[key]):
                     continue
                 original = reference[key]
-                if type(part) is dict and type(original) is dict and list(part) == list(original):
+                if type(part) is dict and type(original) is dict and _drop_added(part, original):
                     names, originals, texts = self._documents(key)
                     for i in _differing(list(part.values()), originals, texts):
                         part[names[i]] = orjson.loads(texts[i])
@@ -109,6 +109,18 @@ def _same(part: Any, original: Any, text: bytes) -> bool:
     """Whether `part` is the initial data's part (`original`, written as `text`); raises
     TypeError when it holds what the check refuses."""
     return orjson.dumps(part, option=_CHECK) == text and bool(part == original)
+
+
+def _drop_added(part: dict[str, Any], original: dict[str, Any]) -> bool:
+    """Remove the documents added after the original ones (as a new order or reservation
+    is) and say whether the original names are then left, in their order."""
+    if len(part) > len(original):
+        names = list(part)
+        if names[: len(original)] != list(original):
+            return False
+        for name in names[len(original) :]:
+            del part[name]
+    return list(part) == list(original)
 
 
 def _differing(values: list[Any], originals: list[Any], texts: list[bytes]) -> list[int]:
