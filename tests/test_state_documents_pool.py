@@ -5,17 +5,20 @@ fresh ones."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from test_state_documents import env, make_case, produced
-from toolscore.state import check_state
+from toolscore.state import check_state, pointer_diff
 from toolscore.state.documents_pool import DocumentPool
+from toolscore.state.pointer_diff import diff_documents
 
 
 def _exact(value: Any) -> Any:
@@ -88,7 +91,7 @@ def _apply(state: Any, effect: tuple[str, int, str, Any]) -> None:
         elif kind == "clear":
             node.clear()
         elif kind == "set_same" and key in node:
-            node[key] = orjson.loads(orjson.dumps(node[key]))  # the value already there, a copy
+            node[key] = copy.deepcopy(node[key])  # the value already there, a copy
         elif kind == "tuple" and type(node.get(key)) is list:
             node[key] = tuple(node[key])
         else:
@@ -220,3 +223,34 @@ def test_a_document_added_at_the_end_is_removed_and_the_others_kept() -> None:
     assert again is state
     assert again["orders"]["#1"] is kept
     assert list(again["orders"]) == ["#1", "#2"]
+
+
+_WIDE = st.dictionaries(
+    st.sampled_from([f"#{i}" for i in range(40)]),
+    st.dictionaries(st.sampled_from("ab"), _JSON, max_size=2)
+    | st.lists(_JSON, max_size=2)
+    | _SCALARS,
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(goal=_WIDE, edits=st.lists(_EFFECT, max_size=4), typed=st.booleans())
+def test_a_diff_finding_equal_children_by_halving_is_the_diff_comparing_each(
+    goal: dict[str, Any], edits: list[tuple[str, int, str, Any]], typed: bool
+) -> None:
+    """pointer_diff halves runs of many children to find the equal ones; the changes it
+    lists are the ones a pair-by-pair comparison lists."""
+    final = orjson.loads(orjson.dumps(goal))
+    for edit in edits:
+        if not isinstance(edit[3], set):
+            _apply(final, edit)
+    for state in (goal, final):
+        state.setdefault("list", [{"n": i} for i in range(20)])  # a wide list as well
+    final["list"][len(edits)] = {"n": -1}
+    halved = diff_documents(goal, final, (), typed)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pointer_diff, "HALVING_FROM", 10**9)
+        each = diff_documents(goal, final, (), typed)
+    assert halved == each
+    assert halved.lines() == each.lines()
