@@ -65,7 +65,8 @@ _EFFECT = st.tuples(
 
 
 def _containers(value: Any) -> list[Any]:
-    found, stack = [], [value]
+    found: list[Any] = []
+    stack = [value]
     while stack:
         node = stack.pop()
         if type(node) is dict:
