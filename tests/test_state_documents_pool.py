@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from test_state_documents import env, make_case, produced
+from test_state_documents import env, make_case, produced, specs
+from toolscore import parse_case
 from toolscore.state import check_state, pointer_diff
 from toolscore.state.documents_pool import DocumentPool
 from toolscore.state.pointer_diff import diff_documents
@@ -255,3 +256,25 @@ def test_a_diff_finding_equal_children_by_halving_is_the_diff_comparing_each(
         each = diff_documents(goal, final, (), typed)
     assert halved == each
     assert halved.lines() == each.lines()
+
+
+def test_a_verdict_keeps_what_it_saw_when_its_copies_are_reused() -> None:
+    """A plan result that is a part of the state (get_order returns the order itself) is
+    copied into the verdict before the copy goes back to the pool and is changed again."""
+    fixture = env()
+    line = {
+        "id": "reads",
+        "plans": [[{"name": "get_order", "args": {"order_id": "#W1"}}]],
+        "goal_state": "plan",
+        "results_from_plan": 0,
+    }
+    reads = parse_case(line, specs(), "cases.jsonl", 1)
+    first = check_state(fixture, reads, produced([]), None)
+    assert first.missing_results is not None
+    assert first.missing_results[0]["status"] == "pending"
+    cancel = [{"name": "cancel_order", "args": {"order_id": "#W1"}}]
+    for _ in range(2):  # both copies out again, each changing the order
+        writes = make_case({"plans": [cancel]}, "writes")
+        check_state(fixture, writes, produced(cancel), None)
+        check_state(fixture, writes, produced([]), None)
+    assert first.missing_results[0]["status"] == "pending"

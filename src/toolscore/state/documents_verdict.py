@@ -172,7 +172,8 @@ def judge_documents(
 ) -> Judged:
     """Judge one case's final state against its plans' states; the first plan met wins.
     The replays' states go back to the environment at the end (`release`), and so the
-    verdict's diff holds copies of their values, not the values themselves."""
+    verdict's diff and missing results hold copies of their values, not the values (a tool
+    may return a part of the state)."""
     if node != "plan":
         raise fail("goal_state", GOAL_FORM)
     results_from = _results_from(case, fail)
@@ -181,7 +182,11 @@ def judge_documents(
         verdict = _judge_plans(env, case, calls, fail, results_from, replays)
         if env.pool is None:
             return verdict
-        return verdict._replace(diff=detached(verdict.diff))
+        missing = verdict.missing_results
+        return verdict._replace(
+            diff=detached(verdict.diff),
+            missing_results=None if missing is None else tuple(map(_copied, missing)),
+        )
     finally:
         for replay in replays:
             env.release(replay.state)
