@@ -493,3 +493,13 @@ def test_equal_hashes_mean_an_empty_diff(
         assert diff.passed, diff
     if diff.passed:
         assert same_hash
+
+
+def test_typed_numbers_keep_minus_zero_apart_as_the_typed_hash_does() -> None:
+    """Hypothesis found `0.0` against `-0.0`: the typed hash (of the numbers' text) told them
+    apart while the diff called them equal, so `compare: exact` and `diff` disagreed."""
+    goal, final = {"a": [0.0]}, {"a": [-0.0]}
+    assert document_hash(goal, [], True) != document_hash(final, [], True)
+    assert [c.path for c in diff_documents(goal, final, [], True).changes] == ["/a/0"]
+    assert diff_documents(goal, final, [], False).passed  # as numbers they are equal
+    assert document_hash(goal, [], False) == document_hash(final, [], False)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -31,18 +32,27 @@ from typing import Any
 
 def score(folder: Path) -> float:
     """Run `toolscore score --env` on the folder's parity files; its wall time in seconds."""
+    return timed_score(folder)[0]
+
+
+def timed_score(folder: Path) -> tuple[float, float]:
+    """Run `toolscore score --env` on the folder's parity files: its wall time and its CPU
+    time (user and system, of the process and its workers) in seconds."""
     command = [
         sys.executable, "-m", "toolscore", "score", "--specs", str(folder / "tools.yaml"),
         "--cases", str(folder / "parity_cases.jsonl"),
         "--outputs", str(folder / "parity_outputs.jsonl"),
         "--env", "--json", str(folder / "report.json"),
     ]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"toolscore failed: {done.stderr.strip()}")
-    return seconds
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu
 
 
 def _said(line: dict[str, Any]) -> list[str]:

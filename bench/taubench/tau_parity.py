@@ -5,6 +5,12 @@ disagreement listed, and the replay time of both in one run.
 
 Run in the bench venv (setup.sh):
     bench/taubench/.venv/bin/python bench/taubench/tau_parity.py [--domain retail] [--repeat 3]
+and, once the parity files are written, to time both sides again in turns:
+    bench/taubench/.venv/bin/python bench/taubench/tau_parity.py --speed-only --repeat 2
+
+Both sides are timed in wall and CPU seconds (the machine is shared: CPU time is the steadier
+figure): tau-bench's the loop below in this process, toolscore's the whole `score --env`
+process and its workers (start-up, call scoring and replay).
 
 tau-bench's side: the domain's Env (tau_bench.envs) built with the human user (nothing is
 asked: the bench never calls reset() or the user), then per trajectory what a run does: the
@@ -27,7 +33,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from tau_compare import compare, score, show  # noqa: E402
+from tau_compare import compare, show, timed_score  # noqa: E402
 from tau_perturb import PERTURBATIONS, messages  # noqa: E402
 
 stub = types.ModuleType("litellm")
@@ -89,12 +95,13 @@ def _replayed(observations: Any) -> Any:
     return lambda name, kwargs: next(observations)
 
 
-def run_domain(domain: str, out: Path, repeat: int) -> dict[str, Any]:
+def run_domain(domain: str, out: Path, repeat: int, speed_only: bool = False) -> dict[str, Any]:
     env = get_env(domain, user_strategy="human", user_model="none", task_split="test", task_index=0)
     checkout = Path(str(sys.modules["tau_bench"].__file__)).parent.parent
     imported = import_taubench(str(checkout), domain, "test")
     folder = out / domain
-    write_import(imported, folder)
+    if not speed_only:
+        write_import(imported, folder)
     cases = {case["id"]: case for case in imported.cases}
     tasks = env.tasks
 
@@ -106,12 +113,14 @@ def run_domain(domain: str, out: Path, repeat: int) -> dict[str, Any]:
             if steps is not None:
                 trajectories.append((index, variant, steps))
 
-    tau_times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        for i, _variant, steps in trajectories:
-            tau_bench_run(env, i, steps)
-        tau_times.append(time.perf_counter() - started)
+    if speed_only:  # the parity files of an earlier run: both sides timed, in turns
+        tau, ours = [], []
+        for _ in range(max(repeat, 1)):
+            tau.append(_timed_tau_bench(env, trajectories))
+            ours.append(timed_score(folder))
+        return _figures(domain, compare(folder), tau, ours, None)
+
+    tau = [_timed_tau_bench(env, trajectories) for _ in range(repeat)]
     runs = {(i, v): tau_bench_run(env, i, s, parts=True) for i, v, s in trajectories}
     traj_of = {
         (i, v): messages(tasks[i].instruction, s, _replayed(iter(runs[(i, v)]["observations"])))
@@ -139,17 +148,47 @@ def run_domain(domain: str, out: Path, repeat: int) -> dict[str, Any]:
             line["r_outputs"] = runs[(index, variant)]["r_outputs"]
             outputs_file.write(json.dumps(line) + "\n")
 
-    score_times = [score(folder) for _ in range(max(repeat, 1))]
-    result = compare(folder)
-    tau_median = sorted(tau_times)[len(tau_times) // 2] if tau_times else float("nan")
-    score_median = sorted(score_times)[len(score_times) // 2]
+    ours = [timed_score(folder) for _ in range(max(repeat, 1))]
+    return _figures(domain, compare(folder), tau, ours, counts.dropped_texts)
+
+
+def _timed_tau_bench(env: Any, trajectories: list[Any]) -> tuple[float, float]:
+    """tau-bench's side, every trajectory once: its wall time and the CPU time it took (this
+    process's), in seconds."""
+    started, cpu = time.perf_counter(), time.process_time()
+    for i, _variant, steps in trajectories:
+        tau_bench_run(env, i, steps)
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2] if values else float("nan")
+
+
+def _figures(
+    domain: str,
+    result: dict[str, Any],
+    tau: list[tuple[float, float]],
+    ours: list[tuple[float, float]],
+    dropped_texts: int | None,
+) -> dict[str, Any]:
+    """A domain's verdicts and times: wall and CPU seconds of each timed run of each side,
+    and the ratios of their medians."""
+    figures = {
+        "tau_bench_seconds": [wall for wall, _ in tau],
+        "tau_bench_cpu_seconds": [cpu for _, cpu in tau],
+        "toolscore_seconds": [wall for wall, _ in ours],
+        "toolscore_cpu_seconds": [cpu for _, cpu in ours],
+    }
     return {
         "domain": domain,
         **result,
-        "tau_bench_seconds": tau_times,
-        "toolscore_seconds": score_times,
-        "speed_ratio_median": tau_median / score_median,
-        "dropped_texts": counts.dropped_texts,
+        **figures,
+        "speed_ratio_median": _median(figures["tau_bench_seconds"])
+        / _median(figures["toolscore_seconds"]),
+        "cpu_ratio_median": _median(figures["tau_bench_cpu_seconds"])
+        / _median(figures["toolscore_cpu_seconds"]),
+        "dropped_texts": dropped_texts,
     }
 
 
@@ -160,19 +199,30 @@ def main() -> None:
         "--repeat", type=int, default=3, help="timed runs of each side (0: verdicts only)"
     )
     parser.add_argument("--out", default=str(HERE / "out"))
+    parser.add_argument(
+        "--speed-only",
+        action="store_true",
+        help="on the parity files an earlier run wrote in OUT: time both sides in turns "
+        "(tau-bench's rewards are not computed again) and compare the verdicts",
+    )
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = [run_domain(domain, out, args.repeat) for domain in args.domain]
+    results = [run_domain(domain, out, args.repeat, args.speed_only) for domain in args.domain]
     (out / "parity.json").write_text(json.dumps(results, indent=2))
     for r in results:
         show(r["domain"], r)
         tau, ts = r["tau_bench_seconds"], r["toolscore_seconds"]
         if not tau:  # --repeat 0: verdicts only
             continue
+        tau_cpu, ts_cpu = r["tau_bench_cpu_seconds"], r["toolscore_cpu_seconds"]
         print(
-            f"  replay: tau-bench {min(tau):.2f}-{max(tau):.2f} s, toolscore score --env "
+            f"  replay, wall: tau-bench {min(tau):.2f}-{max(tau):.2f} s, toolscore score --env "
             f"{min(ts):.2f}-{max(ts):.2f} s (median ratio {r['speed_ratio_median']:.1f}x)"
+        )
+        print(
+            f"  replay, CPU: tau-bench {min(tau_cpu):.2f}-{max(tau_cpu):.2f} s, toolscore "
+            f"{min(ts_cpu):.2f}-{max(ts_cpu):.2f} s (median ratio {r['cpu_ratio_median']:.1f}x)"
         )
 
 

@@ -26,6 +26,7 @@ import orjson
 from toolscore.errors import InputError, ReplayInterrupted
 from toolscore.rules import show
 from toolscore.specs import DEFAULT_TIMEOUT, timeout_problem
+from toolscore.state.documents_pool import DocumentPool
 from toolscore.state.environment import (
     COMPARE_MODES,
     DEFAULT_NOW,
@@ -80,6 +81,9 @@ class DocumentEnvironment(ReplayRules):
     now: datetime
     timeout: float
     policy: ErrorPolicy
+    pool: DocumentPool | None
+    """Copies of plain data reused from replay to replay (documents_pool); None for other
+    data, or with a `snapshot` function (whose result might hold parts of the state)."""
     kind: ClassVar[str] = "documents"
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -88,9 +92,16 @@ class DocumentEnvironment(ReplayRules):
 
     def fresh(self) -> Any:
         """A private deep copy of the initial data, for one replay."""
+        if self.pool is not None:
+            return self.pool.take()
         if self.image is not None:
             return orjson.loads(self.image)
         return copy.deepcopy(self.original)
+
+    def release(self, state: Any) -> None:
+        """Hand back a replay's state that nothing uses any more (for the next `fresh`)."""
+        if self.pool is not None:
+            self.pool.give_back(state)
 
     def save(self, state: Any) -> Any:
         """A copy of `state` to go back to should the next call fail (`on_error: rollback`):
@@ -191,6 +202,7 @@ def load_documents(config: Mapping[str, Any], base_dir: Path, source: str) -> Do
         now=now,
         timeout=float(timeout),
         policy=policy,
+        pool=DocumentPool(image) if image is not None and snapshot_function is None else None,
     )
 
 
@@ -266,8 +278,8 @@ def _plain_image(data: Any) -> bytes | None:
 
 
 def plain_copy(value: Any) -> Any:
-    """A deep copy of plain JSON data (dicts, lists, scalars) made without recursion, or
-    None when it holds anything else."""
+    """A deep copy of plain JSON data (dicts, lists, scalars) made without recursion, keys
+    in their order, or None when it holds anything else."""
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
     while stack:
@@ -275,7 +287,8 @@ def plain_copy(value: Any) -> Any:
         kind = type(node)
         if kind is dict:
             copied: Any = {}
-            stack.extend((child, copied, k) for k, child in node.items())
+            # pushed last to first, so that keys are set (popped) in their order
+            stack.extend(reversed([(child, copied, k) for k, child in node.items()]))
         elif kind is list:
             copied = [None] * len(node)
             stack.extend((child, copied, i) for i, child in enumerate(node))

@@ -10,6 +10,8 @@ reached it without the plan being replayed.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -19,7 +21,7 @@ from toolscore.errors import InputError, ReplayInterrupted
 from toolscore.model import Call, Case
 from toolscore.state import resume
 from toolscore.state.document_hash import document_hash
-from toolscore.state.documents import DocumentEnvironment
+from toolscore.state.documents import DocumentEnvironment, plain_copy
 from toolscore.state.environment import Tool, ToolContext
 from toolscore.state.errors_policy import ToolReportedError
 from toolscore.state.limits import CallTimeout, alarms_installed, time_limit
@@ -73,6 +75,12 @@ class Replay:
 
     def snapshot(self, where: str) -> Any:
         """The compared form of the state, checked to be JSON."""
+        return self.compared(where).state
+
+    def compared(self, where: str) -> Compared:
+        """The compared form of the state, checked to be JSON, with its `exact` hash when
+        the JSON written for the check is the hashed text (`numbers: typed`, nothing
+        ignored): the state is then written once, not once to check and once to hash."""
         env = self.env
         try:
             with time_limit(env.timeout):
@@ -85,8 +93,9 @@ class Replay:
                 f"case {self.ctx.case_id!r}: the snapshot {where} failed: {tool_error(error)}",
                 field="environment.snapshot",
             ) from None
+        hashed = env.compare == "exact" and env.typed and not env.ignore
         try:
-            orjson.dumps(found)
+            text = orjson.dumps(found, option=orjson.OPT_SORT_KEYS if hashed else None)
         except TypeError as error:
             if "recursion" not in str(error).lower():  # deeper than orjson writes is JSON too
                 raise InputError(
@@ -95,7 +104,16 @@ class Replay:
                     "give a `snapshot` function that makes it JSON",
                     field="environment.snapshot" if env.snapshot_function else "environment.data",
                 ) from None
-        return found
+            return Compared(found)
+        return Compared(found, hashlib.sha256(text).hexdigest() if hashed else None)
+
+
+class Compared(NamedTuple):
+    """A state in its compared form and, when already known, its `exact` hash (the same
+    value `document_hash` gives)."""
+
+    state: Any
+    digest: str | None = None
 
 
 def start(env: DocumentEnvironment, case: Case, fail: Fail) -> Replay:
@@ -153,13 +171,42 @@ class Judged(NamedTuple):
 def judge_documents(
     env: DocumentEnvironment, case: Case, calls: Sequence[Call], node: Any, fail: Fail
 ) -> Judged:
-    """Judge one case's final state against its plans' states; the first plan met wins."""
+    """Judge one case's final state against its plans' states; the first plan met wins.
+    The replays' states go back to the environment at the end (`release`), and so the
+    verdict's diff and missing results hold copies of their values, not the values (a tool
+    may return a part of the state)."""
     if node != "plan":
         raise fail("goal_state", GOAL_FORM)
     results_from = _results_from(case, fail)
-    replay, outcomes, ending = _agent_replay(env, case, calls, fail)
+    replays: list[Replay] = []
     try:
-        final = replay.snapshot("after the agent's calls")
+        verdict = _judge_plans(env, case, calls, fail, results_from, replays)
+        if env.pool is None:
+            return verdict
+        missing = verdict.missing_results
+        return verdict._replace(
+            diff=detached(verdict.diff),
+            missing_results=None if missing is None else tuple(map(_copied, missing)),
+        )
+    finally:
+        for replay in replays:
+            env.release(replay.state)
+
+
+def _judge_plans(
+    env: DocumentEnvironment,
+    case: Case,
+    calls: Sequence[Call],
+    fail: Fail,
+    results_from: int | None,
+    replays: list[Replay],
+) -> Judged:
+    """`judge_documents`, each replay it starts appended to `replays` (those kept to be
+    resumed are released too, which does nothing: a resumable environment has no pool)."""
+    replay, outcomes, ending = _agent_replay(env, case, calls, fail)
+    replays.append(replay)
+    try:
+        final = replay.compared("after the agent's calls")
         if ending is not None and len(outcomes) == len(calls):
             resume.AGENT.keep(ending[0], resume.Ended(env, ending[1], replay, outcomes))
         first = None
@@ -169,7 +216,7 @@ def judge_documents(
             if follows_plan(case, index, calls, outcomes):
                 goal = final
             else:
-                goal, met = _plan_state(env, case, index, fail, results)
+                goal, met = _plan_state(env, case, index, fail, results, replays)
             passed, diff, hashes = judge(env, goal, final)
             missing = None
             if results_from is not None:
@@ -210,14 +257,21 @@ def _agent_replay(
 
 
 def _plan_state(
-    env: DocumentEnvironment, case: Case, index: int, fail: Fail, results: list[Any]
-) -> tuple[Any, PlanReplay]:
+    env: DocumentEnvironment,
+    case: Case,
+    index: int,
+    fail: Fail,
+    results: list[Any],
+    replays: list[Replay],
+) -> tuple[Compared, PlanReplay]:
     """The state after replaying plan `index` (no plan at all: the start state); each plan
     call's result (None for a failed call) is appended to `results`, in replay order. The
     replay is resumed where an earlier case's replay of the same first plan calls ended
     (`resume`) when it may be: where no plan call is labelled."""
     if not case.plans:
-        return start(env, case, fail).snapshot("at the start"), PlanReplay()
+        replay = start(env, case, fail)
+        replays.append(replay)
+        return replay.compared("at the start"), PlanReplay()
     setup = resume.setup_key(case.extra.get("setup")) if resume.resumable(env) else None
     keys = resume.plan_keys(case.plans[index]) if setup is not None else None
     found = resume.PLANS.take(env, setup, keys) if setup is not None and keys else None
@@ -229,6 +283,7 @@ def _plan_state(
         replay.ctx = env.context(case.id)
         results.extend(found.past[0])
         errors = found.past[1]
+    replays.append(replay)
 
     def invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
         results.append(None)
@@ -237,11 +292,30 @@ def _plan_state(
 
     met = replay_plan_calls(env, case, index, invoke, replay.ctx, fail, first=first)
     met = PlanReplay(errors + met.errors, met.not_replayed)
-    state = replay.snapshot(f"after plan {index}")
+    state = replay.compared(f"after plan {index}")
     if setup is not None and keys and not met.not_replayed:
         past = (tuple(results), met.errors)
         resume.PLANS.keep(setup, resume.Ended(env, tuple(keys), replay, past))
     return state, met
+
+
+def detached(diff: DocumentDiff) -> DocumentDiff:
+    """The diff with each value it shows copied, so that it no longer holds parts of the
+    states it compared (which later replays reuse)."""
+    if not diff.changes:
+        return diff
+    changes = tuple(
+        change._replace(goal=_copied(change.goal), final=_copied(change.final))
+        for change in diff.changes
+    )
+    return diff._replace(changes=changes)
+
+
+def _copied(value: Any) -> Any:
+    if type(value) not in (dict, list, tuple):
+        return value  # a scalar: immutable
+    copied = plain_copy(value)
+    return copy.deepcopy(value) if copied is None else copied
 
 
 def _results_from(case: Case, fail: Fail) -> int | None:
@@ -272,20 +346,24 @@ def missing_results(required: Sequence[Any], outcomes: Sequence[CallOutcome]) ->
 
 
 def judge(
-    env: DocumentEnvironment, goal: Any, final: Any
+    env: DocumentEnvironment, goal: Compared, final: Compared
 ) -> tuple[bool, DocumentDiff, tuple[str, str] | None]:
     """Compare a goal state with a final one: by their diff, or by their hashes (`exact`).
     Equal hashes mean an empty diff (both write numbers in the same canonical form), so the
-    diff is walked only when the hashes differ: most passing cases skip it."""
+    diff is walked only when the hashes differ: most passing cases skip it. A hash already
+    known (`Compared.digest`) is not computed again, nor twice for one state."""
     if env.compare == "exact":
-        hashes = (
-            document_hash(goal, env.ignore, env.typed),
-            document_hash(final, env.ignore, env.typed),
-        )
+        final_hash = final.digest or document_hash(final.state, env.ignore, env.typed)
+        if goal is final:
+            goal_hash = final_hash
+        else:
+            goal_hash = goal.digest or document_hash(goal.state, env.ignore, env.typed)
+        hashes = (goal_hash, final_hash)
         if hashes[0] == hashes[1]:
             return True, DocumentDiff(), hashes
-        return False, diff_documents(goal, final, env.ignore, env.typed), hashes
-    diff = diff_documents(goal, final, env.ignore, env.typed)
+        diff = diff_documents(goal.state, final.state, env.ignore, env.typed, differ=True)
+        return False, diff, hashes
+    diff = diff_documents(goal.state, final.state, env.ignore, env.typed)
     return diff.passed, diff, None
 
 

@@ -8,8 +8,8 @@ as added; one that shrank, its lost indices as removed.
 
 Numbers compare by one rule for tables and documents alike (`same_value`): by default
 (`numbers: numeric`) as numbers, floats equal to 12 significant digits (so `2` equals `2.0`);
-`numbers: typed` keeps `2` and `2.0` apart and compares floats exactly, as tau-bench's hash
-does. `true` never equals `1` either way.
+`numbers: typed` keeps `2` and `2.0` apart and compares floats exactly, `0.0` and `-0.0`
+apart, as tau-bench's hash (of the numbers' text) does. `true` never equals `1` either way.
 
 The walk is iterative (a state nested a million deep is walked, not recursed), and what it
 reports is bounded: at most `MAX_CHANGES` paths (the rest counted), each value shown at most
@@ -18,6 +18,7 @@ reports is bounded: at most `MAX_CHANGES` paths (the rest counted), each value s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -60,6 +61,8 @@ def same_value(a: Any, b: Any, typed: bool) -> bool:
     if type(a) is bool or type(b) is bool:
         return type(a) is type(b) and a == b
     if typed:
+        if type(a) is float and type(b) is float and a == b:
+            return math.copysign(1.0, a) == math.copysign(1.0, b)  # -0.0 is written apart
         return type(a) is type(b) and a == b
     if type(a) in (int, float) and type(b) in (int, float):
         return bool(a == b) or canonical(a) == canonical(b)
@@ -177,10 +180,12 @@ class _Frame(NamedTuple):
 
 
 def diff_documents(
-    goal: Any, final: Any, ignore: Iterable[Pattern] = (), typed: bool = False
+    goal: Any, final: Any, ignore: Iterable[Pattern] = (), typed: bool = False, differ: bool = False
 ) -> DocumentDiff:
-    """Compare two JSON documents path by path (see the module docstring)."""
-    if _same_bytes(goal, final):
+    """Compare two JSON documents path by path (see the module docstring). `differ`: the
+    caller knows the two differ (their `exact` hashes did), so the whole-document byte
+    comparison, a fast exit for equal documents only, is skipped."""
+    if not differ and _same_bytes(goal, final):
         return DocumentDiff()
     changes: list[Change] = []
     count = 0
@@ -204,17 +209,19 @@ def _compare(frame: _Frame, typed: bool, stack: list[_Frame]) -> str | None:
     pairs: Iterable[tuple[str, Any, Any]]
     if isinstance(goal, Mapping) and isinstance(final, Mapping):
         keys = sorted(goal.keys() | final.keys(), key=str, reverse=True)
-        pairs = ((k, goal.get(k, _ABSENT), final.get(k, _ABSENT)) for k in keys)
+        pairs = [(k, goal.get(k, _ABSENT), final.get(k, _ABSENT)) for k in keys]
+        same = _same_children(pairs) if frame.depth < _PRUNE_DEPTH else None
     elif isinstance(goal, list | tuple) and isinstance(final, list | tuple):
-        pairs = (
+        pairs = [
             (str(i), goal[i] if i < len(goal) else _ABSENT, final[i] if i < len(final) else _ABSENT)
             for i in reversed(range(max(len(goal), len(final))))
-        )
+        ]
+        same = _same_children(pairs) if frame.depth < _PRUNE_DEPTH else None
     elif children(goal) is None and children(final) is None:
         return None if same_value(goal, final, typed) else "changed"
     else:
         return "changed"
-    for segment, wanted, got in pairs:
+    for position, (segment, wanted, got) in enumerate(pairs):
         kept, ignored = step(frame.alive, frame.depth, str(segment))
         if ignored or wanted is got:
             continue
@@ -223,13 +230,59 @@ def _compare(frame: _Frame, typed: bool, stack: list[_Frame]) -> str | None:
             stack.append(_Frame(None, got, where, frame.depth + 1, (), "added"))
         elif got is _ABSENT:
             stack.append(_Frame(wanted, None, where, frame.depth + 1, (), "removed"))
-        elif frame.depth >= _PRUNE_DEPTH or not _same_bytes(wanted, got):
+        elif frame.depth >= _PRUNE_DEPTH or not _known_same(same, position, wanted, got):
             stack.append(_Frame(wanted, got, where, frame.depth + 1, kept))
     return None
 
 
+def _known_same(same: set[int] | None, position: int, wanted: Any, got: Any) -> bool:
+    """`_same_bytes(wanted, got)`, read from `_same_children`'s answer when there is one."""
+    if same is None:
+        return _same_bytes(wanted, got)
+    return position in same
+
+
+def _same_children(pairs: list[tuple[str, Any, Any]]) -> set[int] | None:
+    """For a container with many children, the positions in `pairs` whose two values'
+    JSON bytes are equal (what `_same_bytes` says of each pair), found by halving: a run of
+    pairs is compared at once, as two JSON arrays written in C, and split only when the
+    arrays differ (equal arrays hold equal elements). None for a few children: each pair is
+    then compared on its own."""
+    both = [
+        (position, wanted, got)
+        for position, (_, wanted, got) in enumerate(pairs)
+        if children(wanted) is not None and children(got) is not None
+    ]
+    if len(both) < HALVING_FROM:
+        return None
+    same: set[int] = set()
+    stack = [(0, len(both))]
+    while stack:
+        low, high = stack.pop()
+        run = both[low:high]
+        if high - low == 1:
+            if _same_bytes(run[0][1], run[0][2]):
+                same.add(run[0][0])
+            continue
+        try:
+            equal = orjson.dumps([w for _, w, _ in run], option=orjson.OPT_SORT_KEYS) == (
+                orjson.dumps([g for _, _, g in run], option=orjson.OPT_SORT_KEYS)
+            )
+        except TypeError:  # a child deeper than orjson writes, or not JSON: split further
+            equal = False
+        if equal:
+            same.update(position for position, _, _ in run)
+        else:
+            middle = (low + high) // 2
+            stack.extend(((low, middle), (middle, high)))
+    return same
+
+
 _ABSENT: Any = object()
 _PRUNE_DEPTH = 32
+HALVING_FROM = 16
+"""Containers with at least this many child containers find their equal children by halving
+(`_same_children`); smaller ones compare each pair."""
 """How deep the walk still skips equal subtrees by their JSON bytes (written in C: two
 separate copies of a large state are mostly equal, and walking them in Python is slow)."""
 
