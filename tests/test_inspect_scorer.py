@@ -3,8 +3,11 @@ task whose samples keep their plans in the target or the metadata (tests/inspect
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import io
 import math
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -140,3 +143,21 @@ def test_a_plan_calling_an_unknown_tool_names_the_sample_and_the_field() -> None
         integration._case(SPEC_SET, "s1", {}, Target('[{"name": "refnd"}]'), "plans")
     assert str(failure.value).startswith("sample s1 (target)")
     assert "refnd" in str(failure.value)
+
+
+def test_the_readme_example_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```", readme, re.S | re.M)
+    (example,) = [block for block in blocks if "toolscore.integrations.inspect" in block]
+    (tmp_path / "examples").symlink_to(Path(__file__).parent.parent / "examples")
+    monkeypatch.chdir(tmp_path)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(example, "README.md", "exec"), {})  # our own README's example
+    assert printed.getvalue().splitlines() == [
+        "0.0",
+        "value_mismatch call 0 /order_id [exact]: 'order-13' does not equal 'order-12' exactly",
+    ]
+    assert "`0.0`" in readme

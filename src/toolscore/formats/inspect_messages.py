@@ -33,7 +33,7 @@ def read(node: Any, key: str, t: Transcript) -> None:
         where = f"{key}[{i}]"
         with t.part():
             role = t.role(message, where, ROLES)
-            content = _content(message.get("content"), f"{where}.content", t)
+            content = t.content(message.get("content"), f"{where}.content", CONTENT, "content")
             if role == "user" and not message.get("tool_call_id"):
                 t.user_turn()
             elif role == "assistant":
@@ -44,22 +44,6 @@ def read(node: Any, key: str, t: Transcript) -> None:
                 if error is not None and not value:
                     value = _error_text(t.mapping(error, f"{where}.error"))
                 t.result(message.get("tool_call_id"), value, error=error is not None)
-
-
-def _content(content: Any, where: str, t: Transcript) -> Any:
-    """A message's content with its unreadable parts left out (and counted)."""
-    if not isinstance(content, list):
-        if content is None or isinstance(content, str):
-            return content
-        message = f"must be a string or a list of content, got {json_type(content)}"
-        raise UnreadableError(where, message)
-    readable = []
-    for j, part in enumerate(content):
-        at = f"{where}[{j}]"
-        with t.part():
-            t.kind(t.mapping(part, at), at, CONTENT)
-            readable.append(part)
-    return readable
 
 
 def _assistant(message: Mapping[str, Any], content: Any, where: str, t: Transcript) -> None:

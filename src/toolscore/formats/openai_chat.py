@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolscore.formats.transcript import Transcript, UnreadableError, result_value, text_of
-from toolscore.rules import json_type
+from toolscore.formats.transcript import Transcript, result_value, text_of
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 PARTS = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
@@ -28,7 +27,7 @@ def read(node: Any, key: str, t: Transcript) -> None:
         where = f"{key}[{i}]"
         with t.part():
             role = t.role(message, where, ROLES)
-            content = _content(message.get("content"), f"{where}.content", t)
+            content = t.content(message.get("content"), f"{where}.content", PARTS, "parts")
             if role == "user":
                 t.user_turn()
             elif role == "assistant":
@@ -37,22 +36,6 @@ def read(node: Any, key: str, t: Transcript) -> None:
                 t.result(message.get("tool_call_id"), result_value(content))
             elif role == "function":
                 t.result(None, result_value(content), name=message.get("name"))
-
-
-def _content(content: Any, where: str, t: Transcript) -> Any:
-    """A message's content with its unreadable parts left out (and counted)."""
-    if not isinstance(content, list):
-        if content is None or isinstance(content, str):
-            return content
-        message = f"must be a string or a list of parts, got {json_type(content)}"
-        raise UnreadableError(where, message)
-    readable = []
-    for j, part in enumerate(content):
-        at = f"{where}[{j}]"
-        with t.part():
-            t.kind(t.mapping(part, at), at, PARTS)
-            readable.append(part)
-    return readable
 
 
 def _assistant(message: Mapping[str, Any], content: Any, where: str, t: Transcript) -> None:

@@ -146,6 +146,23 @@ class Transcript:
             raise UnreadableError(where, f"must be an object, got {json_type(node)}")
         return node
 
+    def content(self, content: Any, where: str, known: frozenset[str], noun: str) -> Any:
+        """A message's content (a string, null, or a list of parts whose `type` is one of
+        `known`) with its unreadable parts left out and counted; `noun` names the parts in
+        the message of a content of the wrong type."""
+        if not isinstance(content, list):
+            if content is None or isinstance(content, str):
+                return content
+            message = f"must be a string or a list of {noun}, got {json_type(content)}"
+            raise UnreadableError(where, message)
+        readable = []
+        for j, part in enumerate(content):
+            at = f"{where}[{j}]"
+            with self.part():
+                self.kind(self.mapping(part, at), at, known)
+                readable.append(part)
+        return readable
+
     def kind(self, node: Mapping[str, Any], where: str, known: frozenset[str]) -> str:
         """The `type` of a block or item, which must be one of the `known` types."""
         kind = node.get("type")
