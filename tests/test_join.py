@@ -134,3 +134,15 @@ def test_joined_needs_the_ray_engine(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "--address and --joined need --engine ray" in result.output
+
+
+def test_a_join_of_converted_files_names_the_files_given(tmp_path: Path) -> None:
+    """Parquet inputs are joined through their JSON Lines conversions, but `join.json` must
+    name the Parquet files: the conversions are gone once the join is written, and `score
+    --joined --save` reads the files it names."""
+    tables = Path(__file__).parent.parent / "examples" / "parquet"
+    cases, outputs = tables / "cases.parquet", tables / "outputs.parquet"
+    _join(cases, outputs, tmp_path / "joined")
+    joined = read_joined(tmp_path / "joined")
+    assert (joined.cases, joined.outputs) == (str(cases), str(outputs))
+    assert joined.cases_count == sum(1 for _ in _part_records(tmp_path / "joined"))

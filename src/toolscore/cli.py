@@ -309,10 +309,12 @@ def score_command(
         check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     env = optional_environment(specs, specs_path, env_path, tool_timeout)
     _check_group_by(group_by, outputs_path)
+    # with --joined, the engine reads the join: the files are read only to be saved or shown
+    reads_files = run_on.joined is None or save or db_path is not None or html_path is not None
     with (
-        contextlib.nullcontext((cases_path, outputs_path))
-        if run_on.joined is not None
-        else converted_inputs(cases_path, outputs_path, group_by)
+        converted_inputs(cases_path, outputs_path, group_by)
+        if reads_files
+        else contextlib.nullcontext((cases_path, outputs_path))
     ) as (cases_lines, outputs_lines):
         _score(
             specs, specs_path, cases_lines, outputs_lines, json_target, fail_under, env, workers,

@@ -103,9 +103,11 @@ def write_joined(
     directory: str | Path,
     rows_per_part: int = ROWS_PER_PART,
     fmt: str = "jsonl",
+    names: tuple[str, str] | None = None,
 ) -> Joined:
     """Join the two files into parts in `directory` (made if need be; it must hold no
-    earlier join) and write its `join.json`."""
+    earlier join) and write its `join.json`, which names the files as `names` says (the
+    files the user gave, when the two read are their JSON Lines conversions)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
     out = Path(directory)
@@ -127,7 +129,8 @@ def write_joined(
     except BaseException:
         writer.remove()
         raise
-    joined = Joined(out, cases_path, outputs_path, fmt, parts, counts[0], counts[1], len(unmatched))
+    cases_name, outputs_name = names or (cases_path, outputs_path)
+    joined = Joined(out, cases_name, outputs_name, fmt, parts, counts[0], counts[1], len(unmatched))
     _write_manifest(out / MANIFEST, joined)
     return joined
 

@@ -38,7 +38,8 @@ def join_command(
     """Join cases to outputs by id into parts of DIR, with DIR/join.json describing them."""
     check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
     with converted_inputs(cases_path, outputs_path) as (cases, outputs):
-        joined = write_joined(cases, outputs, out_dir, rows_per_part, fmt)
+        names = (cases_path, outputs_path)
+        joined = write_joined(cases, outputs, out_dir, rows_per_part, fmt, names)
     out = console()
     out.print(
         printable(
