@@ -315,3 +315,22 @@ def one_line(error: InputError, source: str) -> None:
     text = str(error)
     assert text.startswith(source), text
     assert "\n" not in text, text
+
+
+@pytest.mark.parametrize("log", ["refunds.eval", "deflated"])
+def test_a_member_that_claims_too_much_is_refused_before_it_is_decompressed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log: str
+) -> None:
+    """A crafted member (a zip bomb) must not be decompressed into memory: the bounds are
+    lowered here so that an ordinary log crosses them, zstd and deflated members alike."""
+    path = (
+        FIXTURES / log
+        if log.endswith(".eval")
+        else write_eval(tmp_path / "d.eval", twin()["samples"])
+    )
+    monkeypatch.setattr("toolscore.inspect_logs.MAX_RATIO", 1)
+    result = score(path)
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"toolscore: error: {path}: samples/")
+    assert "a zip bomb?" in line

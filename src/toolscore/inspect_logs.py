@@ -40,6 +40,11 @@ JSON_LOG = re.compile(
 )
 """How Inspect begins a `.json` log: its `version`, `status` and `eval` keys, in that order."""
 SAMPLE_FILE = re.compile(r"\Asamples/(.+)_epoch_(\d+)\.json\Z")
+MAX_MEMBER_BYTES = 1 << 30
+"""The largest sample a log may hold uncompressed (1 GiB): a bound on what a crafted member
+can make toolscore decompress into memory."""
+MAX_RATIO = 1000
+"""The largest compression ratio a member may claim: JSON samples compress about 5-20:1."""
 ZSTD = 93
 """The zip compression method of zstd, which Inspect writes."""
 LOCAL_HEADER = struct.Struct("<4s5H3L2H")
@@ -169,8 +174,14 @@ def _member(path: str, archive: zipfile.ZipFile, name: str) -> bytes:
     """A member's bytes. Inspect compresses them with zstd (zip method 93), which Python's
     zipfile reads only from 3.14 on: such a member is read raw and decompressed here."""
     info = archive.getinfo(name)
+    if info.file_size > MAX_MEMBER_BYTES or info.file_size > MAX_RATIO * max(info.compress_size, 1):
+        message = (
+            f"a member of {info.file_size:,} bytes from {info.compress_size:,} compressed is "
+            f"refused (over {MAX_MEMBER_BYTES:,} bytes or {MAX_RATIO}:1: a zip bomb?)"
+        )
+        raise InputError(path, message, field=name)
     if info.compress_type != ZSTD or sys.version_info >= (3, 14):
-        return archive.read(name)
+        return archive.read(name)  # zipfile stops at the declared size and checks the CRC
     try:
         import zstandard  # noqa: PLC0415  (an optional library: the `inspect` extra)
     except ImportError:
@@ -186,10 +197,10 @@ def _member(path: str, archive: zipfile.ZipFile, name: str) -> bytes:
         raw = handle.read(info.compress_size)
     try:
         reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-        data = reader.read()
+        data = reader.read(info.file_size + 1)  # more than declared fails the checks below
     except zstandard.ZstdError as error:
         raise InputError(path, f"not readable zstd data ({error})", field=name) from None
-    if zlib.crc32(data) != info.CRC:
+    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
         raise InputError(path, "the member's checksum does not match", field=name)
     return data
 
