@@ -282,3 +282,20 @@ def test_two_columns_of_one_name_are_refused(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match="two columns of this name") as failure:
         converted(table, tmp_path)
     assert failure.value.field == "response"
+
+
+def test_a_row_group_that_claims_a_bomb_ratio_is_refused_before_it_is_read(
+    tmp_path: Path,
+) -> None:
+    """10 MB of one repeated response, unencoded, zstd-compressed to a few kilobytes: pyarrow
+    would inflate it whole; toolscore refuses it from the footer's sizes, with one line."""
+    response = "x" * 10_000
+    table = pa.table({"id": [f"c{i}" for i in range(1_000)], "response": [response] * 1_000})
+    bomb = tmp_path / "bomb.parquet"
+    pq.write_table(table, bomb, compression="zstd", use_dictionary=False)
+    group = pq.ParquetFile(bomb).metadata.row_group(0)
+    assert group.total_byte_size > 1000 * group.column(1).total_compressed_size
+    done = score_error(FIXTURES / "cases.jsonl", bomb)
+    (line,) = done.output.strip().splitlines()
+    assert line.startswith(f"toolscore: error: {bomb}: row group 0 claims ")
+    assert line.endswith("a crafted file?)")

@@ -37,6 +37,11 @@ BATCH_ROWS: Final = 1024
 PYTHON_ROWS: Final = 64
 """Rows of a batch turned into Python values at once: the bound on the memory the conversion
 holds beyond the batch (a row may hold a long transcript)."""
+MAX_ROW_GROUP_BYTES: Final = 4 << 30
+"""The most a row group may hold uncompressed (4 GiB): the bound on what one crafted row
+group can make pyarrow decompress into memory."""
+MAX_RATIO: Final = 1000
+"""The largest compression ratio a row group may claim (encoded data compresses far less)."""
 EXTRA: Final = "reading Parquet files needs pyarrow: pip install 'toolscore[parquet]'"
 
 JSON_TEXT: Final = {
@@ -68,9 +73,26 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
     repeated = next((n for n, count in Counter(schema.names).items() if count > 1), None)
     if repeated is not None:
         raise error(path, "the Parquet file has two columns of this name", field=repeated)
+    _check_sizes(reader.metadata, path, error)
     rows = _Rows(schema, JSON_TEXT[conversion.kind], conversion.kind == "cases", path, error)
     for line in rows.lines(_batches(reader, path, error)):
         out.write(line)
+
+
+def _check_sizes(metadata: Any, path: str, error: type[InputError]) -> None:
+    """Refuse a row group whose pages claim more than `MAX_ROW_GROUP_BYTES`, or more than
+    `MAX_RATIO` times their compressed size, before pyarrow decompresses it into memory (a
+    crafted file, the Parquet form of a zip bomb)."""
+    for index in range(metadata.num_row_groups):
+        group = metadata.row_group(index)
+        plain = group.total_byte_size
+        packed = sum(group.column(j).total_compressed_size for j in range(group.num_columns))
+        if plain > MAX_ROW_GROUP_BYTES or plain > MAX_RATIO * max(packed, 1):
+            message = (
+                f"row group {index} claims {plain:,} bytes from {packed:,} compressed: refused "
+                f"(over {MAX_ROW_GROUP_BYTES:,} bytes or {MAX_RATIO}:1: a crafted file?)"
+            )
+            raise error(path, message)
 
 
 def _batches(reader: Any, path: str, error: type[InputError]) -> Iterator[list[dict[str, Any]]]:
