@@ -21,8 +21,8 @@ from click.testing import CliRunner
 
 from test_startup import found, imported
 from toolscore.cli import cli
-from toolscore.report.embed import Caps, select_cases
-from toolscore.report.html import Provenance, report_html
+from toolscore.html_report.embed import Caps, select_cases
+from toolscore.html_report.html import Provenance, report_html
 
 PWN = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>'
 """Sets `window.__pwned` if a page ever runs it (the browser test looks)."""
@@ -449,7 +449,7 @@ def test_score_html_with_json_on_stdout_writes_both(tmp_path: Path) -> None:
 def test_jinja2_is_imported_by_score_only_with_html(tmp_path: Path) -> None:
     paths = write_inputs(tmp_path)
     plain = imported(tmp_path, *score_args(paths))
-    assert found(plain, ("jinja2", "toolscore.report.html")) == []
+    assert found(plain, ("jinja2", "toolscore.html_report.html")) == []
     with_html = imported(tmp_path, *score_args(paths), "--html", str(tmp_path / "p.html"))
     assert "jinja2" in with_html
     assert (tmp_path / "p.html").exists()

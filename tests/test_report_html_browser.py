@@ -21,10 +21,10 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Route, ex
 from test_label_browser import CHROMIUM_FLAGS, WAIT_MS, chromium
 from test_report_html import PWN, run, score_args, write_inputs
 from test_report_rubrics import scored_page
-from toolscore.report.embed import Caps, select_cases
-from toolscore.report.html import Provenance, report_html
-from toolscore.report.page import write_page
-from toolscore.report.sources import ReportFile, details_from_files
+from toolscore.html_report.embed import Caps, select_cases
+from toolscore.html_report.html import Provenance, report_html
+from toolscore.html_report.page import write_page
+from toolscore.html_report.sources import ReportFile, details_from_files
 from toolscore.specs import load_specs
 
 

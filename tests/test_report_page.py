@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolscore.report.page import interval
+from toolscore.html_report.page import interval
 from toolscore.stats import wilson
 
 

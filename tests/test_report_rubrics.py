@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from test_report_html import PWN, Page, number, run
-from toolscore.report.html import MAX_TEXT, case_record, slimmed
+from toolscore.html_report.html import MAX_TEXT, case_record, slimmed
 
 SPEC = f"""\
 version: "x"

@@ -517,9 +517,9 @@ class _HtmlTarget:
         self, specs: SpecSet, cases: str, outputs: str, label: str | None, run_id: int | None
     ) -> None:
         """Copy the report where `--json` wanted it, then write the page."""
-        from toolscore.report.build import html_from_score  # noqa: PLC0415 - jinja2 here
-        from toolscore.report.embed import Caps  # noqa: PLC0415
-        from toolscore.report.page import write_page  # noqa: PLC0415
+        from toolscore.html_report.build import html_from_score  # noqa: PLC0415 - jinja2 here
+        from toolscore.html_report.embed import Caps  # noqa: PLC0415
+        from toolscore.html_report.page import write_page  # noqa: PLC0415
 
         if self.copy_to is not None:
             self._copy_report(self.copy_to)

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from toolscore.commands import input_errors
-from toolscore.report.embed import DEFAULT_MAX_CASES, DEFAULT_MAX_PASSING, Caps
+from toolscore.html_report.embed import DEFAULT_MAX_CASES, DEFAULT_MAX_PASSING, Caps
 
 
 def cap_options(command: Any) -> Any:
@@ -56,8 +56,8 @@ def report_command(
 ) -> None:
     """Write the one-file HTML report of a stored run or of a report JSON file (with
     `--specs --cases --outputs`, its cases open beside their plans)."""
-    from toolscore.report.build import html_from_report_file, html_from_store  # noqa: PLC0415
-    from toolscore.report.page import write_page  # noqa: PLC0415
+    from toolscore.html_report.build import html_from_report_file, html_from_store  # noqa: PLC0415
+    from toolscore.html_report.page import write_page  # noqa: PLC0415
 
     caps = Caps(max_cases=max_cases, max_passing=max_passing)
     given = (specs_path, cases_path, outputs_path)

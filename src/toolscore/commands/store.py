@@ -259,8 +259,8 @@ def compare_command(
     with open_store(db_path, read_only=True) as store:
         comparison = compare(store, run_a, run_b, seed=seed, resamples=resamples)
     if html_path:
-        from toolscore.report.compare_html import compare_html  # noqa: PLC0415 - jinja2
-        from toolscore.report.page import write_page  # noqa: PLC0415
+        from toolscore.html_report.compare_html import compare_html  # noqa: PLC0415 - jinja2
+        from toolscore.html_report.page import write_page  # noqa: PLC0415
 
         write_page(html_path, compare_html(comparison.to_json()))
     if as_json:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolscore.report.page import render
+from toolscore.html_report.page import render
 
 MAX_FLIPS = 2_000
 """Flipped cases listed at most (`compare --json` lists them all)."""

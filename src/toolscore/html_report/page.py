@@ -22,7 +22,7 @@ from markupsafe import Markup
 from toolscore.errors import InputError
 from toolscore.files import write_output
 
-_PACKAGE = "toolscore.report"
+_PACKAGE = "toolscore.html_report"
 
 
 @cache

@@ -14,9 +14,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from toolscore.errors import InputError, SpecError
-from toolscore.report.embed import Caps, select_cases
-from toolscore.report.html import Provenance, report_html
-from toolscore.report.sources import ReportFile, details_from_files, details_from_store, file_sha256
+from toolscore.html_report.embed import Caps, select_cases
+from toolscore.html_report.html import Provenance, report_html
+from toolscore.html_report.sources import (
+    ReportFile,
+    details_from_files,
+    details_from_store,
+    file_sha256,
+)
 
 if TYPE_CHECKING:
     from toolscore.specs import SpecSet

@@ -16,9 +16,9 @@ from typing import Any
 from markupsafe import Markup
 
 from toolscore.calibration.page import case_layout, top_key
-from toolscore.report import charts
-from toolscore.report.embed import Caps, Selection
-from toolscore.report.page import json_bytes, render
+from toolscore.html_report import charts
+from toolscore.html_report.embed import Caps, Selection
+from toolscore.html_report.page import json_bytes, render
 
 RATES = (
     ("accuracy", "case accuracy", "cases"),
