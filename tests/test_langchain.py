@@ -8,15 +8,14 @@ match what langchain-core writes, detection, unread parts and a scoring run end 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from fixture_scripts import load_script
 from toolscore.cli import cli
 from toolscore.errors import OutputError
 from toolscore.formats import read_transcript
@@ -25,18 +24,7 @@ from toolscore.formats.detect import detect
 FORMATS_DIR = Path(__file__).parent / "formats"
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "make_langchain_fixtures", FORMATS_DIR / "make_langchain_fixtures.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = _generator()
+GENERATOR = load_script(FORMATS_DIR / "make_langchain_fixtures.py")
 BUILT = GENERATOR.build()
 
 

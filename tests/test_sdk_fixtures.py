@@ -8,27 +8,16 @@ the script, and check that the readers still read the new files: tests/test_form
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from fixture_scripts import load_script
 
 FORMATS_DIR = Path(__file__).parent / "formats"
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "make_sdk_fixtures", FORMATS_DIR / "make_sdk_fixtures.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = _generator()
+GENERATOR = load_script(FORMATS_DIR / "make_sdk_fixtures.py")
 BUILT = GENERATOR.build()
 
 
