@@ -24,13 +24,13 @@ INSPECT_LOG = str(EXAMPLES / "inspect" / "refunds.eval")
 def test_a_json_lines_file_is_read_as_it_is(tmp_path: Path) -> None:
     lines = tmp_path / "outputs.jsonl"
     lines.write_text('{"id": "a", "calls": []}\n')
-    assert layout_of(str(lines), Conversion("outputs")) is None
+    assert layout_of(str(lines)) is None
     with as_json_lines(str(lines), Conversion("outputs")) as path:
         assert path == str(lines)
 
 
 def test_an_inspect_log_is_converted_and_the_conversion_removed() -> None:
-    layout = layout_of(INSPECT_LOG, Conversion("outputs"))
+    layout = layout_of(INSPECT_LOG)
     assert layout is not None
     assert layout.name == "inspect-log"
     with as_json_lines(INSPECT_LOG, Conversion("outputs")) as path:

@@ -58,7 +58,7 @@ def verdicts(data: dict[str, Any]) -> dict[tuple[str, Any], bool]:
 def test_the_logs_are_claimed_by_their_first_bytes() -> None:
     for name in ("refunds.eval", "refunds.json", "twin.json"):
         path = FIXTURES / name
-        converter = layout_of(str(path), Conversion("outputs"))
+        converter = layout_of(str(path))
         assert converter is not None
         assert converter.name == "inspect-log", name
 

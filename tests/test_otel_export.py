@@ -135,8 +135,8 @@ def test_the_sniffer_leaves_json_lines_outputs_alone(tmp_path: Path) -> None:
     line = json.loads(EXPORT.read_text(encoding="utf-8").splitlines()[0])
     with_id = tmp_path / "outputs.jsonl"
     with_id.write_text(json.dumps({"id": "a", **line}) + "\n", encoding="utf-8")
-    assert layout_of(str(with_id), Conversion("outputs")) is None
-    assert layout_of(str(EXPORT), Conversion("outputs")) is not None
+    assert layout_of(str(with_id)) is None
+    assert layout_of(str(EXPORT)) is not None
     long_first_line = b'{"resourceSpans": [' + b" " * HEAD_BYTES
     assert sniff("x", long_first_line[:HEAD_BYTES])
     assert not sniff("x", b'{"id": "a", "calls": []}\n')

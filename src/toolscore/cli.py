@@ -17,7 +17,7 @@ import click
 
 from toolscore import __version__, build_kind
 from toolscore.commands import console, input_errors
-from toolscore.converted import Conversion, converted_inputs, layout_of
+from toolscore.converted import converted_inputs, layout_of
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.escape import printable
 from toolscore.inputs import check_inputs, input_size, rereadable
@@ -327,7 +327,7 @@ def _check_group_by(group_by: str | None, outputs_path: str) -> None:
     """`--group-by` groups the spans of a collector export, and means nothing for others."""
     if group_by is None:
         return
-    layout = layout_of(outputs_path, Conversion("outputs", group_by))
+    layout = layout_of(outputs_path)
     if not group_by.strip() or layout is None or layout.name != "otlp-json":
         message = "groups the spans of an OpenTelemetry collector export given as --outputs"
         raise click.BadParameter(message, param_hint="--group-by")

@@ -64,7 +64,7 @@ def register(converter: Converter) -> None:
     CONVERTERS.append(converter)
 
 
-def layout_of(path: str, conversion: Conversion) -> Converter | None:
+def layout_of(path: str) -> Converter | None:
     """The layout that claims the file at `path`, or None for JSON Lines (and for streams,
     which are always read as JSON Lines)."""
     if is_stream(path):
@@ -82,7 +82,7 @@ def as_json_lines(path: str, conversion: Conversion) -> Iterator[str]:
     """`path` itself for JSON Lines; otherwise a temporary JSON Lines conversion of it,
     removed when the block ends. An input error about the conversion raised in the block is
     raised again naming `path` and the record."""
-    converter = layout_of(path, conversion)
+    converter = layout_of(path)
     if converter is None:
         yield path
         return

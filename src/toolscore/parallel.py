@@ -85,24 +85,16 @@ class ParallelScoring:
         cluster_by: str | None = None,
         rubrics: str | None = None,
     ) -> None:
-        self.specs = specs
-        self.rubrics = rubrics if specs.rubric_uses else None
-        """`ALL_RUBRICS`, `LOCAL_RUBRICS`, or None (rubrics are not scored)."""
         self.sources = (cases_path, outputs_path)
         self.workers = max(1, workers)
-        self.want_report = want_report
-        self.want_rows = want_rows
-        self.keep_failures = keep_failures
         self.counter = counter
         self.chunk_size = chunk_size
-        self.env = env
-        self.cluster_by = cluster_by
         self.scorer = BatchScorer(
             specs,
             self.sources,
             env,
             cluster_by=cluster_by,
-            rubrics=self.rubrics,
+            rubrics=rubrics if specs.rubric_uses else None,  # None: rubrics are not scored
             want_report=want_report,
             want_rows=want_rows,
             keep_failures=keep_failures,
