@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolscore.formats.transcript import Transcript, UnreadableError, result_value, text_of
-from toolscore.rules import json_type
 
 ROLES = ("user", "assistant", "system", "developer")
 QUIET = frozenset(
@@ -94,19 +93,7 @@ def _kind(item: Mapping[str, Any], where: str, t: Transcript) -> str:
 
 def _message(item: Mapping[str, Any], where: str, t: Transcript) -> None:
     role = t.role(item, where, ROLES)
-    content = item.get("content")
-    if isinstance(content, list):
-        readable = []
-        for j, part in enumerate(content):
-            at = f"{where}.content[{j}]"
-            with t.part():
-                t.kind(t.mapping(part, at), at, PARTS)
-                readable.append(part)
-        content = readable
-    elif content is not None and not isinstance(content, str):
-        raise UnreadableError(
-            f"{where}.content", f"must be a string or a list of parts, got {json_type(content)}"
-        )
+    content = t.content(item.get("content"), f"{where}.content", PARTS, "parts")
     if role == "user":
         t.user_turn()
     elif role == "assistant":
