@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -48,7 +49,8 @@ def test_import_matches_the_golden_files(converted: Path) -> None:
     assert "def bfcl_setup(state, classes, config, long_context=False):" in module
 
 
-def state_verdicts(converted: Path, result: Path) -> dict[str, tuple[bool, list[object]]]:
+def scored_cases(converted: Path, result: Path) -> list[dict[str, Any]]:
+    """The report's case entries of BFCL's `result` file, converted and scored with `--env`."""
     outputs = converted / "outputs.jsonl"
     invoke("import", "bfcl-outputs", str(result), "--out", str(outputs))
     report = converted / "report.json"
@@ -57,7 +59,12 @@ def state_verdicts(converted: Path, result: Path) -> dict[str, tuple[bool, list[
         str(converted / "cases.jsonl"), "--outputs", str(outputs), "--env",
         "--json", str(report),
     )  # fmt: skip
-    cases = json.loads(report.read_text())["cases"]
+    cases: list[dict[str, Any]] = json.loads(report.read_text())["cases"]
+    return cases
+
+
+def state_verdicts(converted: Path, result: Path) -> dict[str, tuple[bool, list[object]]]:
+    cases = scored_cases(converted, result)
     return {c["id"]: (c["state_passed"], c["state"]["missing_results"]) for c in cases}
 
 

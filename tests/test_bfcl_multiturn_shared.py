@@ -5,18 +5,16 @@ multi-turn fixture, whether the runtime shares or not."""
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from test_bfcl_multiturn import invoke, scored_cases
 from toolscore.bfcl.call_tree import Cursor, Instances, Tree
 from toolscore.bfcl.runtime import Runtime
-from toolscore.cli import cli
 from toolscore.state import resume
 
 FIXTURE = Path(__file__).parent / "bfcl_multiturn"
@@ -122,11 +120,6 @@ def test_a_call_that_does_not_finish_detaches_the_replay() -> None:
     assert Cursor(tree, None).snapshot(_take) == {"items": [1]}
 
 
-def invoke(*args: str) -> None:
-    result = CliRunner().invoke(cli, list(args))
-    assert result.exit_code == 0, result.output
-
-
 @pytest.fixture
 def converted(tmp_path: Path) -> Path:
     out = tmp_path / "mt"
@@ -140,14 +133,7 @@ def converted(tmp_path: Path) -> Path:
 
 
 def _report(converted: Path, result: Path) -> list[dict[str, Any]]:
-    outputs, report = converted / "outputs.jsonl", converted / "report.json"
-    invoke("import", "bfcl-outputs", str(result), "--out", str(outputs))
-    invoke(
-        "score", "--specs", str(converted / "tools.yaml"), "--cases",
-        str(converted / "cases.jsonl"), "--outputs", str(outputs), "--env",
-        "--json", str(report),
-    )  # fmt: skip
-    cases = json.loads(report.read_text())["cases"]
+    cases = scored_cases(converted, result)
     return [{k: v for k, v in case.items() if k != "timing"} for case in cases]
 
 
