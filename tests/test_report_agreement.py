@@ -12,8 +12,11 @@ from typing import Any
 import orjson
 from click.testing import CliRunner
 
+from test_label_web import MISMATCH_NOTE, client_for, make_batch, post_label
 from test_report_html import run, score_args, write_inputs
 from toolscore.cli import cli
+from toolscore.model import Mismatch
+from toolscore.report.terminal import mismatch_line
 
 ROW = re.compile(r'<tr data-metric="([^"]+)"[^>]*>(.*?)</tr>', re.S)
 
@@ -111,3 +114,34 @@ def test_compare_s_paired_rows_and_tool_moves_read_as_in_the_terminal(tmp_path: 
         f"{row[4]} of {sum(map(int, row[3].split(' / ')))}",
         row[5],
     ]
+
+
+def mismatch_items(page: str) -> list[str]:
+    """Each mismatch line of a labelling page, as text, its values left out."""
+    (found,) = re.findall(r'<ul class="mismatches">(.*?)</ul>', page, re.S)
+    items = re.findall(r'<li>(.*?)(?:<div class="pair">.*?)?</li>', found, re.S)
+    return [" ".join(unescape(re.sub(r"<[^>]+>", "", item)).split()) for item in items]
+
+
+def test_the_labelling_page_numbers_calls_plans_and_mismatches_from_0(tmp_path: Path) -> None:
+    # The reproducer: the page numbered calls "#1" and plans "Plan 1" where the report JSON,
+    # the terminal and the exact-JSON reason ("call 0") count from 0.
+    db = tmp_path / "results.db"
+    make_batch(db)
+    with client_for(db) as client:
+        refund = client.get("/case/2").text
+        assert "Plan 0 <span" in refund  # the compared plan, one of 2
+        assert '<span class="index">plan call 0</span>' in refund
+        assert '<span class="index">call 0</span>' in refund
+        assert "<h3>Plan 1</h3>" in refund  # the other plan
+        assert '<ol start="0">' in refund  # its calls, from 0
+        assert "#1" not in refund
+        for position in (2, 3):
+            assert post_label(client, position=position, label="incorrect").status_code == 200
+        by_terminal = {
+            2: mismatch_line(Mismatch("value_mismatch", ("order_id",), "exact",
+                                      message=MISMATCH_NOTE, call=0, plan_call=0)),
+            3: mismatch_line(Mismatch("missing_call", message="lookup not made", plan_call=0)),
+        }  # fmt: skip
+        for position, line in by_terminal.items():
+            assert mismatch_items(client.get(f"/case/{position}").text) == [line]

@@ -97,7 +97,8 @@ class PlanCall:
 
 @dataclass(frozen=True)
 class OtherPlan:
-    """An acceptable plan other than the one the scorer compared against."""
+    """An acceptable plan other than the one the scorer compared against; `number` is its
+    index in the case's `plans`, counted from 0 as the report JSON's `plan` is."""
 
     number: int
     calls: tuple[PlanCall, ...]
@@ -190,7 +191,7 @@ def case_layout(view: Mapping[str, Any], revealed: bool) -> CasePage:
         reordered=[j for _, j in pairs] != sorted(j for _, j in pairs),
         rows=tuple(rows),
         other_plans=tuple(
-            OtherPlan(number + 1, tuple(_plan_call(call) for call in calls))
+            OtherPlan(number, tuple(_plan_call(call) for call in calls))
             for number, calls in enumerate(plans)
             if number != plan
         ),
