@@ -166,6 +166,18 @@
       ": " + note.message;
   }
 
+  // What the spec says of an argument or a call (`calibration.page.spec_lines`), a line each.
+  function specRow(body, lines) {
+    if (!lines || !lines.length) return;
+    var td = add(add(body, el("tr", "spec")), el("td"));
+    td.colSpan = 3;
+    add(td, el("span", "hint", "the spec: "));
+    lines.forEach(function (line, i) {
+      if (i) add(td, el("br"));
+      add(td, el("code", null, line));
+    });
+  }
+
   function layoutTable(layout) {
     var table = el("table", "calls");
     var head = add(add(table, el("thead")), el("tr"));
@@ -189,6 +201,7 @@
         add(right, el("code", "tool", r.produced_name));
         add(right, el("span", "index", " call " + r.call));
       } else add(right, el("em", "hint", "not made"));
+      specRow(body, r.spec);
       r.notes.forEach(function (n) { noteRow(body, n); });
       r.args.forEach(function (a) {
         var arg = add(body, el("tr", "arg state-" + a.state));
@@ -198,6 +211,7 @@
         add(arg, el("td")).appendChild(
           r.unparsed ? el("span", "absent", "\u2014") :
           r.produced_name !== null ? value(a.produced) : el("span"));
+        specRow(body, a.spec);
         a.notes.forEach(function (n) { noteRow(body, n); });
       });
       if (r.unparsed) {
@@ -307,6 +321,10 @@
       var cmp = section(box, "The plan beside the calls made");
       if (layout.no_call_expected) add(cmp, el("p", "expectation", "The plan is to make no call."));
       if (layout.reordered) add(cmp, el("p", "expectation", "The calls were made in another order than the plan's."));
+      if (layout.tools && layout.tools.length) {
+        var tools = add(cmp, el("ul", "spec-tools"));
+        layout.tools.forEach(function (line) { add(tools, el("li", null, line)); });
+      }
       if (layout.rows.length) add(cmp, layoutTable(layout));
       layout.loose_notes.forEach(function (n) {
         add(cmp, el("p", "note " + (n.accepted ? "accepted" : "rejected"), n.message));
