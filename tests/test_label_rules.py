@@ -188,11 +188,21 @@ def test_the_html_report_s_case_panel_carries_the_same_rule_lines(tmp_path: Path
     page_path = tmp_path / "report.html"
     result = CliRunner().invoke(cli, [*args, "--html", str(page_path)])
     assert result.exit_code == 0, result.output
-    cases = {case["id"]: case for case in Page(page_path.read_text()).data("case-data")}
+    page = Page(page_path.read_text())
+    cases = {case["id"]: case for case in page.data("case-data")}
+    # One copy of each argument's rule lines for the page, by tool and argument; a case's
+    # rows point at them (null) or carry lines that name no rule of the spec.
+    assert page.data("spec-data") == {
+        "get_weather": {"city": [CITY], "unit": [UNIT]},
+        "get_time": {"zone": ["zone: exact (REASON)"]},
+    }
     layout = cases["alias"]["layout"]
-    (weather_row, time_row) = layout["rows"]
-    assert [arg["spec"] for arg in weather_row["args"]] == [[CITY], [UNIT]]
-    assert time_row["args"][0]["spec"] == ["zone: exact (REASON)"]
+    assert "rules" not in layout
+    assert [arg["spec"] for row in layout["rows"] for arg in row["args"]] == [None, None, None]
     assert any("allow extra_calls" in line for line in layout["tools"])
+    (extra,) = cases["extra-arg"]["layout"]["rows"]
+    assert [arg["spec"] for arg in extra["args"]] == [
+        None, ["when: not an argument of the tool's spec"]
+    ]  # fmt: skip
     (unknown,) = cases["no-tool"]["layout"]["rows"][1:]
     assert unknown["spec"] == ["not a tool of the spec"]

@@ -182,6 +182,10 @@ def check_a_case_opens_beside_its_plan(page: Page) -> None:
     expect(order_id.locator("td").nth(0)).to_contain_text('"o-1"')
     expect(order_id.locator("td").nth(1)).to_contain_text("onerror")
     expect(detail.locator('tr.arg[data-arg="amount"]')).to_have_class("arg state-same")
+    # Each argument's rule, as the labelling page shows it (the page's one copy, by tool).
+    expect(detail.locator("tr.spec code")).to_have_text(
+        ["order_id: exact", "amount: number tol=0.01; accepts differences up to 0.01 (cents)"]
+    )
     # Calls and plans count from 0, as in the report JSON and the terminal's mismatch lines.
     expect(detail.locator("ul.mismatches li")).to_contain_text(
         "value_mismatch call 0 /order_id [exact]: "

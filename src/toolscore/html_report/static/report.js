@@ -7,6 +7,8 @@
   var dataNode = document.getElementById("case-data");
   if (!dataNode) return;
   var cases = JSON.parse(dataNode.textContent || "[]");
+  var specNode = document.getElementById("spec-data");
+  var spec = specNode ? JSON.parse(specNode.textContent || "{}") : {};
   var shownCount = PAGE;
   var matches = [];
   var $ = function (id) { return document.getElementById(id); };
@@ -211,7 +213,8 @@
         add(arg, el("td")).appendChild(
           r.unparsed ? el("span", "absent", "\u2014") :
           r.produced_name !== null ? value(a.produced) : el("span"));
-        specRow(body, a.spec);
+        var tool = r.expected_name !== null ? r.expected_name : r.produced_name;
+        specRow(body, a.spec !== null ? a.spec : (spec[tool] || {})[a.key]);
         a.notes.forEach(function (n) { noteRow(body, n); });
       });
       if (r.unparsed) {
