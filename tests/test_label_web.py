@@ -89,7 +89,7 @@ def weather_view() -> dict[str, Any]:
 
 
 def refund_view() -> dict[str, Any]:
-    """A case the rule scorer fails: the refund names another order; plan 2 looks it up."""
+    """A case the rule scorer fails: the refund names another order; plan 1 looks it up."""
     return {
         "prompt": "Refund order 77",
         "plans": [
@@ -425,7 +425,7 @@ def test_the_page_shows_progress_navigation_and_every_kind_of_row(db: Path) -> N
         assert "not valid JSON: Expecting value" in page
         assert "{&#34;q&#34;: " in page  # the raw arguments, as text
         assert "any one of" in page  # a `$any` alternative
-        assert "Plan 2" in page  # the other plan: make no call
+        assert "Plan 1" in page  # the other plan (plans count from 0): make no call
         assert "make no call" in page
         assert "The case has no prompt." in page
         abstention = client.get("/case/4").text

@@ -262,11 +262,13 @@ def test_agent_text_never_reaches_the_markup_unescaped(
     _, page_path, _ = scored
     html = page_path.read_text()
     assert "<img" not in html
-    assert html.count("<script") == 2  # the data and the page's own script
-    data = html.split('<script type="application/json" id="case-data">')[1].split("</script>")[0]
-    assert "<" not in data
-    assert ">" not in data
-    assert "&" not in data
+    assert html.count("<script") == 3  # the cases, the spec's rules and the page's script
+    for element in ("case-data", "spec-data"):
+        opening = f'<script type="application/json" id="{element}">'
+        data = html.split(opening)[1].split("</script>")[0]
+        assert "<" not in data
+        assert ">" not in data
+        assert "&" not in data
     assert "&lt;img src=x" in html  # the run's label, escaped in the heading
 
 

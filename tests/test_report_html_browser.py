@@ -182,7 +182,16 @@ def check_a_case_opens_beside_its_plan(page: Page) -> None:
     expect(order_id.locator("td").nth(0)).to_contain_text('"o-1"')
     expect(order_id.locator("td").nth(1)).to_contain_text("onerror")
     expect(detail.locator('tr.arg[data-arg="amount"]')).to_have_class("arg state-same")
-    expect(detail.locator("ul.mismatches li")).to_contain_text("value_mismatch")
+    # Each argument's rule, as the labelling page shows it (the page's one copy, by tool).
+    expect(detail.locator("tr.spec code")).to_have_text(
+        ["order_id: exact", "amount: number tol=0.01; accepts differences up to 0.01 (cents)"]
+    )
+    # Calls and plans count from 0, as in the report JSON and the terminal's mismatch lines.
+    expect(detail.locator("ul.mismatches li")).to_contain_text(
+        "value_mismatch call 0 /order_id [exact]: "
+    )
+    expect(detail.locator("thead th").nth(1)).to_have_text("expected (plan 0)")
+    expect(detail.locator("tr.name span.index")).to_have_text(["plan call 0", "call 0"])
 
     page.fill("#f-search", "evil-tool")
     page.click("#case-rows tr")
@@ -232,6 +241,7 @@ def test_a_replayed_case_shows_its_state_diff_and_replayed_calls(
     expect(detail).to_contain_text("state failed")
     expect(detail.locator("h5").filter(has_text="Replayed calls")).to_have_count(1)
     expect(detail.locator("ol.replayed li")).to_have_count(2)
+    expect(detail.locator("ol.replayed li span.index")).to_have_text(["call 0", "call 1"])
     expect(detail.locator(".diff").first).to_be_visible()
     assert watched.errors == []
     assert watched.requests == [page_path.as_uri()]
@@ -277,6 +287,7 @@ def test_rubric_entries_open_inert_and_the_rubric_filter_works(
     expect(failing).to_have_count(1)
     expect(failing.locator("td").nth(0)).to_have_text("names_order")
     expect(failing.locator("td").nth(1).locator("code")).to_have_text(f"refund.{PWN}")
+    expect(failing.locator("td").nth(1).locator("span.index")).to_have_text("plan call 0, call 0")
     expect(failing.locator("td.reason")).to_contain_text('<img src=x onerror="window.__pwned=1"')
     expect(failing.locator("td").nth(2)).to_have_text("0")
     expect(failing.locator("td").nth(5)).to_have_text("fresh")

@@ -156,7 +156,7 @@ def test_the_terminal_shows_the_rubric_table_and_sentence(two_runs: Path) -> Non
     assert "rubric greet pass rate: no detectable difference" in shown.output
     [line] = [line for line in shown.output.splitlines() if line.startswith("│ greet")]
     cells = [cell.strip() for cell in line.strip("│").split("│")]
-    assert cells == ["greet", "6 (5)", "33.3%", "66.7%", "+33.3 pt", "[-40.0, +83.3]",
+    assert cells == ["greet", "6 (5)", "33.3%", "66.7%", "+33.3 pts", "[-40.0, +83.3]",
                      "+0.167", "3", "1", "0.625", "0/1"]  # fmt: skip
 
 

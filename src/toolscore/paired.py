@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from toolscore.stats import percent_digits, points
+
 CONFIDENCE = 0.95
 ALPHA = 0.05
 """McNemar p-values at or above this get a word of caution beside a bootstrap difference."""
@@ -87,7 +89,7 @@ class PairedTest(NamedTuple):
         )
         return (
             f"{self.metric}: {better} is better than {worse} by "
-            f"{abs(100 * self.difference):.1f} points: {numbers}{caution}"
+            f"{percent_digits(abs(self.difference))} points: {numbers}{caution}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -119,8 +121,8 @@ def _units(unit: str, n: int) -> str:
 
 
 def _points(value: float | None) -> str:
-    """A rate difference in percentage points, signed."""
-    return "-" if value is None else f"{100 * value:+.1f} pts"
+    """A rate difference in percentage points, signed (`stats.points`)."""
+    return "-" if value is None else f"{points(value)} pts"
 
 
 def mcnemar_exact(n01: int, n10: int) -> float:

@@ -6,12 +6,16 @@ without scipy (issue 12's start-up budget); tests check them against scipy.stats
 - `clustered`: the interval of a mean of 0/1 outcomes that come in clusters (several cases
   per task or prompt template), with the clustered standard error of Miller (2024), "Adding
   Error Bars to Evals", computed exactly from per-cluster (n, passed) counts.
+- `percent`, `points`, `interval_percents`: how a rate, a difference of rates and an
+  interval are written for a person. The terminal, the HTML pages and the labelling page all
+  write them with these, so that one number reads the same everywhere.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 
 Z95 = 1.959963984540054
 """The 97.5th percentile of the standard normal distribution: two-sided 95%."""
@@ -47,3 +51,49 @@ def clustered_se(clusters: Iterable[tuple[int, int]], passed: int, n: int) -> fl
 def normal_interval(mean: float, se: float, z: float = Z95) -> tuple[float, float]:
     """mean ± z·se, clipped to [0, 1] (the mean is a proportion)."""
     return max(0.0, mean - z * se), min(1.0, mean + z * se)
+
+
+REPORT_DECIMALS = 4
+"""The decimals the report JSON gives a rate, a bound of its interval or a difference."""
+
+
+def percent_digits(value: float, decimals: int = 1) -> str:
+    """A proportion as the digits of its percentage (`0.20655` -> `20.7`): the value is first
+    rounded as the report JSON writes it (`REPORT_DECIMALS`), then its decimal text times 100
+    is rounded half away from zero. A page that reads the report JSON and a terminal that
+    holds the unrounded number so write the same digits; binary rounding of `100 * value`
+    would write 0.2065 as 20.6 and 0.20655 as 20.7."""
+    exact = Decimal(repr(round(value, REPORT_DECIMALS))) * 100
+    shown = exact.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    return str(abs(shown) if shown == 0 else shown)  # never "-0.0"
+
+
+def percent(value: float | None, dash: str = "-") -> str:
+    """A proportion as a percentage with one decimal (`20.7%`), or `dash` when unmeasured."""
+    return dash if value is None else percent_digits(value) + "%"
+
+
+def points(value: float | None, dash: str = "-") -> str:
+    """A difference of two proportions in percentage points, signed (`+15.0`, `-2.5`,
+    `+0.0`), or `dash` when either side is unmeasured."""
+    if value is None:
+        return dash
+    digits = percent_digits(value)
+    return digits if digits.startswith("-") else "+" + digits
+
+
+def interval_percents(bounds: Sequence[float]) -> tuple[str, str]:
+    """The two bounds of a 95% interval as percentages: one decimal, or two where one would
+    show two different bounds alike, or a bound short of 0% or 100% as 0.0% or 100.0%
+    (0.9996 is `99.96%`, not `100.0%`). Two decimals are all the report JSON's four hold."""
+    low, high = (round(bound, REPORT_DECIMALS) for bound in bounds)
+    for decimals in (1, 2):
+        shown = (percent_digits(low, decimals), percent_digits(high, decimals))
+        edges = {percent_digits(0.0, decimals): 0.0, percent_digits(1.0, decimals): 1.0}
+        blurred = (shown[0] == shown[1] and low != high) or any(
+            text in edges and bound != edges[text]
+            for text, bound in zip(shown, (low, high), strict=True)
+        )
+        if not blurred:
+            break
+    return shown[0] + "%", shown[1] + "%"

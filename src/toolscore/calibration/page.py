@@ -14,14 +14,20 @@ import json
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolscore.calibration.batches import SCORERS, BatchCase, Label
+from toolscore.calibration.spec_notes import names_in, rules_view
+
+if TYPE_CHECKING:
+    from toolscore.specs import SpecSet
 
 _INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cs"})
 """Unicode categories shown as their code point: control, format (bidirectional overrides,
 zero-width characters), line and paragraph separators, private use and surrogates. Model
 output can use them to make two different values look the same."""
+MAX_DEFAULT = 200
+"""Characters of a default value shown beside its argument at most."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,9 @@ class ArgRow:
     state: str
     paths: tuple[str, ...]
     notes: tuple[Note, ...]
+    spec: tuple[str, ...] = ()
+    """What the spec says of the argument, a line per rule (its own, then nested ones'), or
+    that the tool's spec does not list it (`spec_lines`); empty when the view has no rules."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,8 @@ class CallRow:
     raw_args: str | None
     error: str | None
     notes: tuple[Note, ...]
+    spec: tuple[str, ...] = ()
+    """That the spec has no such tool, when it has not (and the view has rules)."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +108,8 @@ class PlanCall:
 
 @dataclass(frozen=True)
 class OtherPlan:
-    """An acceptable plan other than the one the scorer compared against."""
+    """An acceptable plan other than the one the scorer compared against; `number` is its
+    index in the case's `plans`, counted from 0 as the report JSON's `plan` is."""
 
     number: int
     calls: tuple[PlanCall, ...]
@@ -150,12 +162,20 @@ class CasePage:
     stratum: str | None = None
     loose_notes: tuple[Note, ...] = ()
     """Differences that name no row of the layout (shown with the verdicts)."""
+    tools: tuple[str, ...] = ()
+    """Each spec tool of the case with the relaxations in force for it, a line each."""
+    rules_known: bool = False
+    """Whether the view holds the spec's rules (batches made before it did, do not)."""
 
 
-def case_page(case: BatchCase, label: Label | None) -> CasePage:
+def case_page(case: BatchCase, label: Label | None, specs: SpecSet | None = None) -> CasePage:
     """The page of one batch case for a labeller whose label of it is `label` (None: not yet
-    labelled, and then nothing of the scorers' judgement is included)."""
-    page = case_layout(case.view, revealed=label is not None)
+    labelled, and then nothing of the scorers' judgement is included). `specs`, the run's,
+    gives the rules of a view made before views kept them."""
+    view = case.view
+    if "rules" not in view and specs is not None:
+        view = {**view, "rules": rules_view(specs, names_in(view))}
+    page = case_layout(view, revealed=label is not None)
     if label is None:
         return page
     return replace(
@@ -181,7 +201,9 @@ def case_layout(view: Mapping[str, Any], revealed: bool) -> CasePage:
     produced = [call for call in _list(view.get("produced")) if isinstance(call, Mapping)]
     differences = [d for d in _list(view.get("differences")) if isinstance(d, Mapping)]
     pairs = _pairs(view, compared, produced)
-    rows, used = _rows(compared, produced, pairs, differences, revealed)
+    rules = view.get("rules")
+    rules = rules if isinstance(rules, Mapping) else None
+    rows, used = _rows(compared, produced, pairs, differences, revealed, rules)
     page = CasePage(
         prompt=None if view.get("prompt") is None else visible(str(view["prompt"])),
         plan=plan,
@@ -190,11 +212,13 @@ def case_layout(view: Mapping[str, Any], revealed: bool) -> CasePage:
         reordered=[j for _, j in pairs] != sorted(j for _, j in pairs),
         rows=tuple(rows),
         other_plans=tuple(
-            OtherPlan(number + 1, tuple(_plan_call(call) for call in calls))
+            OtherPlan(number, tuple(_plan_call(call) for call in calls))
             for number, calls in enumerate(plans)
             if number != plan
         ),
         revealed=revealed,
+        tools=tool_lines(rules, [*compared, *produced]),
+        rules_known=rules is not None,
     )
     if not revealed:
         return page
@@ -305,6 +329,7 @@ def _rows(
     pairs: Sequence[tuple[int, int]],
     differences: Sequence[Mapping[str, Any]],
     revealed: bool,
+    rules: Mapping[str, Any] | None,
 ) -> tuple[list[CallRow], set[int]]:
     """The rows of the side-by-side layout, and which differences they show."""
     paired_plan = {i for i, _ in pairs}
@@ -330,6 +355,7 @@ def _rows(
                 None if j is None else produced[j],
                 [d for _, d in mine],
                 revealed,
+                rules,
             )
         )
     return rows, used
@@ -343,6 +369,7 @@ def _row(
     produced: Mapping[str, Any] | None,
     differences: Sequence[Mapping[str, Any]],
     revealed: bool,
+    rules: Mapping[str, Any] | None,
 ) -> CallRow:
     whole = [d for d in differences if top_key(str(d.get("path", ""))) is None]
     by_key: dict[str, list[Mapping[str, Any]]] = {}
@@ -358,6 +385,8 @@ def _row(
     expected_name = None if expected is None else str(expected.get("name", ""))
     produced_name = None if produced is None else str(produced.get("name", ""))
     names_differ = kind == "pair" and expected_name != produced_name
+    tool = expected_name if expected_name is not None else produced_name
+    tool_rules = rules.get(tool) if rules is not None and tool is not None else None
     args = tuple(
         ArgRow(
             key=visible(key),
@@ -366,6 +395,7 @@ def _row(
             state=_state(by_key.get(key, []), revealed),
             paths=tuple(visible(str(d.get("path", ""))) for d in by_key.get(key, [])),
             notes=tuple(_note(d) for d in by_key.get(key, [])) if revealed else (),
+            spec=spec_lines(tool_rules, key),
         )
         for key in keys
     )
@@ -383,7 +413,63 @@ def _row(
         raw_args=None if raw is None else visible(str(raw)),
         error=None if error is None else visible(str(error)),
         notes=tuple(_note(d) for d in whole) if revealed else (),
+        spec=("not a tool of the spec",) if rules is not None and tool_rules is None else (),
     )
+
+
+def spec_lines(tool_rules: Any, key: str) -> tuple[str, ...]:
+    """What the spec says of argument `key` of a tool (`rules_view`'s entry for it), a line
+    per rule: `unit: enum values=celsius|fahrenheit aliases=C->celsius, default "celsius";
+    accepts aliases C for celsius (why)`. Empty when the tool has no rules in the view."""
+    if not isinstance(tool_rules, Mapping) or not isinstance(tool_rules.get("args"), Mapping):
+        return ()
+    entries = tool_rules["args"].get(key)
+    if not isinstance(entries, list):
+        return (f"{visible(key)}: not an argument of the tool's spec",)
+    lines = []
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            continue
+        line = f"{entry.get('argument')}: {entry.get('rule')}"
+        if "default" in entry:
+            line += f", default {_short(entry['default'])}"
+        line += "".join(f"; accepts {what}" for what in _list(entry.get("forgives")))
+        if entry.get("reason"):
+            line += f" ({entry['reason']})"
+        lines.append(visible(line))
+    return tuple(lines)
+
+
+def tool_lines(
+    rules: Mapping[str, Any] | None, calls: Sequence[Mapping[str, Any]]
+) -> tuple[str, ...]:
+    """A line for each tool of the spec that `calls` name, with the relaxations in force for
+    it (every report lists them; a labeller should know them too)."""
+    if rules is None:
+        return ()
+    lines = []
+    for name in dict.fromkeys(str(call.get("name", "")) for call in calls):
+        found = rules.get(name)
+        if not isinstance(found, Mapping):
+            continue
+        relaxations = [r for r in _list(found.get("relaxations")) if isinstance(r, Mapping)]
+        if relaxations:
+            allowed = "; ".join(f"allow {r.get('allow')} ({r.get('reason')})" for r in relaxations)
+            lines.append(visible(f"{name}: relaxations in force: {allowed}"))
+        else:
+            lines.append(
+                visible(
+                    f"{name}: no relaxation in force (extra calls and arguments its spec does "
+                    "not list fail)"
+                )
+            )
+    return tuple(lines)
+
+
+def _short(value: Any) -> str:
+    """A default as compact JSON, cut to `MAX_DEFAULT` characters."""
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= MAX_DEFAULT else text[: MAX_DEFAULT - 3] + "..."
 
 
 def _state(differences: Sequence[Mapping[str, Any]], revealed: bool) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from toolscore.calibration.spec_notes import rules_view
 from toolscore.model import MISSING, OMITTED, AnyOf, Call, Case, CaseResult, Ref, pointer_of
 from toolscore.report.json_report import safe_value
 from toolscore.rules import json_equal, show
@@ -41,6 +42,10 @@ def case_view(
         "differences": differences(specs, plan, result, mismatches),
         "mismatches": mismatches,
         "exact_reason": exact_difference(case.plans, result.calls),
+        "rules": rules_view(
+            specs,
+            [call.name for plan in case.plans for call in plan] + [c.name for c in result.calls],
+        ),
     }
 
 

@@ -37,6 +37,7 @@ from toolscore.calibration.batches import LABELS, MAX_NOTE, Batches, Label
 from toolscore.calibration.page import case_page, visible
 from toolscore.calibration.rubric_page import WORDS, rubric_item_page
 from toolscore.errors import InputError
+from toolscore.specs import SpecSet
 from toolscore.store import DEFAULT_PATH, Store, open_store
 
 T = TypeVar("T")
@@ -92,6 +93,10 @@ def create_app(store_path: str | Path, batch_id: int, labeller: str, token: str)
                 lambda batches: {case.position: case.case_id for case in batches.cases(batch_id)}
             )
             session.rubric = await session.store.call(lambda batches: batches.info(batch_id).rubric)
+            if session.rubric is None:
+                session.specs = await session.store.call_store(
+                    lambda store: run_specs(store, batch_id)
+                )
             yield
         finally:
             await session.store.close()
@@ -123,10 +128,14 @@ class _StoreThread:
 
     async def call(self, work: Callable[[Batches], T]) -> T:
         """Run `work` with the store's batches on the store's thread."""
+        return await self.call_store(lambda store: work(store.batches))
+
+    async def call_store(self, work: Callable[[Store], T]) -> T:
+        """Run `work` with the store on the store's thread."""
         store = self._store
         if store is None:
             raise RuntimeError("the store is opened by the app's lifespan, which has not run")
-        return await self._run(lambda: work(store.batches))
+        return await self._run(lambda: work(store))
 
     async def close(self) -> None:
         store, executor = self._store, self._executor
@@ -164,6 +173,9 @@ class _Session:
     """The batch's case ids by position (a batch never changes once made)."""
     rubric: dict[str, Any] | None = None
     """A rubric batch's rubric (its items get the rubric page); None for calls."""
+    specs: SpecSet | None = None
+    """The batch's run's specs, for the rules of views made before views kept them; None
+    when they no longer load (or the run is gone): such a view shows no rules."""
 
     def __post_init__(self) -> None:
         self.store = _StoreThread(self.store_path)
@@ -222,7 +234,7 @@ class _Session:
             "position": position,
             "number": index + 1,
             "case_id": visible(case.case_id),
-            "page": case_page(case, label),
+            "page": case_page(case, label, self.specs),
             "label": label,
             "labels": LABELS,
             "max_note": MAX_NOTE,
@@ -343,6 +355,15 @@ class _Session:
         self, request: Request, name: str, context: dict[str, Any], status: int = 200
     ) -> Response:
         return self.templates.TemplateResponse(request, name, context, status_code=status)
+
+
+def run_specs(store: Store, batch_id: int) -> SpecSet | None:
+    """The specs of the run a batch samples, or None when the run or its spec file is not
+    there to read (the page then shows the rules its views keep, if any)."""
+    try:
+        return store.specs(store.run(store.batches.info(batch_id).run_id))
+    except InputError:  # a SpecError too
+        return None
 
 
 def _error(message: str, status: int = 400) -> JSONResponse:

@@ -18,7 +18,7 @@ from markupsafe import Markup
 from toolscore.calibration.page import case_layout, top_key
 from toolscore.html_report import charts
 from toolscore.html_report.embed import Caps, Selection
-from toolscore.html_report.page import json_bytes, render
+from toolscore.html_report.page import json_bytes, render, script_json
 
 RATES = (
     ("accuracy", "case accuracy", "cases"),
@@ -70,7 +70,8 @@ def report_html(
     chosen case whose plans and produced calls could be found (by id)."""
     summary = head["summary"]
     chosen = selection.cases(caps)
-    cases_json, embedded = _embedded(chosen, details, caps.max_bytes)
+    spec: dict[str, dict[str, Any]] = {}
+    cases_json, embedded = _embedded(chosen, details, caps.max_bytes, spec)
     per_tool, tools_left = charts.heat_rows(summary.get("per_tool", {}))
     per_argument, arguments_left = charts.heat_rows(summary.get("per_argument", {}))
     state = summary.get("state")
@@ -103,6 +104,7 @@ def report_html(
         calibration=_calibration(head.get("calibration")),
         rubrics=_rubrics(summary.get("rubrics")),
         cases_json=cases_json,
+        spec_json=script_json(spec),
         bar_width=charts.BAR_WIDTH,
         row_height=charts.ROW_HEIGHT,
     )
@@ -218,14 +220,20 @@ def _calibration(block: Any) -> dict[str, Any] | None:
 
 
 def _embedded(
-    chosen: Sequence[dict[str, Any]], details: Mapping[str, Mapping[str, Any]], max_bytes: int
+    chosen: Sequence[dict[str, Any]],
+    details: Mapping[str, Mapping[str, Any]],
+    max_bytes: int,
+    spec: dict[str, dict[str, Any]],
 ) -> tuple[Markup, int]:
     """The chosen cases as the page's JSON, stopping before `max_bytes`; and how many. A case
-    whose JSON is over `MAX_CASE_BYTES` (an agent can send megabytes) is embedded slimmed."""
+    whose JSON is over `MAX_CASE_BYTES` (an agent can send megabytes) is embedded slimmed.
+    The arguments' rule lines go to `spec` (`lift_spec`), once for the page."""
     parts: list[bytes] = []
     size = 0
     for case in chosen:
         record = case_record(case, details.get(case.get("id", "")))
+        if "layout" in record:
+            lift_spec(record["layout"], spec)
         part = json_bytes(record)
         if len(part) > MAX_CASE_BYTES:
             part = json_bytes(slimmed(record, len(part)))
@@ -267,6 +275,21 @@ def slimmed(record: Mapping[str, Any], size: int) -> dict[str, Any]:
     return kept
 
 
+def lift_spec(layout: dict[str, Any], spec: dict[str, dict[str, Any]]) -> None:
+    """Move each argument's rule lines (`calibration.page.spec_lines`) from a case's layout
+    to the page's `spec` table, by tool and argument, leaving `null`: a run repeats the same
+    tools in thousands of cases, and the page holds one copy of their rules. Lines that name
+    no rule of the spec (an argument or a tool it does not have) stay with the case."""
+    rules = layout.pop("rules", None) or {}
+    for row in layout["rows"]:
+        tool = row["expected_name"] if row["expected_name"] is not None else row["produced_name"]
+        known = rules.get(tool, {}).get("args", {})
+        for arg in row["args"]:
+            if arg["spec"] and arg["key"] in known:
+                spec.setdefault(tool, {})[arg["key"]] = arg["spec"]
+                arg["spec"] = None
+
+
 def case_record(case: Mapping[str, Any], view: Mapping[str, Any] | None) -> dict[str, Any]:
     """What the page's script reads of one case: its report entry, the facets it is filtered
     by (tools, arguments, codes, tags, the baselines that disagree), and its layout beside
@@ -285,6 +308,7 @@ def case_record(case: Mapping[str, Any], view: Mapping[str, Any] | None) -> dict
         layout = asdict(case_layout(view, revealed=True))
         layout["mismatches"] = []  # the record has them
         layout["exact_reason"] = view.get("exact_reason")
+        layout["rules"] = view.get("rules")  # read by lift_spec, then dropped
         record["layout"] = layout
     return record
 

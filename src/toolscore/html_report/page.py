@@ -19,6 +19,7 @@ import jinja2
 import orjson
 from markupsafe import Markup
 
+from toolscore import stats
 from toolscore.errors import InputError
 from toolscore.files import write_output
 
@@ -34,7 +35,7 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=percent, ci=interval, num=number, measure=measure, span=span)
+    env.filters.update(pct=percent, pts=points, ci=interval, num=number, measure=measure, span=span)
     return env
 
 
@@ -52,32 +53,28 @@ def span(bounds: Any, unit: str) -> str:
     """A 95% interval in the unit of its number (`measure`), or a dash when there is none."""
     if not bounds:
         return "\u2013"
+    if unit == "share":
+        return interval(bounds)
     return f"{measure(bounds[0], unit)} \u2013 {measure(bounds[1], unit)}"
 
 
 def percent(value: float | None) -> str:
-    """A proportion as a percentage with one decimal, or a dash when unmeasured."""
-    return "\u2013" if value is None else f"{100 * value:.1f}%"
+    """A proportion as a percentage with one decimal, or a dash when unmeasured
+    (`stats.percent`: the digits the terminal writes for the same number)."""
+    return stats.percent(value, dash="\u2013")
+
+
+def points(value: float | None) -> str:
+    """A difference of proportions in signed percentage points, or a dash (`stats.points`)."""
+    return stats.points(value, dash="\u2013")
 
 
 def interval(bounds: Any) -> str:
-    """A 95% interval as two percentages, or a dash when there is none. One decimal, or as
-    many more (up to four) as keep two different bounds apart and keep a bound short of 0% or
-    100% from being shown as 0.0% or 100.0%: 1,000,000 passes out of 1,000,000 have an
-    interval of 99.9996% to 100.0000%, not "100.0% \u2013 100.0%"."""
+    """A 95% interval as two percentages, or a dash when there is none: one decimal, or two
+    where one would blur the bounds (`stats.interval_percents`, as the terminal writes it)."""
     if not bounds:
         return "\u2013"
-    low, high = bounds
-    for decimals in range(1, 5):
-        shown = [f"{100 * bound:.{decimals}f}" for bound in (low, high)]
-        edges = {f"{0:.{decimals}f}": 0.0, f"{100:.{decimals}f}": 1.0}
-        blurred = (shown[0] == shown[1] and low != high) or any(
-            text in edges and bound != edges[text]
-            for text, bound in zip(shown, (low, high), strict=True)
-        )
-        if not blurred:
-            break
-    return f"{shown[0]}% \u2013 {shown[1]}%"
+    return " \u2013 ".join(stats.interval_percents(bounds))
 
 
 def number(value: Any) -> str:

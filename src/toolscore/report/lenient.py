@@ -103,22 +103,24 @@ def lenient_rules(specs: SpecSet) -> list[LenientRule]:
         found = tuple(
             LenientRule(tool, argument, rule.kind, rule.describe(), forgives, rule.reason)
             for tool, spec in specs.tools.items()
-            for argument, rule, forgives in _walk(spec.args, "")
+            for argument, rule in arguments(spec.args)
+            if (forgives := forgiven(rule))
         )
         _last = (specs, found)
     return list(_last[1])
 
 
-def _walk(rule: ObjectRule, prefix: str) -> Iterator[tuple[str, Rule, tuple[str, ...]]]:
+def arguments(rule: ObjectRule, prefix: str = "") -> Iterator[tuple[str, Rule]]:
+    """Every argument of an object rule with its own rule, in spec order, each followed by
+    its nested ones: `address`, `address.city`, `tags`, `tags[]` (every item of a list)."""
     for name, sub in rule.args.items():
-        yield from _argument(sub, f"{prefix}{name}")
+        yield from with_nested(sub, f"{prefix}{name}")
 
 
-def _argument(rule: Rule, where: str) -> Iterator[tuple[str, Rule, tuple[str, ...]]]:
-    found = forgiven(rule)
-    if found:
-        yield where, rule, found
+def with_nested(rule: Rule, where: str) -> Iterator[tuple[str, Rule]]:
+    """The argument at `where` with its rule, then each argument nested in it (`arguments`)."""
+    yield where, rule
     if isinstance(rule, ObjectRule):
-        yield from _walk(rule, f"{where}.")
+        yield from arguments(rule, f"{where}.")
     elif isinstance(rule, ListRule):
-        yield from _argument(rule.items, f"{where}[]")
+        yield from with_nested(rule.items, f"{where}[]")

@@ -15,7 +15,8 @@ from toolscore.report.lenient import lenient_rules
 from toolscore.report.printable import printable, safe_text
 from toolscore.scoring import OutcomeTally, Rate, Summary, Tally
 from toolscore.specs import SpecSet
-from toolscore.stats import wilson
+from toolscore.stats import interval_percents, wilson
+from toolscore.stats import percent as percent_of
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally
@@ -26,13 +27,15 @@ counted, and the report JSON keeps every one."""
 
 
 def percent(value: float | None) -> str:
-    """A proportion as a percentage, or a dash when nothing was measured."""
-    return "-" if value is None else f"{100 * value:.1f}%"
+    """A proportion as a percentage, or a dash when nothing was measured (`stats.percent`:
+    the digits the HTML report writes for the same number)."""
+    return percent_of(value)
 
 
 def interval(bounds: tuple[float, float] | None) -> str:
-    """A 95% interval as two percentages, or a dash when nothing was measured."""
-    return "-" if bounds is None else f"{percent(bounds[0])} - {percent(bounds[1])}"
+    """A 95% interval as two percentages, or a dash when nothing was measured
+    (`stats.interval_percents`, as the HTML report writes it)."""
+    return "-" if bounds is None else " - ".join(interval_percents(bounds))
 
 
 def _rate_row(label: str, rate: Rate) -> tuple[str, str, str, str]:

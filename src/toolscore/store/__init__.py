@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from toolscore.specs import SpecSet
+from toolscore.stats import percent
 from toolscore.store.compare import Cause, Comparison, Flip, Metric, compare
 from toolscore.store.connection import DEFAULT_PATH, ENV_VAR, store_path
 from toolscore.store.database import PreviousScore, RunInfo, Store, open_store
@@ -59,7 +60,7 @@ def describe_previous(previous: Sequence[PreviousScore], specs: SpecSet) -> list
         if earlier.specs_sha256 == specs.sha256:
             continue
         label = earlier.specs_version or "unversioned"
-        accuracy = "-" if earlier.accuracy is None else f"{100 * earlier.accuracy:.1f}%"
+        accuracy = percent(earlier.accuracy)
         lines.append(
             f"these outputs were scored before under other specs: run {earlier.run_id} "
             f"(specs version {label}, sha256 {earlier.specs_sha256[:12]}): accuracy {accuracy}"

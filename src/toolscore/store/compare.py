@@ -113,14 +113,21 @@ class Flip(NamedTuple):
         }
 
 
+RATE, COUNT = "rate", "count"
+"""A metric's `unit`: a proportion with its denominators, or a count of cases."""
+
+
 class Metric(NamedTuple):
-    """One metric of both runs, with its denominators."""
+    """One metric of both runs, with its denominators. `unit` says whether it is a rate (a
+    proportion of `a_n` and `b_n`, its difference in points) or a count (no denominators,
+    its difference in cases): every view of a comparison reads it from here."""
 
     name: str
     a: float | None
     a_n: int | None
     b: float | None
     b_n: int | None
+    unit: str = RATE
 
     @property
     def difference(self) -> float | None:
@@ -132,6 +139,7 @@ class Metric(NamedTuple):
         difference = self.difference
         return {
             "metric": self.name,
+            "unit": self.unit,
             "a": self.a,
             "a_n": self.a_n,
             "b": self.b,
@@ -501,7 +509,7 @@ def _metrics(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Metric]:
             )
         )
     for name in ("missed_calls", "missing_outputs"):
-        rows.append(Metric(name.replace("_", " "), a[name], None, b[name], None))
+        rows.append(Metric(name.replace("_", " "), a[name], None, b[name], None, COUNT))
     return rows
 
 

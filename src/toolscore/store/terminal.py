@@ -11,7 +11,8 @@ from rich.text import Text
 
 from toolscore.report.printable import printable, safe_text
 from toolscore.report.terminal import LINES_PER_CASE, capped, mismatch_line, percent
-from toolscore.store.compare import Cause, Comparison, RateMove
+from toolscore.stats import points
+from toolscore.store.compare import COUNT, Cause, Comparison, RateMove
 from toolscore.store.database import RunInfo
 from toolscore.store.restore import result_from_json
 from toolscore.store.rubric_compare import RubricComparison
@@ -91,7 +92,7 @@ def rubric_line(entry: Mapping[str, Any]) -> str:
 
 
 def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:+.1f} pt"
+    return "-" if value is None else f"{points(value)} pts"
 
 
 def render_comparison(console: Console, comparison: Comparison, limit: int) -> None:
@@ -103,7 +104,7 @@ def render_comparison(console: Console, comparison: Comparison, limit: int) -> N
     for column in ("metric", f"A (run {a.id})", f"B (run {b.id})", "B - A"):
         table.add_column(column, justify="left" if column == "metric" else "right")
     for metric in comparison.metrics:
-        if metric.a_n is None and metric.b_n is None:
+        if metric.unit == COUNT:
             table.add_row(
                 metric.name, str(metric.a), str(metric.b), _count_difference(metric.a, metric.b)
             )
@@ -232,7 +233,7 @@ def render_rubric_moves(console: Console, rubrics: RubricComparison) -> None:
             f"(bootstrap over cases, seed {rubrics.seed}, {rubrics.resamples} resamples)",
             title_justify="left",
         )
-        columns = ("name", "n (cases)", "A", "B", "B - A", "95% interval (pt)",
+        columns = ("name", "n (cases)", "A", "B", "B - A", "95% interval (pts)",
                    "score B - A", "n01", "n10", "p", "unscored A/B")  # fmt: skip
         for column in columns:
             table.add_column(
@@ -248,7 +249,7 @@ def render_rubric_moves(console: Console, rubrics: RubricComparison) -> None:
                 "-" if test is None else _signed(test.difference),
                 "-"
                 if test is None or test.low is None or test.high is None
-                else f"[{100 * test.low:+.1f}, {100 * test.high:+.1f}]",
+                else f"[{points(test.low)}, {points(test.high)}]",
                 "-" if move.score_difference is None else f"{move.score_difference:+.3f}",
                 "-" if test is None else str(test.n01),
                 "-" if test is None else str(test.n10),

@@ -7,6 +7,8 @@
   var dataNode = document.getElementById("case-data");
   if (!dataNode) return;
   var cases = JSON.parse(dataNode.textContent || "[]");
+  var specNode = document.getElementById("spec-data");
+  var spec = specNode ? JSON.parse(specNode.textContent || "{}") : {};
   var shownCount = PAGE;
   var matches = [];
   var $ = function (id) { return document.getElementById(id); };
@@ -92,8 +94,8 @@
       add(add(tr, el("td")), el("code", null, e.rubric));
       var where = add(tr, el("td"));
       add(where, el("code", null, e.tool + "." + e.argument));
-      add(where, el("span", "index", " plan call #" + (e.plan_call + 1) +
-        (e.call === null || e.call === undefined ? ", no produced call" : ", call #" + (e.call + 1))));
+      add(where, el("span", "index", " plan call " + e.plan_call +
+        (e.call === null || e.call === undefined ? ", no produced call" : ", call " + e.call)));
       add(tr, el("td", "num", e.score === null || e.score === undefined ? "\u2014" : e.score));
       add(add(tr, el("td")), el("span", left ? "badge unscored" : e.passed ? "badge pass" : "badge fail",
         left ? "unscored" : e.passed ? "passed" : "failed"));
@@ -166,12 +168,25 @@
       ": " + note.message;
   }
 
+  // What the spec says of an argument or a call (`calibration.page.spec_lines`), a line each.
+  function specRow(body, lines) {
+    if (!lines || !lines.length) return;
+    var td = add(add(body, el("tr", "spec")), el("td"));
+    td.colSpan = 3;
+    add(td, el("span", "hint", "the spec: "));
+    lines.forEach(function (line, i) {
+      if (i) add(td, el("br"));
+      add(td, el("code", null, line));
+    });
+  }
+
   function layoutTable(layout) {
     var table = el("table", "calls");
     var head = add(add(table, el("thead")), el("tr"));
     add(head, el("th"));
     add(head, el("th", null, layout.plan === null ? "expected" :
-      "expected (plan " + (layout.plan + 1) + " of " + layout.plan_count + ")"));
+      "expected (plan " + layout.plan + (layout.plan_count > 1 ?
+        ", one of " + layout.plan_count + " acceptable plans" : "") + ")"));
     add(head, el("th", null, "produced (the agent)"));
     layout.rows.forEach(function (r) {
       var body = add(table, el("tbody", "call " + r.kind));
@@ -181,13 +196,14 @@
       var left = add(tr, el("td"));
       if (r.expected_name !== null) {
         add(left, el("code", "tool", r.expected_name));
-        add(left, el("span", "index", " #" + (r.plan_call + 1)));
+        add(left, el("span", "index", " plan call " + r.plan_call));
       } else add(left, el("em", "hint", "not in the plan"));
       var right = add(tr, el("td"));
       if (r.produced_name !== null) {
         add(right, el("code", "tool", r.produced_name));
-        add(right, el("span", "index", " #" + (r.call + 1)));
+        add(right, el("span", "index", " call " + r.call));
       } else add(right, el("em", "hint", "not made"));
+      specRow(body, r.spec);
       r.notes.forEach(function (n) { noteRow(body, n); });
       r.args.forEach(function (a) {
         var arg = add(body, el("tr", "arg state-" + a.state));
@@ -197,6 +213,8 @@
         add(arg, el("td")).appendChild(
           r.unparsed ? el("span", "absent", "\u2014") :
           r.produced_name !== null ? value(a.produced) : el("span"));
+        var tool = r.expected_name !== null ? r.expected_name : r.produced_name;
+        specRow(body, a.spec !== null ? a.spec : (spec[tool] || {})[a.key]);
         a.notes.forEach(function (n) { noteRow(body, n); });
       });
       if (r.unparsed) {
@@ -245,6 +263,7 @@
       var list = add(s, el("ol", "replayed"));
       state.calls.forEach(function (call) {
         var li = add(list, el("li"));
+        add(li, el("span", "index", "call " + call.call + " "));
         add(li, el("code", "tool", call.name));
         if ("error" in call) add(li, el("span", "problem", " error: " + call.error));
         else add(li, raw(call.result));
@@ -269,7 +288,7 @@
         " later call(s) not replayed"));
     }
     (state.plan_errors || []).forEach(function (e) {
-      add(s, el("p", "problem", "plan call " + e.call + " (" + e.name +
+      add(s, el("p", "problem", "plan " + (state.plan || 0) + " call " + e.call + " (" + e.name +
         ") failed while building the goal: " + e.error));
     });
   }
@@ -305,6 +324,10 @@
       var cmp = section(box, "The plan beside the calls made");
       if (layout.no_call_expected) add(cmp, el("p", "expectation", "The plan is to make no call."));
       if (layout.reordered) add(cmp, el("p", "expectation", "The calls were made in another order than the plan's."));
+      if (layout.tools && layout.tools.length) {
+        var tools = add(cmp, el("ul", "spec-tools"));
+        layout.tools.forEach(function (line) { add(tools, el("li", null, line)); });
+      }
       if (layout.rows.length) add(cmp, layoutTable(layout));
       layout.loose_notes.forEach(function (n) {
         add(cmp, el("p", "note " + (n.accepted ? "accepted" : "rejected"), n.message));
@@ -313,7 +336,8 @@
       layout.other_plans.forEach(function (plan) {
         var o = section(box, "Plan " + plan.number + " (another acceptable plan)");
         if (!plan.calls.length) add(o, el("p", null, "make no call"));
-        plan.calls.forEach(function (call) {
+        plan.calls.forEach(function (call, index) {
+          add(o, el("span", "index", "plan call " + index + " "));
           add(o, el("code", "tool", call.name));
           var t = add(o, el("table", "args"));
           call.args.forEach(function (pair) {
@@ -333,7 +357,8 @@
         var li = add(list, el("li"));
         add(li, el("code", null, x.code));
         add(li, document.createTextNode(
-          (x.call !== null && x.call !== undefined ? " call #" + (x.call + 1) : "") +
+          (x.call !== null && x.call !== undefined ? " call " + x.call :
+            x.plan_call !== null && x.plan_call !== undefined ? " plan call " + x.plan_call : "") +
           (x.path ? " " + x.path : "") + (x.rule ? " [" + x.rule + "]" : "") + ": " + x.message));
         if ("expected" in x || "produced" in x) {
           var pair = add(li, el("div", "values"));
@@ -348,7 +373,7 @@
       extra.forEach(function (t) { add(n, el("p", null, t)); });
     }
     (c.tool_errors || []).forEach(function (err) {
-      var t = section(box, "Tool error of call #" + (err.call + 1) + " (" + err.name + ")");
+      var t = section(box, "Tool error of call " + err.call + " (" + err.name + ")");
       add(t, raw(err.result));
     });
     if (c.rubrics && c.rubrics.length) rubricBlock(box, c.rubrics);
