@@ -16,6 +16,7 @@ from toolscore.jsonl import read_jsonl
 from toolscore.matching import value_problem
 from toolscore.model import OMITTED, AnyOf, Ref
 from toolscore.rules import ListRule, ObjectRule, Rule
+from toolscore.spec_fields import RulePath
 from toolscore.specs import SpecSet, check_specs
 
 
@@ -46,20 +47,21 @@ def lenient_without_reason(specs: SpecSet) -> list[Finding]:
     """Warn where a lenient rule (casefold, coerce) does not say why it is harmless."""
     found: list[Finding] = []
 
-    def walk(rule: Rule, where: str) -> None:
+    def walk(tool: str, rule: Rule, path: RulePath) -> None:
         if rule.is_lenient() and not rule.reason:
             message = (
                 f"{rule.describe()} forgives differences: add a reason saying why that is safe"
             )
+            where = specs.rule_field(tool, path)
             found.append(Finding("warning", InputError(specs.source, message, field=where)))
         if isinstance(rule, ObjectRule):
             for name, sub in rule.args.items():
-                walk(sub, f"{where}.{name}")
+                walk(tool, sub, (*path, name))
         elif isinstance(rule, ListRule):
-            walk(rule.items, f"{where}.items")
+            walk(tool, rule.items, (*path, "items"))
 
     for name, tool in specs.tools.items():
-        walk(tool.args, f"tools.{name}.args")
+        walk(name, tool.args, ())
     return found
 
 
