@@ -1,0 +1,330 @@
+"""The gold checks of `toolscore lint`: a case's own plans, made as an agent's calls, pass it,
+and doing nothing does not pass a case that expects calls (docs/formats.md, 3.4).
+
+Each plan is scored once by the scorer itself (`scoring.score_case`), as the output of an
+agent that made the plan's calls in dependency order, each `$any` as its first alternative,
+each `$ref` as the value the call it names returned. That value is the one replay returns
+under an environment (`lint_replay`); without one, a call that others refer to is given a
+stand-in result holding `null` at each pointer they read (`null` equals `null` under every
+rule), so that the check tests the plan's links and rules, not what a tool would return.
+The do-nothing agent is an empty trajectory scored the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from toolscore.dataflow import dependencies, has_unresolved, iter_refs, substitute, topological
+from toolscore.errors import CaseError, InputError
+from toolscore.model import (
+    MISSING,
+    OMITTED,
+    AnyOf,
+    Call,
+    Case,
+    CaseResult,
+    Mismatch,
+    Plan,
+    Trajectory,
+)
+from toolscore.scoring import outcome_passed, score_case, with_state
+
+if TYPE_CHECKING:
+    from toolscore.specs import SpecSet
+    from toolscore.state import AnyEnvironment as Environment
+
+Severity = Literal["error", "warning"]
+Problem = tuple[Severity, InputError]
+"""A finding of the gold checks, located like an input error."""
+
+MAX_STAND_IN_INDEX = 1_000
+"""Above this index, a stand-in result holds an object with the index as its key rather
+than an array (so that a pointer such as `/items/999999999` builds no huge array)."""
+
+
+def gold_problems(
+    specs: SpecSet,
+    case: Case,
+    source: str,
+    env: Environment | None = None,
+    skip: Iterable[int] = (),
+) -> list[Problem]:
+    """Every problem the gold checks find in one case: plans that do not pass it (errors;
+    the plans in `skip` are not scored, their problem being reported already), a tool case
+    the do-nothing agent passes, a tool case whose goal state is its initial state
+    (warnings); with `env`, replays that cannot be done or do not reach the goal (errors)
+    and plan calls that fail when replayed (warnings)."""
+    report = _Report(case, source)
+    try:
+        if env is not None:
+            from toolscore.lint_replay import check_case  # noqa: PLC0415 - only with --env
+
+            check_case(env, case, source, report)
+        skipped, unmade = set(skip), False
+        for index, plan in enumerate(case.plans):
+            if index not in skipped:
+                checked = _check_plan(specs, case, index, plan, env, report)
+                if checked == "stopped":  # in the setup, which every replay of the case runs
+                    return report.found
+                unmade = unmade or checked == "unmade"
+        try:
+            nothing = _scored(specs, case, (), env, source)
+        except CaseError as error:
+            if unmade and (error.field or "").startswith("plans["):
+                return report.found  # the plan replay of a goal "plan" met it: reported
+            raise
+        state = nothing.state
+        if state is not None and state.error is not None:
+            report.error(None, f"replay stopped at {state.error}")
+        elif case.kind == "tool":
+            _flag_nothing(nothing, report)
+        elif not case.plans and not _passed_but_outputs(nothing):
+            report.error("plans", f"no call, the right answer, fails the case: {_why(nothing)}")
+    except InputError as error:  # a case its replay finds broken, or the tools module
+        report.found.append(("error", error))
+    return report.found
+
+
+class _Report:
+    """The problems found in one case, each naming the case (its id, file and line)."""
+
+    def __init__(self, case: Case, source: str) -> None:
+        self.case = case
+        self.source = source
+        self.found: list[Problem] = []
+
+    def add(self, severity: Severity, where: str | None, message: str) -> None:
+        """Record a problem at field `where` of the case, unless it is recorded already (two
+        replays of a case may stop at the same plan call)."""
+        error = CaseError(
+            self.source, f"case {self.case.id!r}: {message}", line=self.case.line, field=where
+        )
+        if all(str(error) != str(found) for _, found in self.found):
+            self.found.append((severity, error))
+
+    def error(self, where: str | None, message: str) -> None:
+        """Record an error at field `where` of the case."""
+        self.add("error", where, message)
+
+    def warning(self, where: str | None, message: str) -> None:
+        """Record a warning at field `where` of the case."""
+        self.add("warning", where, message)
+
+
+def _flag_nothing(nothing: CaseResult, report: _Report) -> None:
+    """Warn where the do-nothing agent's result shows a tool case that measures nothing."""
+    state = nothing.state
+    if state is not None and state.passed is True:
+        which = (
+            f"plan {state.plan}'s replay changes nothing"
+            if state.goal == "plan"
+            else "its rows are those the case starts with"
+        )
+        report.warning(
+            "goal_state",
+            f"the goal state is the initial state ({which}): the state check passes any "
+            "agent that changes nothing",
+        )
+    if outcome_passed(nothing):
+        report.warning(
+            "plans",
+            "passes without doing anything: an agent that makes no call"
+            + (" and changes nothing" if state is not None else "")
+            + " passes this tool case, so it measures nothing",
+        )
+
+
+def _check_plan(
+    specs: SpecSet, case: Case, index: int, plan: Plan, env: Environment | None, report: _Report
+) -> Literal["checked", "unmade", "stopped"]:
+    """Score plan `index` of the case as the agent's calls against the case with that plan
+    alone (it must pass by itself, not by carrying out another plan) and, under `env`,
+    judge its replay's final state. Say whether the plan could be made (a `$ref` may find
+    nothing to read) and whether replay stopped in the case's setup."""
+    where = f"plans[{index}]"
+    order = topological(range(len(plan)), dependencies(plan))
+    if env is None:
+        calls = plan_calls(plan)
+    else:
+        from toolscore.lint_replay import replayed_calls  # noqa: PLC0415 - only with --env
+
+        made = replayed_calls(env, case, plan, report.source)
+        if made.stopped is not None:
+            report.error(None, f"replay stopped at {made.stopped}")
+            return "stopped"
+        for position, error in made.errors:
+            report.warning(f"{where}[{order[position]}]", f"fails when replayed: {error}")
+        if made.unresolved is not None:
+            position, why = made.unresolved
+            report.error(f"{where}[{order[position]}]", f"cannot be made as written: {why}")
+            return "unmade"
+        calls = made.calls
+    own = case._replace(plans=(plan,), linked=any(dependencies(plan)))
+    result = _scored(specs, own, calls, env, report.source, index)
+    state = result.state
+    if not result.passed:
+        report.error(
+            where, f"made as the agent's calls, the plan fails its own case: {_why(result, order)}"
+        )
+    elif state is not None and state.error is not None:  # the error names the plan call
+        report.error(None, f"replay stopped at {state.error}")
+    elif state is not None and state.passed is False:
+        report.error(where, f"its replay does not reach the goal state: {_first(_diff(state))}")
+    return "checked"
+
+
+def _scored(
+    specs: SpecSet,
+    case: Case,
+    calls: Sequence[Call],
+    env: Environment | None,
+    source: str,
+    index: int | None = None,
+) -> CaseResult:
+    """The verdict on `calls` as an agent's output for the case (and on their replay under
+    `env`). `index` is the plan the case was cut down to: errors about its plan 0 name it."""
+    trajectory = Trajectory(case.id, tuple(calls))
+    result = score_case(specs, case, trajectory)
+    if env is None or ("goal_state" not in case.extra and "required_outputs" not in case.extra):
+        return result
+    try:
+        return with_state(env, case, trajectory, result, source)
+    except CaseError as error:
+        if index is None or not (error.field or "").startswith("plans[0]"):
+            raise
+        field = f"plans[{index}]" + (error.field or "")[len("plans[0]") :]
+        raise CaseError(error.source, error.message, line=error.line, field=field) from None
+
+
+def _passed_but_outputs(result: CaseResult) -> bool:
+    """Whether a result passed on calls and on state (the required outputs left aside: the
+    do-nothing agent says nothing, which the outputs check of `lint_replay` covers)."""
+    state = result.state
+    return result.passed and (state is None or state.passed is not False)
+
+
+def _why(result: CaseResult, order: Sequence[int] = ()) -> str:
+    """Why a result failed, in one line: its first mismatch (or state difference)."""
+    if not result.passed:
+        return _first([_mismatch(m, result.plan, order) for m in result.mismatches])
+    state = result.state
+    assert state is not None
+    return f"its state differs from the goal: {_first(_diff(state))}"
+
+
+def _mismatch(mismatch: Mismatch, plan: int | None, order: Sequence[int]) -> str:
+    """A mismatch as `code at plans[P][I] /pointer: message`, I the plan call (for an extra
+    call, the plan call that the call at that position was made for)."""
+    index = mismatch.plan_call
+    if index is None and mismatch.call is not None and mismatch.call < len(order):
+        index = order[mismatch.call]
+    at = "" if index is None or plan is None else f" at plan call {index}"
+    pointer = f" {mismatch.pointer}" if mismatch.path else ""
+    return f"{mismatch.code}{at}{pointer}: {mismatch.message}"
+
+
+def _diff(state: Any) -> list[str]:
+    diff = state.diff
+    return [] if diff is None else list(diff.lines())
+
+
+def _first(lines: Sequence[str]) -> str:
+    """The first line, and how many more there are."""
+    if not lines:
+        return "(no detail)"
+    more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+    return lines[0] + more
+
+
+def made_call(call: Call, sources: Mapping[str, Call]) -> Call:
+    """The call an agent makes for plan call `call`: each `$any` its first alternative (a
+    first `$omitted` leaves the argument out), each `$ref` resolved from `sources` (the
+    calls made for the labels, with their results) where it can be."""
+    args = call.args or {}
+    return Call(call.name, first_option(substitute(args, sources) if sources else args))
+
+
+def first_option(value: Any) -> Any:
+    """`value` with each `$any` replaced by its first alternative, as replay takes it."""
+    stack: list[tuple[Any, Any]] = []
+    holder = [value]
+    stack.append((holder, 0))
+    while stack:
+        container, key = stack.pop()
+        item = container[key]
+        while type(item) is AnyOf:
+            item = item[0]
+        if isinstance(item, dict):
+            item = {k: v for k, v in item.items() if not _omitted_first(v)}
+            stack.extend((item, k) for k in item)
+        elif isinstance(item, list):
+            item = list(item)
+            stack.extend((item, i) for i in range(len(item)))
+        container[key] = item
+    return holder[0]
+
+
+def _omitted_first(value: Any) -> bool:
+    while type(value) is AnyOf:
+        value = value[0]
+    return value is OMITTED
+
+
+def plan_calls(plan: Plan) -> tuple[Call, ...]:
+    """The calls of `plan` as an agent makes them without an environment: in dependency
+    order, each call that others refer to given a stand-in result (`stand_in_results`)."""
+    results = stand_in_results(plan)
+    sources: dict[str, Call] = {}
+    calls = []
+    for i in topological(range(len(plan)), dependencies(plan)):
+        expected = plan[i]
+        call = made_call(expected, sources)
+        assert not has_unresolved(call.args)  # the stand-ins hold every pointer read
+        if expected.label is not None:
+            call = call._replace(result=results.get(expected.label, MISSING))
+            sources[expected.label] = call
+        calls.append(call)
+    return tuple(calls)
+
+
+def stand_in_results(plan: Plan) -> dict[str, Any]:
+    """Per label that the plan's chosen values refer to, a result holding `null` at each
+    pointer they read (an object, or an array where every key read is an index)."""
+    read: dict[str, dict[str, Any]] = {}
+    for call in plan:
+        for _, ref in iter_refs(first_option(call.args or {})):
+            node = read.setdefault(ref.label, {})
+            if ref.pointer:
+                for token in ref.pointer[1:].split("/"):
+                    node = node.setdefault(token.replace("~1", "/").replace("~0", "~"), {})
+    return {label: _built(tree) for label, tree in read.items()}
+
+
+def _built(tree: dict[str, Any]) -> Any:
+    """The document a tree of pointer tokens stands for, built without recursion."""
+    holder: list[Any] = [None]
+    stack: list[tuple[dict[str, Any], Any, Any]] = [(tree, holder, 0)]
+    while stack:
+        node, container, key = stack.pop()
+        if not node:
+            continue  # a leaf: null
+        value: Any
+        if all(_index(token) for token in node):
+            value = [None] * (max(int(token) for token in node) + 1)
+            stack.extend((child, value, int(token)) for token, child in node.items())
+        else:
+            value = dict.fromkeys(node)
+            stack.extend((child, value, token) for token, child in node.items())
+        container[key] = value
+    return holder[0]
+
+
+def _index(token: str) -> bool:
+    """Whether a pointer token reads an array index (as `dataflow.resolve_pointer` does)."""
+    return (
+        token.isascii()
+        and token.isdigit()
+        and (token == "0" or token[0] != "0")
+        and int(token) <= MAX_STAND_IN_INDEX
+    )
