@@ -55,7 +55,7 @@ def gold_problems(
     the do-nothing agent passes, a tool case whose goal state is its initial state
     (warnings); with `env`, replays that cannot be done or do not reach the goal (errors)
     and plan calls that fail when replayed (warnings)."""
-    report = _Report(case, source)
+    report = CaseReport(case, source)
     try:
         if env is not None:
             from toolscore.lint_replay import check_case  # noqa: PLC0415 - only with --env
@@ -86,7 +86,7 @@ def gold_problems(
     return report.found
 
 
-class _Report:
+class CaseReport:
     """The problems found in one case, each naming the case (its id, file and line)."""
 
     def __init__(self, case: Case, source: str) -> None:
@@ -112,7 +112,7 @@ class _Report:
         self.add("warning", where, message)
 
 
-def _flag_nothing(nothing: CaseResult, report: _Report) -> None:
+def _flag_nothing(nothing: CaseResult, report: CaseReport) -> None:
     """Warn where the do-nothing agent's result shows a tool case that measures nothing."""
     state = nothing.state
     if state is not None and state.passed is True:
@@ -136,7 +136,7 @@ def _flag_nothing(nothing: CaseResult, report: _Report) -> None:
 
 
 def _check_plan(
-    specs: SpecSet, case: Case, index: int, plan: Plan, env: Environment | None, report: _Report
+    specs: SpecSet, case: Case, index: int, plan: Plan, env: Environment | None, report: CaseReport
 ) -> Literal["checked", "unmade", "stopped"]:
     """Score plan `index` of the case as the agent's calls against the case with that plan
     alone (it must pass by itself, not by carrying out another plan) and, under `env`,

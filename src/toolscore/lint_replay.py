@@ -30,7 +30,7 @@ from toolscore.state.replay import (
 from toolscore.state.verdict import validate_case
 
 if TYPE_CHECKING:
-    from toolscore.lint_gold import _Report
+    from toolscore.lint_gold import CaseReport
     from toolscore.state import AnyEnvironment
     from toolscore.state.replay import Invoke
 
@@ -48,7 +48,7 @@ class Replayed(NamedTuple):
     """Where and why the replay stopped (past the time limit or denied, in the setup)."""
 
 
-def check_case(env: AnyEnvironment, case: Case, source: str, report: _Report) -> None:
+def check_case(env: AnyEnvironment, case: Case, source: str, report: CaseReport) -> None:
     """Check a case's state keys (an input error when they are malformed) and that some
     response can hold its required outputs: the required strings themselves, said."""
     validate_case(env, case, source)
