@@ -168,7 +168,7 @@ def _check_plan(
             where, f"made as the agent's calls, the plan fails its own case: {_why(result, order)}"
         )
     elif state is not None and state.error is not None:  # the error names the plan call
-        report.error(None, f"replay stopped at {state.error}")
+        report.error(None, f"replay stopped at {_renumbered(state.error, index)}")
     elif state is not None and state.passed is False:
         report.error(where, f"its replay does not reach the goal state: {_first(_diff(state))}")
     return "checked"
@@ -191,10 +191,18 @@ def _scored(
     try:
         return with_state(env, case, trajectory, result, source)
     except CaseError as error:
-        if index is None or not (error.field or "").startswith("plans[0]"):
+        if index is None or error.field is None:
             raise
-        field = f"plans[{index}]" + (error.field or "")[len("plans[0]") :]
+        field = _renumbered(error.field, index)
         raise CaseError(error.source, error.message, line=error.line, field=field) from None
+
+
+def _renumbered(where: str, index: int) -> str:
+    """`where` (a field, or a message that starts with one) about plan 0 of a case cut down
+    to its plan `index`, about that plan."""
+    if not where.startswith("plans[0]"):
+        return where
+    return f"plans[{index}]" + where[len("plans[0]") :]
 
 
 def _passed_but_outputs(result: CaseResult) -> bool:
