@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from toolscore.cli import cli, environment, example_dir
 from toolscore.errors import CaseError
 from toolscore.lint import Finding, lint_cases
-from toolscore.lint_gold import plan_calls
 from toolscore.model import Call, Case, Ref, Trajectory
+from toolscore.plan_calls import plan_calls
 from toolscore.scoring import score_case
 from toolscore.specs import SpecSet, load_specs, parse_specs
 

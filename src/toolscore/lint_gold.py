@@ -2,32 +2,20 @@
 and doing nothing does not pass a case that expects calls (docs/formats.md, 3.4).
 
 Each plan is scored once by the scorer itself (`scoring.score_case`), as the output of an
-agent that made the plan's calls in dependency order, each `$any` as its first alternative,
-each `$ref` as the value the call it names returned. That value is the one replay returns
-under an environment (`lint_replay`); without one, a call that others refer to is given a
-stand-in result holding `null` at each pointer they read (`null` equals `null` under every
-rule), so that the check tests the plan's links and rules, not what a tool would return.
-The do-nothing agent is an empty trajectory scored the same way.
+agent that made the plan's calls (`plan_calls`, or `lint_replay` under an environment, which
+also judges the state their replay reaches). The do-nothing agent is an empty trajectory
+scored the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolscore.dataflow import dependencies, has_unresolved, iter_refs, substitute, topological
+from toolscore.dataflow import dependencies, topological
 from toolscore.errors import CaseError, InputError
-from toolscore.model import (
-    MISSING,
-    OMITTED,
-    AnyOf,
-    Call,
-    Case,
-    CaseResult,
-    Mismatch,
-    Plan,
-    Trajectory,
-)
+from toolscore.model import Call, Case, CaseResult, Mismatch, Plan, Trajectory
+from toolscore.plan_calls import plan_calls
 from toolscore.scoring import outcome_passed, score_case, with_state
 
 if TYPE_CHECKING:
@@ -37,10 +25,6 @@ if TYPE_CHECKING:
 Severity = Literal["error", "warning"]
 Problem = tuple[Severity, InputError]
 """A finding of the gold checks, located like an input error."""
-
-MAX_STAND_IN_INDEX = 1_000
-"""Above this index, a stand-in result holds an object with the index as its key rather
-than an array (so that a pointer such as `/items/999999999` builds no huge array)."""
 
 
 def gold_problems(
@@ -58,9 +42,10 @@ def gold_problems(
     report = CaseReport(case, source)
     try:
         if env is not None:
-            from toolscore.lint_replay import check_case  # noqa: PLC0415 - only with --env
+            from toolscore.lint_replay import unsayable_outputs  # noqa: PLC0415 - with --env
 
-            check_case(env, case, source, report)
+            for message in unsayable_outputs(env, case, source):
+                report.error("required_outputs", message)
         skipped, unmade = set(skip), False
         for index, plan in enumerate(case.plans):
             if index not in skipped:
@@ -243,96 +228,3 @@ def _first(lines: Sequence[str]) -> str:
         return "(no detail)"
     more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
     return lines[0] + more
-
-
-def made_call(call: Call, sources: Mapping[str, Call]) -> Call:
-    """The call an agent makes for plan call `call`: each `$any` its first alternative (a
-    first `$omitted` leaves the argument out), each `$ref` resolved from `sources` (the
-    calls made for the labels, with their results) where it can be."""
-    args = call.args or {}
-    return Call(call.name, first_option(substitute(args, sources) if sources else args))
-
-
-def first_option(value: Any) -> Any:
-    """`value` with each `$any` replaced by its first alternative, as replay takes it."""
-    stack: list[tuple[Any, Any]] = []
-    holder = [value]
-    stack.append((holder, 0))
-    while stack:
-        container, key = stack.pop()
-        item = container[key]
-        while type(item) is AnyOf:
-            item = item[0]
-        if isinstance(item, dict):
-            item = {k: v for k, v in item.items() if not _omitted_first(v)}
-            stack.extend((item, k) for k in item)
-        elif isinstance(item, list):
-            item = list(item)
-            stack.extend((item, i) for i in range(len(item)))
-        container[key] = item
-    return holder[0]
-
-
-def _omitted_first(value: Any) -> bool:
-    while type(value) is AnyOf:
-        value = value[0]
-    return value is OMITTED
-
-
-def plan_calls(plan: Plan) -> tuple[Call, ...]:
-    """The calls of `plan` as an agent makes them without an environment: in dependency
-    order, each call that others refer to given a stand-in result (`stand_in_results`)."""
-    results = stand_in_results(plan)
-    sources: dict[str, Call] = {}
-    calls = []
-    for i in topological(range(len(plan)), dependencies(plan)):
-        expected = plan[i]
-        call = made_call(expected, sources)
-        assert not has_unresolved(call.args)  # the stand-ins hold every pointer read
-        if expected.label is not None:
-            call = call._replace(result=results.get(expected.label, MISSING))
-            sources[expected.label] = call
-        calls.append(call)
-    return tuple(calls)
-
-
-def stand_in_results(plan: Plan) -> dict[str, Any]:
-    """Per label that the plan's chosen values refer to, a result holding `null` at each
-    pointer they read (an object, or an array where every key read is an index)."""
-    read: dict[str, dict[str, Any]] = {}
-    for call in plan:
-        for _, ref in iter_refs(first_option(call.args or {})):
-            node = read.setdefault(ref.label, {})
-            if ref.pointer:
-                for token in ref.pointer[1:].split("/"):
-                    node = node.setdefault(token.replace("~1", "/").replace("~0", "~"), {})
-    return {label: _built(tree) for label, tree in read.items()}
-
-
-def _built(tree: dict[str, Any]) -> Any:
-    """The document a tree of pointer tokens stands for, built without recursion."""
-    holder: list[Any] = [None]
-    stack: list[tuple[dict[str, Any], Any, Any]] = [(tree, holder, 0)]
-    while stack:
-        node, container, key = stack.pop()
-        if not node:
-            continue  # a leaf: null
-        value: Any
-        if all(_index(token) for token in node):
-            value = [None] * (max(int(token) for token in node) + 1)
-            stack.extend((child, value, int(token)) for token, child in node.items())
-        else:
-            value = dict.fromkeys(node)
-            stack.extend((child, value, token) for token, child in node.items())
-        container[key] = value
-    return holder[0]
-
-
-def _index(token: str) -> bool:
-    """Whether a pointer token reads an array index (as `dataflow.resolve_pointer` does)."""
-    return (
-        token.isascii()
-        and token.isdigit()
-        and (token == "0" or token[0] != "0")
-        and int(token) <= MAX_STAND_IN_INDEX
-    )

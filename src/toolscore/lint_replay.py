@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolscore.dataflow import dependencies, iter_refs, result_document, topological
-from toolscore.lint_gold import made_call
 from toolscore.model import MISSING, Call, Case, Plan
+from toolscore.plan_calls import made_call
 from toolscore.rules import show
 from toolscore.state.environment import Environment, Tool, ToolContext
 from toolscore.state.limits import alarms_installed
@@ -30,7 +30,6 @@ from toolscore.state.replay import (
 from toolscore.state.verdict import validate_case
 
 if TYPE_CHECKING:
-    from toolscore.lint_gold import CaseReport
     from toolscore.state import AnyEnvironment
     from toolscore.state.replay import Invoke
 
@@ -48,22 +47,23 @@ class Replayed(NamedTuple):
     """Where and why the replay stopped (past the time limit or denied, in the setup)."""
 
 
-def check_case(env: AnyEnvironment, case: Case, source: str, report: CaseReport) -> None:
-    """Check a case's state keys (an input error when they are malformed) and that some
-    response can hold its required outputs: the required strings themselves, said."""
+def unsayable_outputs(env: AnyEnvironment, case: Case, source: str) -> list[str]:
+    """Check a case's state keys (an input error when they are malformed); then, for each
+    required output that no response could hold, not even one saying the required strings
+    themselves, why."""
     validate_case(env, case, source)
     required = case.extra.get("required_outputs")
     if not required:
-        return
+        return []
     place, normalise = output_options(case.extra, env.config, case_error(case, source))
     said = tuple(required)
-    for text in missing_outputs(
+    missing = missing_outputs(
         required, "\n".join(said), said=said, place=place, normalise=normalise
-    ):
-        report.error(
-            "required_outputs",
-            f"no response can hold {text!r}: not even one that says it (normalise: {normalise})",
-        )
+    )
+    return [
+        f"no response can hold {text!r}: not even one that says it (normalise: {normalise})"
+        for text in missing
+    ]
 
 
 def replayed_calls(env: AnyEnvironment, case: Case, plan: Plan, source: str) -> Replayed:
