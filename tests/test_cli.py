@@ -208,6 +208,20 @@ def test_lint_finds_rejected_values_and_lenient_rules(tmp_path: Path) -> None:
     assert run("lint", "--specs", str(spec), "--strict").exit_code == 1
 
 
+def test_lint_names_a_rule_of_a_tools_list_where_it_is_in_the_json(tmp_path: Path) -> None:
+    spec = tmp_path / "tools.json"
+    tool = {"name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "x-compare": "casefold"}}}}  # fmt: skip
+    spec.write_text(json.dumps([{"type": "function", "function": {"name": "ping"}}, tool]))
+    result = run("lint", "--specs", str(spec))
+    assert result.exit_code == 0, result.output
+    assert (
+        f"warning: {spec}: [1].parameters.properties.city.x-compare: casefold forgives "
+        "differences: add a reason saying why that is safe"
+    ) in result.stdout
+    assert "tools.get_weather" not in result.stdout
+
+
 def test_lint_reports_every_spec_problem(tmp_path: Path) -> None:
     spec = tmp_path / "tools.yaml"
     spec.write_text(

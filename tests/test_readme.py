@@ -177,6 +177,15 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
     assert "week (plan 0): passed" in shell.outputs["toolscore show 2 --case week"]
     assert "1 fail -> pass" in shell.outputs["toolscore compare 1 2"]
     assert "days" in shell.outputs["toolscore spec-diff tools.yaml tools-new.yaml"]
+    assert shell.outputs["toolscore lint --specs tools.yaml --cases cases.jsonl"].endswith(
+        "0 errors, 0 warnings\n"
+    )
+    replayed = shell.outputs[
+        "toolscore lint --specs examples/support/env/tools.yaml --cases "
+        "examples/support/env/cases.jsonl --env"
+    ]  # as the tour says: no error, one warning, about status-misread's goal
+    assert replayed.endswith("0 errors, 1 warnings\n")
+    assert "case 'status-misread': the goal state is the initial state" in replayed
     traced = (
         "toolscore score --specs tools.yaml --cases trace-cases.jsonl --outputs traces.jsonl "
         "--group-by gen_ai.conversation.id --emit-otel verdicts.jsonl"

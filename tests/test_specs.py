@@ -238,7 +238,9 @@ def test_openai_tool_list_derives_kinds_from_the_schema() -> None:
 def test_openai_x_compare_errors_and_bad_schemas() -> None:
     bad_kind = [{"name": "f", "parameters": {"type": "object", "properties": {
         "a": {"type": "string", "x-compare": "fuzzy"}}}}]  # fmt: skip
-    assert any("tools.f.args.a" in p and "unknown kind 'fuzzy'" in p for p in problems_of(bad_kind))
+    assert "spec.yaml: [0].parameters.properties.a.x-compare: unknown kind 'fuzzy'" in str(
+        problems_of(bad_kind)
+    )
     bad_schema = [{"name": "f", "parameters": {"type": "objekt"}}]
     assert any("not a valid JSON Schema" in p for p in problems_of(bad_schema))
     nameless = [{"type": "function", "function": {"parameters": {}}}]
@@ -451,7 +453,10 @@ def test_relaxations_apply_to_their_own_tools_and_kind() -> None:
                     "parameters": {"type": "object", "properties": {"a": {"x-compare": 3}}},
                 }
             ],
-            ["tools.f.args.a: x-compare must be a kind name or a kind object"],
+            [
+                "[0].parameters.properties.a.x-compare: x-compare must be a kind name or a kind "
+                "object"
+            ],
         ),
         (
             [
@@ -465,7 +470,10 @@ def test_relaxations_apply_to_their_own_tools_and_kind() -> None:
                     },
                 }
             ],
-            ["tools.f.args.a.b: x-compare must be a kind name or a kind object"],
+            [
+                "[0].parameters.properties.a.properties.b.x-compare: x-compare must be a kind "
+                "name or a kind object"
+            ],
         ),
         (
             [
@@ -478,7 +486,7 @@ def test_relaxations_apply_to_their_own_tools_and_kind() -> None:
                     },
                 }
             ],
-            ["tools.f.args.a: tol must be a finite number >= 0, got -1"],
+            ["[0].parameters.properties.a.x-compare: tol must be a finite number >= 0, got -1"],
         ),
     ],
 )
@@ -636,11 +644,12 @@ def test_openai_schema_details_reach_the_right_rules() -> None:
 def test_an_error_inside_array_items_names_its_path() -> None:
     bad = {"a": {"type": "array", "items": {"type": "string", "x-compare": "fuzzy"}}}
     assert problems_of([{"name": "f", "parameters": {"properties": bad}}]) == [
-        "spec.yaml: tools.f.args.a.items: unknown kind 'fuzzy'"
+        "spec.yaml: [0].parameters.properties.a.items.x-compare: unknown kind 'fuzzy'"
     ]
     nested = {"a": {"type": "array", "x-compare": "list", "items": {"x-compare": 1}}}
     assert problems_of([{"name": "f", "parameters": {"properties": nested}}]) == [
-        "spec.yaml: tools.f.args.a.items: x-compare must be a kind name or a kind object"
+        "spec.yaml: [0].parameters.properties.a.items.x-compare: x-compare must be a kind name or "
+        "a kind object"
     ]
 
 
@@ -666,7 +675,11 @@ def test_every_broken_entry_is_listed_not_only_the_first() -> None:
     listed = [{"name": "f", "parameters": {"type": "objekt"}}, 3, {"name": "g", "parameters": {
         "properties": {"a": {"x-compare": 2}}}}]  # fmt: skip
     found = problems_of(listed)
-    assert [p.split(": ")[1] for p in found] == ["tools.f.parameters", "[1]", "tools.g.args.a"]
+    assert [p.split(": ")[1] for p in found] == [
+        "[0].parameters",
+        "[1]",
+        "[2].parameters.properties.a.x-compare",
+    ]
     assert problems_of("text") == [
         "spec.yaml: (top): a spec is a mapping with 'tools', or a list of tool definitions"
     ]
@@ -700,3 +713,52 @@ def test_file_errors_name_the_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as caught:
         load_specs(bad_json)
     assert str(caught.value).startswith(f"{bad_json}:3: not valid JSON: ")
+
+
+LISTED_PROBLEMS: list[Any] = [
+    {"type": "function", "function": {"name": "pay", "parameters": {"properties": {
+        "who": {"type": "object", "x-compare": {"kind": "object", "args": {
+            "id": {"kind": "number", "tolerance": 1}}}},
+        "note": {"type": "string", "x-compare": {"kind": "text", "rubric": {"kind": "sentiment"}}},
+        "days": {"type": "integer", "default": "seven"}}}}},
+    {"type": "function", "function": {"name": "pay", "parameters": {}}},
+    {"name": "ask", "x-version": True},
+]  # fmt: skip
+
+
+def test_a_tools_list_names_each_problem_where_it_is_in_the_json() -> None:
+    """A tools list has no `tools.NAME.args` keys: each problem is named by its place in the
+    list, down to the `x-compare` that declares a rule (docs/formats.md 2.5)."""
+    assert problems_of(LISTED_PROBLEMS) == [
+        "spec.yaml: [0].function.parameters.properties.who.x-compare.args.id: unknown option "
+        "'tolerance' for kind 'number' (did you mean 'tol'?)",
+        "spec.yaml: [1].function.name: tool 'pay' is defined twice (first at [0])",
+        "spec.yaml: [2].x-version: must be a string or an integer",
+    ]
+    listed = [{"name": "pay", "parameters": {"type": "object", "properties": {
+        "note": {"type": "string", "x-compare": {"kind": "text", "rubric": {"kind": "sentiment"}}},
+        "days": {"type": "array", "items": {"type": "integer", "default": "seven"}}}}}]  # fmt: skip
+    assert problems_of(listed) == [
+        "spec.yaml: [0].parameters.properties.days.items: default 'seven' is rejected by its own "
+        "rule: expected an integer, got string 'seven'",
+        "spec.yaml: [0].parameters.properties.note.x-compare.rubric.kind: unknown kind 'sentiment'",
+    ]
+
+
+def test_a_tools_list_says_where_each_rule_is_declared() -> None:
+    listed = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {
+        "a": {"type": "object", "properties": {"b": {"type": "string"}}},
+        "c": {"type": "array", "x-compare": {"kind": "list", "items": {"kind": "object", "args": {
+            "d": "casefold"}}}}}}}}]  # fmt: skip
+    specs, problems = parse_specs(listed, "tools.json")
+    assert specs is not None, problems
+    assert specs.tool_list
+    base = "[0].function.parameters"
+    assert specs.rule_field("f") == base
+    assert specs.rule_field("f", ("a", "b")) == f"{base}.properties.a.properties.b"
+    items = ("c", "items", "d")
+    assert specs.rule_field("f", items) == f"{base}.properties.c.x-compare.items.args.d"
+    native, _ = parse_specs(NATIVE, "tools.yaml")
+    assert native is not None
+    assert not native.tool_list
+    assert native.rule_field("refund", ("unit",)) == "tools.refund.args.unit"

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from toolscore.cli import cli
 from toolscore.specs import SpecSet, parse_specs
 from toolscore.store import Change, spec_diff
 
@@ -223,3 +227,54 @@ def test_changes_are_json_for_machines() -> None:
         "old": "exact",
         "new": "casefold",
     }
+
+
+def listed(days: str, unit: list[str], version: int | None = None) -> list[dict[str, Any]]:
+    """A tools list of two tools (`pay` with `x-version`, when given)."""
+    pay: dict[str, Any] = {"name": "pay", "parameters": {"type": "object", "properties": {
+        "unit": {"type": "string", "enum": unit}}}}  # fmt: skip
+    if version is not None:
+        pay["x-version"] = version
+    weather = {"name": "get_weather", "parameters": {"type": "object", "properties": {
+        "days": {"type": "integer" if days == "integer" else "number"}}}}  # fmt: skip
+    return [{"type": "function", "function": weather}, {"type": "function", "function": pay}]
+
+
+def test_a_tools_list_is_not_asked_for_a_version_it_cannot_hold(tmp_path: Path) -> None:
+    """A tools list has no spec set version (docs/formats.md 2.5): spec-diff asks for each
+    changed tool's `x-version`, and never for a `version` the format cannot hold."""
+    old = specs_of(listed("integer", ["EUR", "USD"], 2))
+    new = specs_of(listed("number", ["EUR"], 2))
+    found = spec_diff(old, new)
+    assert [(c.code, c.tool) for c in found] == [
+        ("kind_changed", "get_weather"),
+        ("values_dropped", "pay"),
+        ("version_not_bumped", "get_weather"),
+        ("version_not_bumped", "pay"),
+    ]
+    assert all("bump its `x-version`" in c.effect for c in found if c.warning)
+    assert spec_diff(old, specs_of(listed("number", ["EUR"], 3)))[-1].tool == "get_weather"
+    unversioned = specs_of({"tools": {"pay": {"version": 2, "args": {"unit": "exact"}}}})
+    into_list = [c.code for c in spec_diff(unversioned, new) if c.warning]
+    assert into_list == ["version_not_bumped"]  # and none for the spec set: a list has none
+    from_list = [c.code for c in spec_diff(new, unversioned) if c.warning]
+    assert from_list == ["version_not_bumped", "spec_version_not_bumped"]  # a native one can
+    files = [tmp_path / "old.json", tmp_path / "new.json"]
+    for path, data in zip(
+        files, (listed("integer", ["EUR"]), listed("number", ["EUR"])), strict=True
+    ):
+        path.write_text(json.dumps(data))
+    shown = CliRunner().invoke(cli, ["spec-diff", *map(str, files)])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert "get_weather.days: kind integer -> number" in text
+    assert "bump its `x-version` (a tools list's only version)" in text
+    assert "spec set" not in text
+    assert "bump `version`" not in text
+
+
+def specs_of(data: Any) -> SpecSet:
+    found, problems = parse_specs(data, "tools.json")
+    assert not problems, problems
+    assert found is not None
+    return found

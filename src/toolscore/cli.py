@@ -689,14 +689,46 @@ def _engine_run(
 
 @cli.command("lint")
 @click.option("--specs", "specs_path", required=True, help="Spec file to check.")
-@click.option("--cases", "cases_path", help="Cases file to check against the spec.")
+@click.option(
+    "--cases",
+    "cases_path",
+    help="Cases file to check against the spec; each case's plans are scored as an agent's "
+    "output, and the agent that does nothing too.",
+)
+@click.option(
+    "--env",
+    "env_path",
+    is_flag=False,
+    flag_value=SPEC_ENVIRONMENT,
+    default=None,
+    metavar="[FILE]",
+    help="Also replay each plan against a store (as `score --env`): the spec's environment "
+    "block, or FILE's (imports the tools module).",
+)
+@TOOL_TIMEOUT
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @input_errors
-def lint_command(specs_path: str, cases_path: str | None, strict: bool) -> None:
-    """Check a spec (and cases) for problems before scoring with them."""
+def lint_command(
+    specs_path: str,
+    cases_path: str | None,
+    env_path: str | None,
+    tool_timeout: float | None,
+    strict: bool,
+) -> None:
+    """Check a spec (and cases) for problems before scoring with them: exit 1 on an error
+    (on a warning too with --strict), 2 when a file cannot be read."""
     from toolscore.lint import lint_files  # noqa: PLC0415 - only `lint` needs it
 
-    findings = lint_files(specs_path, cases_path)
+    if env_path is None and tool_timeout is not None:
+        raise click.UsageError("--tool-timeout applies to replay: add --env")
+    if cases_path is not None:
+        check_inputs(("--cases", cases_path))
+
+    def replayed_on(specs: SpecSet) -> Environment:
+        assert env_path is not None
+        return environment(specs, specs_path, env_path, tool_timeout)
+
+    findings = lint_files(specs_path, cases_path, replayed_on if env_path else None)
     out = sys.stdout
     for finding in findings:
         out.write(f"{printable(finding)}\n")

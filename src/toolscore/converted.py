@@ -98,12 +98,12 @@ def as_json_lines(path: str, conversion: Conversion) -> Iterator[str]:
     except InputError as failure:
         if failure.source != copy:
             raise
-        raise _named(failure, path, converter.unit) from None
+        raise named_record(failure, path, converter.unit) from None
     finally:
         Path(copy).unlink(missing_ok=True)
 
 
-def _named(failure: InputError, path: str, unit: str) -> InputError:
+def named_record(failure: InputError, path: str, unit: str) -> InputError:
     """`failure`, found on line N of the conversion, as an error about record N of `path`."""
     where = f"{unit} {failure.line}" if failure.line is not None else None
     field = ": ".join(part for part in (where, failure.field) if part) or None

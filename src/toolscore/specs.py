@@ -18,6 +18,7 @@ from toolscore.matching import value_problem
 from toolscore.model import MISSING
 from toolscore.rubrics.spec import Rubric, RubricSpecError, RubricUse, parse_rubric, rubric_uses
 from toolscore.rules import ListRule, ObjectRule, Rule, RuleError, compile_rule, show, suggest
+from toolscore.spec_fields import RulePath, ToolFields, native_field
 
 RELAXATIONS = ("extra_calls", "unknown_args")
 _TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics")
@@ -68,6 +69,11 @@ class SpecSet:
     """Every rubric by name: the `rubrics` map's and the inline ones (named `tool.argument`)."""
     rubric_uses: Mapping[str, tuple[RubricUse, ...]] = field(default_factory=dict)
     """Per tool, its text arguments that have a rubric (tools without any are left out)."""
+    tool_list: bool = False
+    """True for an OpenAI-style tools list (docs/formats.md 2.5), which has no version
+    label, relaxations or environment: only each tool's `x-version`."""
+    fields: Mapping[str, ToolFields] = field(default_factory=dict)
+    """For a tools list, where each tool's rules are declared in the file (`rule_field`)."""
     rules: Mapping[str, ObjectRule] = field(init=False)
     lowercase_rules: Mapping[str, ObjectRule] = field(init=False)
     extra_ok: frozenset[str] = field(init=False)
@@ -83,6 +89,13 @@ class SpecSet:
         object.__setattr__(self, "lowercase_rules", lowered)
         extra = {t for r in self.relaxations if r.allow == "extra_calls" for t in r.tools}
         object.__setattr__(self, "extra_ok", frozenset(extra))
+
+    def rule_field(self, tool: str, path: RulePath = ()) -> str:
+        """The field naming the rule at `path` of `tool`'s arguments in messages: its path
+        in a native spec (`tools.refund.args.amount`), where it is declared in a tools list
+        (`[0].function.parameters.properties.amount`)."""
+        located = self.fields.get(tool)
+        return native_field(tool, path) if located is None else located.field(path)
 
     def describe(self) -> dict[str, Any]:
         """The provenance block of a report: version label, content hash, tool versions, and
@@ -151,8 +164,9 @@ def parse_specs(
 ) -> tuple[SpecSet | None, list[SpecError]]:
     """Validate parsed spec data (native or OpenAI-style); return the spec set or the problems."""
     problems = _Problems(source)
+    located: dict[str, ToolFields] = {}
     if isinstance(data, list):
-        tools = dict(_openai_tools(data, problems))
+        tools = dict(_openai_tools(data, problems, located))
         relaxations: tuple[Relaxation, ...] = ()
         version = None
         environment = None
@@ -177,14 +191,29 @@ def parse_specs(
         problems.add("(top)", "a spec is a mapping with 'tools', or a list of tool definitions")
         return None, problems.errors
     for name, tool in tools.items():
-        _check_defaults(tool.args, f"tools.{name}.args", problems)
+        _check_defaults(tool.args, (), _locator(name, located), problems)
     declared = data.get("rubrics", {}) if isinstance(data, Mapping) else {}
     rubrics = dict(_rubrics(declared, problems))
-    uses = _rubric_uses(tools, rubrics, problems)
+    uses = _rubric_uses(tools, rubrics, problems, located)
     if problems.errors:
         return None, problems.errors
     label = None if version is None else str(version)
-    return SpecSet(tools, relaxations, label, source, sha256, environment, rubrics, uses), []
+    listed = isinstance(data, list)
+    return SpecSet(
+        tools, relaxations, label, source, sha256, environment, rubrics, uses, listed, located
+    ), []
+
+
+Locator = Callable[[RulePath], str]
+"""Names the field of the rule at a path of one tool's arguments."""
+
+
+def _locator(tool: str, located: Mapping[str, ToolFields]) -> Locator:
+    """The locator of `tool`'s rules: where a tools list declares them, else native paths."""
+    fields = located.get(tool)
+    if fields is not None:
+        return fields.field
+    return lambda path: native_field(tool, path)
 
 
 def _rubrics(node: Any, problems: _Problems) -> Iterator[tuple[str, Rubric]]:
@@ -212,13 +241,31 @@ def _under(problems: _Problems, where: str) -> Callable[[str, str], None]:
     return problem
 
 
+def _translated(problems: _Problems, fields: ToolFields) -> Callable[[str, str], None]:
+    """A `problem(at, message)` callback for a tool of a tools list, `at` a native path
+    within its arguments, named where it is in the file."""
+
+    def problem(at: str, message: str) -> None:
+        problems.add(fields.translate(at), message)
+
+    return problem
+
+
 def _rubric_uses(
-    tools: Mapping[str, ToolSpec], rubrics: dict[str, Rubric], problems: _Problems
+    tools: Mapping[str, ToolSpec],
+    rubrics: dict[str, Rubric],
+    problems: _Problems,
+    located: Mapping[str, ToolFields],
 ) -> dict[str, tuple[RubricUse, ...]]:
     """Per tool, the rubrics on its text arguments (inline ones are added to `rubrics`)."""
     found: dict[str, tuple[RubricUse, ...]] = {}
     for name, tool in tools.items():
-        uses = tuple(rubric_uses(name, tool.args, rubrics, _under(problems, f"tools.{name}.args")))
+        fields = located.get(name)
+        if fields is None:
+            problem = _under(problems, f"tools.{name}.args")
+        else:
+            problem = _translated(problems, fields)
+        uses = tuple(rubric_uses(name, tool.args, rubrics, problem))
         if uses:
             found[name] = uses
     return found
@@ -250,7 +297,7 @@ def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpe
         problem = _version_problem(version)
         if problem:
             problems.add(f"{where}.version", problem)
-        rule = _compile_tool(args, where + ".args", problems)
+        rule = _compile_tool(args, _locator(str(name), {}), problems)
         if rule is not None:
             yield str(name), ToolSpec(str(name), version, rule, tool.get("description"))
 
@@ -267,17 +314,17 @@ def _version_problem(version: Any) -> str | None:
     return None
 
 
-def _compile_tool(args: Any, where: str, problems: _Problems) -> ObjectRule | None:
+def _compile_tool(args: Any, locate: Locator, problems: _Problems) -> ObjectRule | None:
     """The tool's arguments as one object rule; each bad argument is its own problem."""
     if not isinstance(args, Mapping):
-        problems.add(where, "must be a mapping of argument names to rules")
+        problems.add(locate(()), "must be a mapping of argument names to rules")
         return None
     compiled: dict[str, Rule] = {}
     for name, node in args.items():
         try:
             compiled[str(name)] = compile_rule(node, (str(name),))
         except RuleError as error:
-            problems.add(f"{where}.{'.'.join(str(p) for p in error.path)}", error.message)
+            problems.add(locate(error.path), error.message)
     if len(compiled) < len(args):
         return None
     return ObjectRule(args=compiled)
@@ -317,18 +364,18 @@ def _relaxations(node: Any, tools: Mapping[str, Any], problems: _Problems) -> It
             yield Relaxation(str(allow), tuple(names), str(reason))
 
 
-def _check_defaults(rule: Rule, where: str, problems: _Problems) -> None:
+def _check_defaults(rule: Rule, path: RulePath, locate: Locator, problems: _Problems) -> None:
     """A default must be a value its own rule accepts (null is always a valid default)."""
     if isinstance(rule, ObjectRule):
         for name, sub in rule.args.items():
-            _check_defaults(sub, f"{where}.{name}", problems)
+            _check_defaults(sub, (*path, name), locate, problems)
     elif isinstance(rule, ListRule):
-        _check_defaults(rule.items, f"{where}.items", problems)
+        _check_defaults(rule.items, (*path, "items"), locate, problems)
     if rule.default is not None and rule.default is not MISSING:
         problem = value_problem(rule, rule.default)
         if problem:
             problems.add(
-                where, f"default {show(rule.default)} is rejected by its own rule: {problem}"
+                locate(path), f"default {show(rule.default)} is rejected by its own rule: {problem}"
             )
 
 
@@ -344,70 +391,95 @@ _SCHEMA_KINDS = {
 }
 
 
-def _openai_tools(items: list[Any], problems: _Problems) -> Iterator[tuple[str, ToolSpec]]:
+def _openai_tools(
+    items: list[Any], problems: _Problems, located: dict[str, ToolFields]
+) -> Iterator[tuple[str, ToolSpec]]:
+    """The tools of a tools list; where each tool's rules stand goes into `located`, and
+    problems are named where they are in the list (`[2].function.parameters`)."""
     # Only tool lists carry JSON Schema: native specs never pay for importing its validator.
     from jsonschema import Draft202012Validator  # noqa: PLC0415
     from jsonschema.exceptions import SchemaError as JsonSchemaError  # noqa: PLC0415
 
     if not items:
         problems.add("(top)", "the tool list is empty")
+    first: dict[str, int] = {}
     for index, item in enumerate(items):
-        where = f"[{index}]"
         function = item.get("function", item) if isinstance(item, Mapping) else None
         if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-            problems.add(where, "a tool definition needs 'name' (or 'function': {name, ...})")
+            problems.add(
+                f"[{index}]", "a tool definition needs 'name' (or 'function': {name, ...})"
+            )
             continue
+        assert isinstance(item, Mapping)
+        base = f"[{index}].function" if "function" in item else f"[{index}]"
         name = function["name"]
-        where = f"tools.{name}"
+        if name in first:
+            twice = f"tool {name!r} is defined twice (first at [{first[name]}])"
+            problems.add(f"{base}.name", twice)
+            continue
+        first[name] = index
+        fields = located[name] = ToolFields(base)
         parameters = function.get("parameters") or {"type": "object", "properties": {}}
         try:
             Draft202012Validator.check_schema(parameters)
         except JsonSchemaError as error:
-            problems.add(f"{where}.parameters", f"not a valid JSON Schema: {error.message}")
+            problems.add(f"{base}.parameters", f"not a valid JSON Schema: {error.message}")
             continue
         try:
-            args = _schema_args(parameters, ())
+            args = _schema_args(parameters, (), f"{base}.parameters", fields)
         except RuleError as error:
-            path = ".".join(str(p) for p in error.path)
-            problems.add(f"{where}.args.{path}", error.message)
+            problems.add(fields.field(error.path), error.message)
             continue
-        rule = _compile_tool(args, where + ".args", problems)
+        rule = _compile_tool(args, fields.field, problems)
         problem = _version_problem(function.get("x-version"))
         if problem:
-            problems.add(f"{where}.x-version", problem)
+            problems.add(f"{base}.x-version", problem)
         elif rule is not None:
             yield name, ToolSpec(name, function.get("x-version"), rule, function.get("description"))
 
 
-def _schema_args(schema: Mapping[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
+def _schema_args(
+    schema: Mapping[str, Any], path: RulePath, where: str, fields: ToolFields
+) -> dict[str, Any]:
+    """The rule nodes of a schema's `properties` (the schema at `where`)."""
     properties = schema.get("properties") or {}
-    return {name: _schema_rule(prop, (*path, name)) for name, prop in properties.items()}
+    return {
+        name: _schema_rule(prop, (*path, name), f"{where}.properties.{name}", fields)
+        for name, prop in properties.items()
+    }
 
 
-def _schema_rule(prop: Any, path: tuple[str | int, ...]) -> dict[str, Any]:
-    """The rule node for one JSON Schema property: its `x-compare`, else derived from the type."""
+def _schema_rule(prop: Any, path: RulePath, where: str, fields: ToolFields) -> dict[str, Any]:
+    """The rule node for one JSON Schema property (at `where`): its `x-compare`, else derived
+    from the type."""
+    fields.record(path, where)
     if not isinstance(prop, Mapping):
         return {"kind": "exact"}
     compare = prop.get("x-compare")
     if compare is not None:
+        fields.record(path, f"{where}.x-compare")
         if not isinstance(compare, str | Mapping):
             raise RuleError(path, "x-compare must be a kind name or a kind object")
         node = {"kind": compare} if isinstance(compare, str) else dict(compare)
+        if isinstance(compare, Mapping):
+            fields.record_written(compare, path, f"{where}.x-compare")
         kind = node.get("kind")
         if kind == "object" and "args" not in node:
-            node["args"] = _schema_args(prop, path)
+            node["args"] = _schema_args(prop, path, where, fields)
         if kind == "list" and "items" not in node and isinstance(prop.get("items"), Mapping):
-            node["items"] = _schema_rule(prop["items"], (*path, "items"))
+            node["items"] = _schema_rule(prop["items"], (*path, "items"), f"{where}.items", fields)
         if kind == "enum" and "values" not in node and isinstance(prop.get("enum"), list):
             node["values"] = prop["enum"]
     else:
-        node = _derived(prop, path)
+        node = _derived(prop, path, where, fields)
     if "default" in prop and "default" not in node:
         node["default"] = prop["default"]
     return node
 
 
-def _derived(prop: Mapping[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
+def _derived(
+    prop: Mapping[str, Any], path: RulePath, where: str, fields: ToolFields
+) -> dict[str, Any]:
     if isinstance(prop.get("enum"), list):
         return {"kind": "enum", "values": prop["enum"]}
     types = prop.get("type")
@@ -416,10 +488,12 @@ def _derived(prop: Mapping[str, Any], path: tuple[str | int, ...]) -> dict[str, 
     kind = _SCHEMA_KINDS.get(types, "exact") if isinstance(types, str) else "exact"
     node: dict[str, Any] = {"kind": kind}
     if kind == "object":
-        node["args"] = _schema_args(prop, path)
+        node["args"] = _schema_args(prop, path, where, fields)
     elif kind == "list":
         items = prop.get("items")
         node["items"] = (
-            _schema_rule(items, (*path, "items")) if isinstance(items, Mapping) else "exact"
+            _schema_rule(items, (*path, "items"), f"{where}.items", fields)
+            if isinstance(items, Mapping)
+            else "exact"
         )
     return node

@@ -84,7 +84,10 @@ class Change:
 
 def spec_diff(old: SpecSet, new: SpecSet) -> list[Change]:
     """Every change from `old` to `new`: tools, arguments, kinds, options, enum values and
-    aliases, defaults, relaxations; then warnings where rules changed but versions did not."""
+    aliases, defaults, relaxations; then warnings where rules changed but versions did not.
+
+    A tools list (`new.tool_list`) has no spec set version to bump: only its tools' versions
+    (`x-version`) are asked for."""
     changes: list[Change] = []
     warnings: list[Change] = []
     for name in [*old.tools, *(t for t in new.tools if t not in old.tools)]:
@@ -97,9 +100,9 @@ def spec_diff(old: SpecSet, new: SpecSet) -> list[Change]:
             changes += found
             version = old.tools[name].version
             if found and version == new.tools[name].version:
-                warnings.append(_version_warning(name, version))
+                warnings.append(_version_warning(name, version, new.tool_list))
     changes += _relaxation_diff(old, new)
-    if changes and old.version == new.version:
+    if changes and old.version == new.version and not new.tool_list:
         warnings.append(
             Change(
                 "spec_version_not_bumped",
@@ -139,13 +142,14 @@ def _tool_added(name: str) -> Change:
     )
 
 
-def _version_warning(name: str, version: Any) -> Change:
+def _version_warning(name: str, version: Any, listed: bool) -> Change:
+    where = "its `x-version` (a tools list's only version)" if listed else "its `version`"
     return Change(
         "version_not_bumped",
         name,
         (),
         f"rules changed but the tool's version is still {version!r}",
-        "runs scored before and after report the same tool version; bump it",
+        f"runs scored before and after report the same tool version; bump {where}",
         "none",
         version,
         version,

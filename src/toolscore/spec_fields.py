@@ -1,0 +1,73 @@
+"""Where each argument rule of a tools-list spec stands in its file, for messages naming it.
+
+A native spec names a rule by its path, `tools.NAME.args.a.b` (docs/formats.md 1). An
+OpenAI-style tools list (2.5) has no such keys: there a rule is named where it is declared in
+the JSON, `[2].function.parameters.properties.a` for a rule the schema implies, or
+`[2].function.parameters.properties.a.x-compare` for one `x-compare` gives (where its
+options, and a `reason`, are written).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+RulePath = tuple[str | int, ...]
+"""A rule's place in a tool's arguments: argument names, and `items` for a list's items."""
+
+
+class ToolFields:
+    """Where the rules of one tool of a tools list are declared, by rule path."""
+
+    __slots__ = ("base", "declared")
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        """The tool's definition: `[2].function`, or `[2]` for a bare definition."""
+        self.declared: dict[RulePath, str] = {(): f"{base}.parameters"}
+
+    def record(self, path: RulePath, where: str) -> None:
+        """Say that the rule at `path` is declared at `where`."""
+        self.declared[path] = where
+
+    def record_written(self, node: Mapping[str, Any], path: RulePath, where: str) -> None:
+        """Record the rules written out inside an `x-compare` mapping at `where` (its `args`
+        and `items`, as in a native rule), below the rule at `path`."""
+        args = node.get("args")
+        if isinstance(args, Mapping):
+            for name, sub in args.items():
+                here, at = (*path, str(name)), f"{where}.args.{name}"
+                self.record(here, at)
+                if isinstance(sub, Mapping):
+                    self.record_written(sub, here, at)
+        items = node.get("items")
+        if items is not None:
+            here, at = (*path, "items"), f"{where}.items"
+            self.record(here, at)
+            if isinstance(items, Mapping):
+                self.record_written(items, here, at)
+
+    def field(self, path: RulePath = ()) -> str:
+        """The field naming the rule at `path` (below the nearest recorded rule when that
+        one is not recorded)."""
+        for end in range(len(path), -1, -1):
+            found = self.declared.get(path[:end])
+            if found is not None:
+                return found + "".join(f".{part}" for part in path[end:])
+        raise AssertionError("the tool's parameters are always recorded")  # pragma: no cover
+
+    def translate(self, where: str) -> str:
+        """A field written as a native path within the tool's `args` (`note.rubric.kind`,
+        `[]` for a list's items) named where it is in the tools list."""
+        parts = where.split(".")
+        for end in range(len(parts), 0, -1):
+            path = tuple("items" if part == "[]" else part for part in parts[:end])
+            found = self.declared.get(path)
+            if found is not None:
+                return found + "".join(f".{part}" for part in parts[end:])
+        return f"{self.declared[()]}.{where}"
+
+
+def native_field(tool: str, path: RulePath = ()) -> str:
+    """The field naming the rule at `path` of `tool` in a native spec."""
+    return f"tools.{tool}.args" + "".join(f".{part}" for part in path)
