@@ -38,6 +38,9 @@ NOT_RUN = {
     "python -m pytest test_agent.py": "tests/test_check_readme.py runs it with pytester",
     "python -m pytest --toolscore-cases cases.jsonl --toolscore-outputs outputs.jsonl "
     "--junitxml=cases.xml": "tests/test_check_readme.py runs it with pytester",
+    "inspect score logs/*.eval --scorer toolscore/tool_calls -S specs=examples/support/tools.yaml "
+    "--action overwrite --output-file rescored.eval": "tests/test_inspect_scorer.py runs it in a "
+    "shell, after the Inspect example that writes the log",
 }
 """README commands the test does not run, each with the reason (and each must be in it)."""
 
