@@ -178,6 +178,7 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
     assert excerpt == week
 
     assert "week (plan 0): passed" in shell.outputs["toolscore show 2 --case week"]
+    assert "label 'v1 (rescore of run 1)'" in shell.outputs["toolscore show 2 --case week"]
     assert "1 fail -> pass" in shell.outputs["toolscore compare 1 2"]
     assert "days" in shell.outputs["toolscore spec-diff tools.yaml tools-new.yaml"]
     traced = (
