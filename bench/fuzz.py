@@ -105,7 +105,7 @@ def run(lines: int, seed: int, first: int) -> Tally:
             tally.outcomes["scored failure, transcript not fully read"] += 1
         else:
             tally.outcomes["scored failure"] += 1
-    orjson.dumps(builder.finish().to_json())
+    orjson.dumps(builder.finish().to_dict())
     return tally
 
 

@@ -140,10 +140,21 @@ def test_version_and_report_header_say_which_build_ran(tmp_path: Path) -> None:
     assert json.loads(report.read_text())["build"] == kind
 
 
-def test_install_without_a_c_compiler_falls_back_to_pure_python(tmp_path: Path) -> None:
-    """`pip install .` with CC=/bin/false: the install succeeds, no extension is installed,
-    and the CLI scores on the .py sources. Offline: the build runs on this environment's
-    setuptools and Cython, and the fresh environment borrows this one's dependencies."""
+@pytest.mark.parametrize(
+    ("asked", "warning"),
+    [
+        ({"CC": "/bin/false"}, "no working C compiler: the pure-Python modules will run"),
+        ({"TOOLSCORE_BUILD": "pure-python"}, None),  # what `make demo` installs
+    ],
+    ids=["no-c-compiler", "pure-python-asked"],
+)
+def test_install_without_a_c_compiler_falls_back_to_pure_python(
+    tmp_path: Path, asked: dict[str, str], warning: str | None
+) -> None:
+    """`pip install .` with CC=/bin/false, or with TOOLSCORE_BUILD=pure-python: the install
+    succeeds, no extension is installed, and the CLI scores on the .py sources. Offline: the
+    build runs on this environment's setuptools and Cython, and the fresh environment borrows
+    this one's dependencies."""
     source = tmp_path / "source"
     for name in ("pyproject.toml", "setup.py", "README.md"):
         (source / name).parent.mkdir(parents=True, exist_ok=True)
@@ -162,14 +173,17 @@ def test_install_without_a_c_compiler_falls_back_to_pure_python(tmp_path: Path) 
     )  # fmt: skip
     borrowed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "borrowed.pth").write_text("\n".join(sorted(borrowed)) + "\n")
-    environment = clean_environment(CC="/bin/false", PIP_NO_INDEX="1")
+    environment = clean_environment(PIP_NO_INDEX="1", **asked)
     install = subprocess.run(
         [sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "-v",
          "--no-build-isolation", str(source)],
         check=False, env=environment, capture_output=True, text=True,
     )  # fmt: skip
     assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
-    assert "no working C compiler: the pure-Python modules will run" in install.stderr
+    if warning is None:
+        assert "WARNING: toolscore" not in install.stderr  # nothing was even tried
+    else:
+        assert warning in install.stderr
     installed = site / "toolscore"
     assert not [path for path in installed.rglob("*") if path.suffix in (".so", ".pyd")]
     for relative in ("calibration/templates/case.html", "examples/support/env/tools.py"):
@@ -193,3 +207,50 @@ def test_install_without_a_c_compiler_falls_back_to_pure_python(tmp_path: Path) 
         env=environment, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert version.stdout == f"toolscore, version {toolscore.__version__} (pure-python)\n"
+
+
+def test_an_unknown_build_is_refused_in_one_line() -> None:
+    environment = clean_environment(TOOLSCORE_BUILD="fast")
+    done = subprocess.run(
+        [sys.executable, "setup.py", "--version"],
+        cwd=ROOT, env=environment, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == (
+        "toolscore: TOOLSCORE_BUILD='fast' is not a build: compiled or pure-python"
+    )
+
+
+def make_plan(folder: Path, target: str) -> list[str]:
+    """The commands `make TARGET` would run in `folder` (`make -n`), one per line."""
+    done = subprocess.run(
+        ["make", "-n", target], cwd=folder, capture_output=True, text=True, check=True
+    )
+    return done.stdout.splitlines()
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_demo_installs_the_runtime_only_and_make_test_the_dev_extras(
+    tmp_path: Path,
+) -> None:
+    """`make demo` installs toolscore and its runtime dependencies, the pure-Python build,
+    which is quick; a demo's .venv later used by `make test` gets the dev extras then (their
+    own stamp); a dev install serves the demo as it is."""
+    for name in ("Makefile", "pyproject.toml", "setup.py"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    installs = [line for line in make_plan(tmp_path, "demo") if "pip install" in line]
+    assert installs == [
+        ".venv/bin/python -m pip install --quiet --upgrade pip",
+        "TOOLSCORE_BUILD=pure-python .venv/bin/python -m pip install --quiet -e .",
+    ]
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    for made in (venv / "bin" / "python", venv / ".installed"):  # what `make demo` left
+        made.touch()
+    assert make_plan(tmp_path, "demo") == [".venv/bin/toolscore demo"]
+    test = make_plan(tmp_path, "test")
+    assert test[0] == ".venv/bin/python -m pip install --quiet -e '.[dev]'"
+    assert ".venv/bin/python -m pytest" in test
+    (venv / ".installed-dev").touch()  # what `make test` left
+    assert make_plan(tmp_path, "demo") == [".venv/bin/toolscore demo"]
+    assert not [line for line in make_plan(tmp_path, "test") if "pip install" in line]

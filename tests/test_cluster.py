@@ -144,11 +144,11 @@ def test_clusters_split_across_chunks_are_merged(tmp_path: Path, chunk_size: int
     specs = load_specs(tmp_path / "tools.yaml")
     cases, outputs = str(tmp_path / "cases.jsonl"), str(tmp_path / "outputs.jsonl")
     serial = score(specs, read_cases(cases, specs), read_outputs(outputs), cluster_by="tag")
-    expected = serial.summary().to_json()
+    expected = serial.summary().to_dict()
     assert expected["accuracy_clustered"]["clusters"] == 5
     for workers in (1, 2):
         run = ParallelScoring(
             specs, cases, outputs, workers, chunk_size=chunk_size, cluster_by="tag"
         )
         assert len(list(run)) == -(-11 // chunk_size)
-        assert run.summary().finish().to_json() == expected
+        assert run.summary().finish().to_dict() == expected

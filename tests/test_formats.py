@@ -420,7 +420,7 @@ def test_unread_parts_are_counted_on_the_case_in_the_report_and_in_the_summary()
         "messages[0].content[1].type: must be a string, got number",
     ]
     assert "unread" not in case_to_json(results[1])
-    summary = run.summary().to_json()
+    summary = run.summary().to_dict()
     assert (summary["unread_cases"], summary["unread_parts"]) == (2, 5)
     assert summary["codes"] == {"transcript_unread": 5}
     first, second = SummaryBuilder(specs), SummaryBuilder(specs)

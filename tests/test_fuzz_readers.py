@@ -63,7 +63,7 @@ def score_all(specs: SpecSet, case: Case, trajectory: Trajectory) -> None:
     if trajectory.unread:
         assert not result.passed
     orjson.dumps(case_to_json(result))
-    orjson.dumps(run.summary().to_json())
+    orjson.dumps(run.summary().to_dict())
 
 
 def output_for(case: Case, data: st.DataObject) -> Trajectory | None:

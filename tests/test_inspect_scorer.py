@@ -7,7 +7,9 @@ import contextlib
 import gc
 import io
 import math
+import os
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -26,7 +28,7 @@ pytestmark = pytest.mark.filterwarnings(
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai import score as inspect_score  # noqa: E402
 from inspect_ai._util.registry import registry_lookup  # noqa: E402
-from inspect_ai.log import EvalLog, read_eval_log  # noqa: E402
+from inspect_ai.log import EvalLog, headline_metric, read_eval_log  # noqa: E402
 from inspect_ai.scorer import Target  # noqa: E402
 from inspect_ai.scorer._scorer import scorer_create  # noqa: E402
 
@@ -62,6 +64,22 @@ def test_the_eval_log_holds_accuracy_its_stderr_and_the_other_rates(log: EvalLog
     assert metrics["name"] == {"accuracy": 1.0}  # the wrong order is still the right tool
     assert metrics["abstention"] == {"accuracy": 1.0}
     assert metrics["tool_calls"]["argument_accuracy"] == pytest.approx(2 / 3)
+    assert metrics["tool_calls"]["case_accuracy"] == 0.75
+
+
+def test_the_headline_is_the_case_accuracy(log: EvalLog) -> None:
+    """Inspect shows the first metric of the first score as the run's number: the accuracy
+    over cases, not the argument accuracy over paired calls (2/3 here)."""
+    headline = headline_metric(log)
+    assert headline is not None
+    assert (headline.score.name, headline.name, headline.metric.value) == (
+        "tool_calls", "case_accuracy", 0.75,
+    )  # fmt: skip
+    assert log.results is not None
+    assert [score.name for score in log.results.scores] == [
+        "tool_calls", "passed", "name", "abstention",
+    ]  # fmt: skip
+    assert list(log.results.scores[0].metrics) == ["case_accuracy", "argument_accuracy"]
 
 
 def sample_scores(log: EvalLog) -> dict[str, Any]:
@@ -102,10 +120,14 @@ def test_the_scorer_is_found_by_the_name_inspect_gives_it() -> None:
 def test_inspect_score_rescores_a_log_written_by_inspect(tmp_path: Path) -> None:
     written = read_eval_log(str(HERE / "fixtures" / "refunds.eval"))
     rescored = inspect_score(
-        written, scorer_create("toolscore/tool_calls", specs=str(SPECS)), display="none"
+        written,
+        scorer_create("toolscore/tool_calls", specs=str(SPECS)),
+        action="overwrite",  # the log's own scores are replaced, not kept beside
+        display="none",
     )
     metrics = metrics_of(rescored)
     assert metrics["passed"]["accuracy"] == 0.75  # the mean of the two epochs of each sample
+    assert metrics["tool_calls"]["case_accuracy"] == 0.75
 
 
 SPEC_SET = load_specs(SPECS)
@@ -145,13 +167,21 @@ def test_a_plan_calling_an_unknown_tool_names_the_sample_and_the_field() -> None
     assert "refnd" in str(failure.value)
 
 
+def readme_blocks(language: str, marker: str) -> list[str]:
+    """The README's blocks in `language` that hold `marker`."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(rf"^```{language}\n(.*?)^```", readme, re.S | re.M)
+    return [block for block in blocks if marker in block]
+
+
 def test_the_readme_example_runs_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    blocks = re.findall(r"^```python\n(.*?)^```", readme, re.S | re.M)
-    (example,) = [block for block in blocks if "toolscore.integrations.inspect" in block]
-    (tmp_path / "examples").symlink_to(Path(__file__).parent.parent / "examples")
+    """The Python example, then the `inspect score` command after it, as the README gives them,
+    in a stand-in repository root; the command runs in a shell with no terminal, as in CI."""
+    (example,) = readme_blocks("python", "toolscore.integrations.inspect")
+    (command,) = readme_blocks("sh", "inspect score")
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
     monkeypatch.chdir(tmp_path)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
@@ -160,4 +190,24 @@ def test_the_readme_example_runs_as_written(
         "0.0",
         "value_mismatch call 0 /order_id [exact]: 'order-13' does not equal 'order-12' exactly",
     ]
-    assert "`0.0`" in readme
+    assert "`0.0`" in (ROOT / "README.md").read_text()
+
+    assert command.startswith("# run in: the repository root\n")
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    python_path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run(
+        ["bash", "-e", "-c", command],
+        cwd=tmp_path,
+        env={**os.environ, "PATH": path, "PYTHONPATH": python_path},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rescored = read_eval_log(str(tmp_path / "rescored.eval"))
+    assert rescored.results is not None
+    names = [score.name for score in rescored.results.scores]
+    assert names == ["tool_calls", "passed", "name", "abstention"]  # replaced, not appended
+    assert metrics_of(rescored)["tool_calls"]["case_accuracy"] == 0.0

@@ -23,6 +23,7 @@ from toolscore.cli import cli
 from toolscore.converted import HEAD_BYTES, Conversion, layout_of
 from toolscore.errors import InputError
 from toolscore.otlp_export import convert, sniff
+from toolscore.otlp_ids import hex_id
 
 HERE = Path(__file__).parent / "formats" / "otel_export"
 EXPORT = HERE / "collector.jsonl"
@@ -316,6 +317,59 @@ def test_a_saved_run_keeps_the_trace_link(tmp_path: Path) -> None:
     restored = result_from_json(cases[0])
     assert restored.trace == (TRACES[1], "a000000000000005")
     assert case_to_json(restored)["trace"] == cases[0]["trace"]
+
+
+def _base64_ids(export: Path, target: Path) -> Path:
+    """`export` with every span's ids in base64, as protobuf's JSON mapping writes them."""
+    lines = []
+    for line in export.read_text(encoding="utf-8").splitlines():
+        data = json.loads(line)
+        for resource in data["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if span.get(key):
+                            span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+        lines.append(json.dumps(data))
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+def test_base64_ids_group_and_link_as_their_hex(tmp_path: Path) -> None:
+    """An export with base64 ids (protobuf's JSON mapping, not OTLP JSON's hex) groups by the
+    hex trace id and gives the events the same hex links as the hex export does."""
+    export = _base64_ids(EXPORT, tmp_path / "collector-base64.jsonl")
+    assert "5b8efff798038103d269b633813f0001" not in export.read_text(encoding="utf-8")
+    assert [line["id"] for line in converted(export)] == TRACES
+    events = tmp_path / "events.jsonl"
+    result = score(export, HERE / "cases.jsonl", "--group-by", "gen_ai.conversation.id",
+                   "--emit-otel", str(events), "--json", "-")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    cases = {case["id"]: case for case in json.loads(result.stdout)["cases"]}
+    assert cases["conv-1"]["trace"] == {"trace_id": TRACES[1], "span_id": "a000000000000005"}
+    text = events.read_text(encoding="utf-8")
+    assert _normalized(text) == (HERE / "events.golden.json").read_text(encoding="utf-8")
+    records = _protobuf(text).resource_logs[0].scope_logs[0].log_records
+    assert [record.trace_id.hex() for record in records] == TRACES[1:]
+
+
+@pytest.mark.parametrize(
+    ("value", "length", "expected"),
+    [
+        ("5b8efff798038103d269b633813fc60c", 32, "5b8efff798038103d269b633813fc60c"),
+        ("0x5B8EFFF798038103D269B633813FC60C", 32, "5b8efff798038103d269b633813fc60c"),
+        ("W47/95gDgQPSabYzgT/GDA==", 32, "5b8efff798038103d269b633813fc60c"),
+        ("W47_95gDgQPSabYzgT_GDA", 32, "5b8efff798038103d269b633813fc60c"),  # URL-safe, unpadded
+        ("7uGbfsGxsXQ=", 16, "eee19b7ec1b1b174"),
+        ("7uGbfsGxsXQ=", 32, None),  # a span id is no trace id
+        ("AAAAAAAAAAAAAAAAAAAAAA==", 32, None),  # all zeros: OTLP's "no id"
+        ("not an id at all", 16, None),
+        ("W47/95gDgQPSabYzgT/GDA=", 32, None),  # padding that does not fit
+        (12, 16, None),
+    ],
+)
+def test_otlp_ids_are_read_from_hex_or_base64(value: object, length: int, expected: str) -> None:
+    assert hex_id(value, length) == expected
 
 
 JUNK = st.recursive(

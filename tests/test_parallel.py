@@ -42,7 +42,7 @@ def test_parallel_equals_serial(example: str, outputs: str, chunk_size: int) -> 
     )  # fmt: skip
     outcomes = list(parallel)
     assert [line for o in outcomes for line in o.report_lines] == serial_lines
-    assert parallel.summary().finish().to_json() == serial.summary().to_json()
+    assert parallel.summary().finish().to_dict() == serial.summary().to_dict()
     assert len(outcomes) == -(-len(serial_lines) // chunk_size)
 
 

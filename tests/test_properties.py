@@ -524,7 +524,7 @@ def test_scoring_is_deterministic(data: st.DataObject) -> None:
 
     first, second = score(specs, cases, outputs), score(specs, cases, outputs)
     assert list(first) == list(second)
-    assert first.summary().to_json() == second.summary().to_json()
+    assert first.summary().to_dict() == second.summary().to_dict()
     assert first.unmatched_output_ids == second.unmatched_output_ids
 
 
@@ -570,7 +570,7 @@ def test_any_produced_json_is_scored_without_raising(data: st.DataObject) -> Non
     assert isinstance(result, CaseResult)
     if abstention and calls:
         assert not result.passed, "an abstention case passed although calls were made"
-    score(specs, [case], [trajectory]).summary().to_json()
+    score(specs, [case], [trajectory]).summary().to_dict()
 
 
 @SETTINGS

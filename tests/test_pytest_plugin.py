@@ -230,13 +230,37 @@ def test_assert_tool_calls_with_the_specs_fixture(
     )
 
 
-def test_the_specs_fixture_says_when_the_ini_option_is_unset(
+def test_the_specs_fixture_says_when_no_spec_file_is_named(
     pytester: pytest.Pytester, files: Path
 ) -> None:
     pytester.makepyfile(test_agent=ASSERTING_TEST)
     run = pytester.runpytest(*PLUGIN)
     run.assert_outcomes(errors=2)
-    run.stdout.fnmatch_lines(["*the toolscore_specs fixture needs the ini option toolscore_specs*"])
+    run.stdout.fnmatch_lines(
+        ["*the toolscore_specs fixture needs a spec file: --toolscore-specs or the ini option*"]
+    )
+
+
+def test_the_specs_fixture_reads_the_command_line_option(
+    pytester: pytest.Pytester, files: Path
+) -> None:
+    """`--toolscore-specs` names the fixture's spec file too, with no ini option..."""
+    pytester.makepyfile(test_agent=ASSERTING_TEST)
+    run = pytester.runpytest(*PLUGIN, "--toolscore-specs", "tools.yaml")
+    run.assert_outcomes(passed=1, failed=1)
+
+
+def test_the_command_line_option_wins_over_the_ini_option(
+    pytester: pytest.Pytester, files: Path
+) -> None:
+    """... and over the ini option, for the fixture as for the cases files."""
+    pytester.makeini("[pytest]\ntoolscore_specs = missing.yaml\n")
+    pytester.makepyfile(test_agent=ASSERTING_TEST)
+    run = pytester.runpytest(*PLUGIN, "--toolscore-specs", "tools.yaml")
+    run.assert_outcomes(passed=1, failed=1)
+    assert "missing.yaml" not in run.stdout.str()
+    run = pytester.runpytest(*collect_args("--toolscore-specs", "tools.yaml"))
+    run.assert_outcomes(passed=3 + 1, failed=1 + 1)  # the four cases and test_agent's two
 
 
 def test_the_specs_fixture_names_an_unreadable_file(pytester: pytest.Pytester, files: Path) -> None:

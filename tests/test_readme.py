@@ -31,13 +31,17 @@ HEREDOC_START = re.compile(r"cat > \S+ <<'EOF'")
 PLACE = re.compile(r"# run in: (.+)")
 
 NOT_RUN = {
-    "make demo": "builds .venv and installs toolscore; test_cli runs the demo itself",
+    "make demo": "builds .venv and installs toolscore; test_cli runs the demo itself, "
+    "test_build what make does",
     "make test": "runs this very suite",
-    "python -m pip install -e .": "installs the package these tests import",
+    "python -m pip install pytest": "installs pytest, which runs this suite",
     "toolscore label 1 --labeller ann": "serves the page until stopped; test_label_web drives it",
     "python -m pytest test_agent.py": "tests/test_check_readme.py runs it with pytester",
     "python -m pytest --toolscore-cases cases.jsonl --toolscore-outputs outputs.jsonl "
     "--junitxml=cases.xml": "tests/test_check_readme.py runs it with pytester",
+    "inspect score logs/*.eval --scorer toolscore/tool_calls -S specs=examples/support/tools.yaml "
+    "--action overwrite --output-file rescored.eval": "tests/test_inspect_scorer.py runs it in a "
+    "shell, after the Inspect example that writes the log",
 }
 """README commands the test does not run, each with the reason (and each must be in it)."""
 
@@ -67,13 +71,25 @@ def commands(block: str) -> Iterator[str]:
         yield from (part.strip() for part in line.split("&&"))
 
 
-class Shell:
-    """Runs README commands in-process, in the places the README names."""
+ACTIVATE = ". .venv/bin/activate"
+"""The README's command that puts `make demo`'s toolscore on PATH, run in the repository root."""
 
-    def __init__(self, places: dict[str, Path], runner: CliRunner) -> None:
+
+class Shell:
+    """Runs README commands in-process, in the places the README names, as one shell session
+    of a reader who follows the README from its start: `toolscore` is found only once the
+    README has made .venv (`make demo`) and activated it. Every file it writes is inside
+    `home`, a temporary folder, never the repository."""
+
+    def __init__(self, places: dict[str, Path], runner: CliRunner, home: Path) -> None:
         self.places = places
         self.runner = runner
+        self.home = home.resolve()
         self.outputs: dict[str, str] = {}
+        self.made = False
+        """Whether `make demo` ran (the README's first command)."""
+        self.activated = False
+        """Whether .venv is activated: `toolscore` and `python` on PATH."""
 
     def enter(self, block: str) -> None:
         """Go where the block's first line says it runs."""
@@ -89,19 +105,29 @@ class Shell:
             self.run(command)
 
     def run(self, command: str) -> None:
+        here = Path.cwd().resolve()
+        assert here.is_relative_to(self.home), f"{command!r} would run in {here}, not in a test"
         heredoc = HEREDOC.fullmatch(command)
         if heredoc:
             Path(heredoc.group(1)).write_text(heredoc.group(2) + "\n")
             return
         words = shlex.split(command, comments=True)
         plain = " ".join(words)
+        self.made = self.made or plain == "make demo"
         if plain in NOT_RUN:
             return
-        if words[0] == "mkdir":
+        if plain in (ACTIVATE, ACTIVATE.replace(".", "source", 1)):
+            assert here == self.places["the repository root"].resolve(), (
+                f"{plain!r} runs in {here}, where .venv is not"
+            )
+            assert self.made, f"{plain!r} before `make demo` made .venv"
+            self.activated = True
+        elif words[0] == "mkdir":
             Path(words[1]).mkdir()
         elif words[0] == "cd":
             os.chdir(words[1])
         elif words[0] == "toolscore":
+            assert self.activated, f"{plain!r}: toolscore is not on PATH (.venv not activated)"
             result = self.runner.invoke(cli, words[1:])
             assert result.exit_code == 0, f"{plain}\n{result.output}"
             self.outputs[plain] = result.output
@@ -132,7 +158,7 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Shell:
         "tour/": root / "tour",
         "the folder with BFCL's files": bfcl,
     }
-    return Shell(places, CliRunner())
+    return Shell(places, CliRunner(), tmp_path)
 
 
 def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
@@ -175,6 +201,7 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
     assert excerpt == week
 
     assert "week (plan 0): passed" in shell.outputs["toolscore show 2 --case week"]
+    assert "label 'v1 (rescore of run 1)'" in shell.outputs["toolscore show 2 --case week"]
     assert "1 fail -> pass" in shell.outputs["toolscore compare 1 2"]
     assert "days" in shell.outputs["toolscore spec-diff tools.yaml tools-new.yaml"]
     assert shell.outputs["toolscore lint --specs tools.yaml --cases cases.jsonl"].endswith(
@@ -195,6 +222,37 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
     assert '"traceId":"5b8efff798038103d269b633813fc60c"' in verdicts.replace(" ", "")
 
     assert (shell.places["the folder with BFCL's files"] / "bfcl/parallel/tools.yaml").is_file()
+
+
+def test_the_shell_finds_toolscore_only_after_the_readme_activates_it(shell: Shell) -> None:
+    """The reproducer: after `make demo`, a new shell has no `toolscore` on PATH."""
+    shell.enter("# run in: the repository root")
+    shell.run("make demo")
+    with pytest.raises(AssertionError, match="toolscore is not on PATH"):
+        shell.run("toolscore --version")
+    shell.run("mkdir elsewhere")
+    os.chdir("elsewhere")
+    with pytest.raises(AssertionError, match=r"where \.venv is not"):
+        shell.run(ACTIVATE)
+    shell.enter("# run in: the repository root")
+    shell.run(ACTIVATE)
+    shell.run("toolscore --version")
+
+
+def test_the_readme_activates_the_venv_before_its_first_toolscore_command() -> None:
+    first_block = next(block for block in blocks("sh") if "toolscore " in block)
+    assert ACTIVATE in first_block.split("toolscore ")[0]
+
+
+def test_the_shell_writes_nothing_outside_its_temporary_folder(
+    shell: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A README heredoc (`cat > trace-cases.jsonl <<'EOF'`) run from the repository itself
+    would leave its file there."""
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(AssertionError, match="not in a test"):
+        shell.run("cat > trace-cases.jsonl <<'EOF'\n{}\nEOF\n")
+    assert not (ROOT / "trace-cases.jsonl").exists()
 
 
 def test_every_command_left_out_is_in_the_readme() -> None:

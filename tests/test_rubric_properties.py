@@ -68,7 +68,7 @@ def _report(spec: Node, directory: Path, rubrics: str | None) -> tuple[list[Any]
         want_report=True, chunk_size=3, rubrics=rubrics,
     )  # fmt: skip
     cases = [orjson.loads(line) for outcome in run for line in outcome.report_lines]
-    return cases, run.summary().finish().to_json()
+    return cases, run.summary().finish().to_dict()
 
 
 @settings(SETTINGS, max_examples=60)

@@ -223,7 +223,7 @@ def test_workers_merge_rubric_tallies_to_the_same_summary(tmp_path: Path) -> Non
             want_report=report, chunk_size=5, rubrics=LOCAL_RUBRICS,
         )  # fmt: skip
         lines.append([line for outcome in run_ for line in outcome.report_lines])
-        summaries.append(run_.summary().finish().to_json())
+        summaries.append(run_.summary().finish().to_dict())
     assert summaries[0] == summaries[1] == summaries[2] == summaries[3]
     assert lines[0] == lines[1]
     assert lines[2] == lines[3] == []

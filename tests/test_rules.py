@@ -371,3 +371,26 @@ def test_number_edges_beyond_floats() -> None:
     verdict = NumberRule(tol=0.5, rel_tol=0.01).judge(100, 102)
     assert verdict is not None
     assert verdict[1]() == "102 is not 100 within tol=0.5 rel_tol=0.01"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({"k": 1}, {"k": 1, "extra": 2}),  # a key only the second object has
+        ({"k": 1, "extra": 2}, {"k": 1}),  # a key only the first has
+        ({"k": 1}, {"k": 1, "extra": None}),  # null is a value, not an absence
+        ([{"k": 1}], [{"k": 1, "extra": 2}]),  # at any depth
+        ({}, {"extra": 2}),
+    ],
+)
+def test_json_equal_objects_need_the_same_keys_both_ways(a: Any, b: Any) -> None:
+    assert not json_equal(a, b)
+    assert not json_equal(b, a)
+    assert ExactRule().judge(a, b) is not None  # `exact` on objects is JSON equality
+
+
+@pytest.mark.parametrize("produced", ["id-7 ", " id-7", "id-7\n", "\tid-7", "id-7\u00a0"])
+def test_exact_strings_keep_their_whitespace(produced: str) -> None:
+    assert ExactRule().judge("id-7", produced) is not None
+    assert ExactRule().judge(produced, "id-7") is not None
+    assert ExactRule().judge(produced, produced) is None

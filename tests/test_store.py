@@ -83,7 +83,7 @@ def test_a_saved_run_reads_back_as_the_report_json(store: Store, example: Path) 
     run_id = save(store, example, label="nightly")
     expected, summary = report_cases(example)
     assert orjson.dumps(list(store.cases(run_id))) == orjson.dumps(expected)
-    assert store.summary(run_id) == summary.to_json()
+    assert store.summary(run_id) == summary.to_dict()
     info = store.run(run_id)
     specs = load_specs(example / "tools.yaml")
     assert (info.label, info.toolscore_version, info.specs_version) == (
@@ -228,7 +228,7 @@ def test_what_is_not_a_store_is_an_input_error(tmp_path: Path) -> None:
 def test_a_stored_summary_comes_back_as_a_summary(store: Store, example: Path) -> None:
     run_id = save(store, example)
     stored = store.summary(run_id)
-    assert summary_from_json(stored).to_json() == stored
+    assert summary_from_json(stored).to_dict() == stored
 
 
 # --- the round trip, for any results ---------------------------------------------------------
@@ -327,7 +327,7 @@ def test_stored_results_round_trip_exactly(results: list[CaseResult]) -> None:
             stored_summary = store.summary(run_id)
     expected = [orjson.loads(orjson.dumps(case_to_json(r))) for r in results]
     assert orjson.dumps(loaded) == orjson.dumps(expected)
-    assert stored_summary == summary.to_json()
+    assert stored_summary == summary.to_dict()
 
 
 # --- the commands ----------------------------------------------------------------------------
@@ -355,7 +355,7 @@ def test_show_prints_a_run_as_score_did(store: Store, example: Path) -> None:
     report = orjson.loads(invoke("show", "latest", "--db", db, "--json").stdout)
     expected, summary = report_cases(example)
     assert report["cases"] == expected
-    assert report["summary"] == summary.to_json()
+    assert report["summary"] == summary.to_dict()
     assert report["specs"]["tools"] == {"get_order": 1, "refund": 3}
     one = invoke("show", "1", "--case", "wrong-case-id", "--db", db)
     assert "wrong-case-id (plan 0): FAILED" in one.stdout

@@ -151,6 +151,25 @@ def test_the_story_on_the_command_line(story: tuple[Store, Path, Path, int]) -> 
     assert "refund.unit: enum value 'EUR' renamed to 'EURO'" in diffed.stdout
     listed = orjson.loads(invoke("runs", "--db", db, "--json").stdout)
     assert [(r["id"], r["rescored_from"]) for r in listed] == [(1, None), (2, 1)]
+    assert [r["label"] for r in listed] == ["agent v1", "agent v1 (rescore of run 1)"]
+    shown = invoke("show", "2", "--db", db)
+    assert "label 'agent v1 (rescore of run 1)'" in shown.stdout
+
+
+def test_a_rescore_s_label_says_it_is_one(story: tuple[Store, Path, Path, int]) -> None:
+    """The old run's label, marked; a rescore of a rescore names the run it re-scored (not a
+    chain of marks); an unlabelled run's rescore is still named one; `--label` is as given."""
+    store, _, new_spec, first = story
+    second = store.rescore(first, new_spec)
+    third = store.rescore(second, None)
+    given = store.rescore(first, new_spec, "euro spec")
+    labels = [store.run(run_id).label for run_id in (first, second, third, given)]
+    assert labels == [
+        "agent v1", "agent v1 (rescore of run 1)", "agent v1 (rescore of run 2)", "euro spec",
+    ]  # fmt: skip
+    store.db.execute("UPDATE runs SET label = NULL WHERE id = ?", (first,))
+    store.db.commit()
+    assert store.run(store.rescore(first, None)).label == "rescore of run 1"
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

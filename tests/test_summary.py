@@ -103,12 +103,12 @@ def _run() -> Summary:
     run = score(SPECS, cases, outputs)
     summary = run.summary()
     assert run.unmatched_output_ids == ["stray"]
-    assert summary.unmatched_outputs == summary.to_json()["unmatched_outputs"] == 1
+    assert summary.unmatched_outputs == summary.to_dict()["unmatched_outputs"] == 1
     return summary
 
 
 def test_the_summary_counts_every_metric_by_hand() -> None:
-    summary = _run().to_json()
+    summary = _run().to_dict()
     assert (summary["cases"], summary["passed"]) == (10, 4)
     assert summary["accuracy"] == 0.4
     assert summary["accuracy_ci95"] == [0.1682, 0.6873]  # Wilson, 4 of 10
@@ -141,7 +141,7 @@ def test_the_summary_counts_every_metric_by_hand() -> None:
 
 
 def test_baseline_disagreements_are_counted_on_the_right_side() -> None:
-    baselines = _run().to_json()["baselines"]
+    baselines = _run().to_dict()["baselines"]
     exact = baselines["exact"]
     assert (exact["passed"], exact["accuracy"]) == (3, 0.3)  # same, bad-date, thanks
     assert exact["only_rules_pass"] == 2  # tolerance, reordered
@@ -156,7 +156,7 @@ def test_baseline_disagreements_are_counted_on_the_right_side() -> None:
 
 
 def test_per_tool_and_per_argument_tallies() -> None:
-    summary = _run().to_json()
+    summary = _run().to_dict()
     per_tool = summary["per_tool"]
     # passed: same, tolerance, reordered, counts (o-1); failed: case-of-id, wrong-amount and the
     # refund of counts that a notify stood in for
@@ -210,8 +210,17 @@ def test_per_tool_and_per_argument_tallies() -> None:
     assert per_argument["visit.day"]["failed"] == 1
 
 
+def test_to_json_is_a_deprecated_alias_of_to_dict() -> None:
+    """`to_json` returned a dict, never JSON text: `to_dict` says so, and the old name warns."""
+    summary = _run()
+    with pytest.warns(DeprecationWarning, match=r"Summary\.to_dict\(\)"):
+        old = summary.to_json()
+    assert old == summary.to_dict()
+    assert isinstance(old, dict)
+
+
 def test_an_empty_run_has_no_rates() -> None:
-    summary = score(SPECS, [], []).summary().to_json()
+    summary = score(SPECS, [], []).summary().to_dict()
     assert summary["accuracy"] is None
     assert summary["name_accuracy"] == {"value": None, "n": 0, "passed": 0, "ci95": None}
     assert summary["accuracy_ci95"] is None
@@ -285,9 +294,9 @@ def test_summaries_of_parts_merge_into_the_summary_of_the_whole(cut: int) -> Non
     for case, result in results[cut:]:
         second.add(case, result)
     first.merge(second)
-    assert first.finish().to_json() == whole.finish().to_json()
+    assert first.finish().to_dict() == whole.finish().to_dict()
     whole.unmatched_outputs = 1  # the stray output line of `_run`
-    assert whole.finish().to_json() == _run().to_json()
+    assert whole.finish().to_dict() == _run().to_dict()
 
 
 def test_merging_keeps_the_first_disagreement_ids_up_to_the_cap(
@@ -421,7 +430,7 @@ def test_outcomes_are_counted_beside_the_calls(tmp_path: Path) -> None:
     builder = SummaryBuilder(SPECS)
     for case, result in _outcome_results(tmp_path):
         builder.add(case, result)
-    summary = builder.finish().to_json()
+    summary = builder.finish().to_dict()
     assert summary["passed"] == 5
     assert summary["state"] == {
         "state_accuracy": {"value": 0.5, "n": 4, "passed": 2, "ci95": [0.15, 0.85]},
@@ -429,7 +438,7 @@ def test_outcomes_are_counted_beside_the_calls(tmp_path: Path) -> None:
         "calls_passed_state_failed": 2,
         "calls_failed_state_passed": 1,
     }
-    assert "state" not in _run().to_json()  # no environment, no state block
+    assert "state" not in _run().to_dict()  # no environment, no state block
 
 
 @pytest.mark.parametrize("cut", [0, 1, 4, 7])
@@ -443,7 +452,7 @@ def test_outcome_tallies_merge(tmp_path: Path, cut: int) -> None:
     for case, result in results[cut:]:
         second.add(case, result)
     first.merge(second)
-    assert first.finish().to_json() == whole.finish().to_json()
+    assert first.finish().to_dict() == whole.finish().to_dict()
 
 
 def _join(
@@ -529,7 +538,7 @@ def _pay(**args: Any) -> dict[str, Any]:
 def _tally_run(lines: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     cases = [parse_case({"id": key, "plans": [[_pay(id="a")]]}, PAY) for key in lines]
     outputs = [parse_output({"id": key, "calls": calls}) for key, calls in lines.items()]
-    return score(PAY, cases, outputs).summary().to_json()
+    return score(PAY, cases, outputs).summary().to_dict()
 
 
 def test_arguments_outside_the_plan_and_tools_outside_the_spec_are_tallied() -> None:
@@ -592,8 +601,8 @@ def test_merging_tallies_made_only_in_the_later_part() -> None:
         (first if index == 0 else second).add(case, result)
         whole.add(case, result)
     first.merge(second)
-    merged = first.finish().to_json()
-    assert merged == whole.finish().to_json()
+    merged = first.finish().to_dict()
+    assert merged == whole.finish().to_dict()
     assert merged["per_argument"]["pay.colour"]["failed"] == 1
     assert merged["per_tool"]["drop"]["extra"] == 1
 
@@ -670,7 +679,7 @@ def test_scoring_with_an_environment_judges_each_case_on_its_outcome(tmp_path: P
     builder = SummaryBuilder(SPECS)
     for case, result in _outcome_results(tmp_path / "again"):
         builder.add(case, result)
-    assert run.summary().to_json() == builder.finish().to_json()
+    assert run.summary().to_dict() == builder.finish().to_dict()
     broken = parse_case({"id": "b", "plans": [], "tags": [], "goal_state": {"nope": []}}, SPECS)
     with pytest.raises(CaseError, match=r"^c\.jsonl: goal_state\.nope: case 'b': no table 'nope'"):
         list(score(SPECS, [broken], [], ("c.jsonl", "o.jsonl"), env))

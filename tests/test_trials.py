@@ -75,7 +75,7 @@ def _summary(cases: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> dict
         [parse_output(o, "outputs.jsonl", n) for n, o in enumerate(outputs, 1)],
     )
     list(run)
-    summary: dict[str, Any] = run.summary().to_json()
+    summary: dict[str, Any] = run.summary().to_dict()
     return summary
 
 
@@ -271,11 +271,11 @@ def test_workers_give_the_same_report_and_summary(tmp_path: Path, chunk: int) ->
         [parse_output(o, paths[1], n) for n, o in enumerate(outputs, 1)],
     )
     expected_cases = [case_to_json(r) for r in serial]
-    expected = serial.summary().to_json()
+    expected = serial.summary().to_dict()
     run = ParallelScoring(SPECS, *paths, 2, want_report=True, chunk_size=chunk)
     lines = [json.loads(line) for outcome in run for line in outcome.report_lines]
     assert lines == json.loads(json.dumps(expected_cases))
-    assert run.summary().finish().to_json() == expected
+    assert run.summary().finish().to_dict() == expected
     assert "trials" in expected
 
 
@@ -356,7 +356,7 @@ def test_outcome_pass_hat_counts_state_and_outputs_per_trial(tmp_path: Path) -> 
     run = score(SPECS, [case], made, env=env)
     results = list(run)
     assert [r.state.passed for r in results] == [True, False, True]
-    trials = run.summary().to_json()["trials"]
+    trials = run.summary().to_dict()["trials"]
     # calls: 1 of 3 pass; outcome: 2 of 3. pass^2 = C(1,2)/C(3,2) = 0 and C(2,2)/C(3,2) = 1/3
     assert _values(trials["calls"], "pass_hat_k") == [0.3333, 0.0, 0.0]
     assert _values(trials["state"], "pass_hat_k") == [0.6667, 0.3333, 0.0]
@@ -474,7 +474,7 @@ def test_mutated_outputs_with_trials_read_or_fail_with_one_line_and_score(
         ]
         run = score(FUZZ_SPECS, [FUZZ_CASE], made, ("cases.jsonl", "out.jsonl"))
         results = list(run)
-        summary = run.summary().to_json()
+        summary = run.summary().to_dict()
     except OutputError as error:
         text = str(error)
         assert text.startswith("out.jsonl:"), text
@@ -507,8 +507,8 @@ def test_outcome_trials_merge_across_workers(tmp_path: Path) -> None:
         env=env,
     )
     list(serial)
-    expected = serial.summary().to_json()
+    expected = serial.summary().to_dict()
     assert expected["trials"]["state"]["cases"] == 6
     run = ParallelScoring(SPECS, *paths, 2, chunk_size=2, env=env)
     list(run)
-    assert run.summary().finish().to_json() == expected
+    assert run.summary().finish().to_dict() == expected

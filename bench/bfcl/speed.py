@@ -145,7 +145,7 @@ def full_report(specs: SpecSet, parsed: Sequence[tuple[Case, Trajectory]]) -> tu
         summary.add(case, result)
         lines.append(orjson.dumps(case_to_json(result), default=plain))
     done = summary.finish()
-    head = dict(report_header(specs, __version__), summary=done.to_json())
+    head = dict(report_header(specs, __version__), summary=done.to_dict())
     opening = orjson.dumps(head, default=plain)[:-1] + b',"cases":[\n'
     return done.passed, opening + b",\n".join(lines) + b"\n]}\n"
 

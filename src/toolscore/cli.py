@@ -425,7 +425,7 @@ def _score(
         inputs = (cases_path, outputs_path)
         _write_reports(report, html, specs, env, summary, run_id, inputs, label, late, run_on.name)
     if junit is not None:
-        junit.finish(summary.to_json(), _header(specs, env))
+        junit.finish(summary.to_dict(), _header(specs, env))
     _print_run(specs, summary, failed, earlier, run_id, html_path, json_target == "-")
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
         out = console(err=json_target == "-")

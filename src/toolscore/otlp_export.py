@@ -3,8 +3,9 @@
 The collector's file exporter writes JSON Lines, each line an OTLP `{"resourceSpans": [...]}`
 holding spans of many traces, without case ids. `score --group-by KEY` makes one outputs line
 `{"id": GROUP, "format": "otel", "spans": [...]}` of every group of spans, in the order the
-groups first appear: KEY `trace_id` (the default) groups by the span's `traceId` (hex, as the
-export writes it); any other KEY (`gen_ai.conversation.id`, `session.id`, ...) is an attribute
+groups first appear: KEY `trace_id` (the default) groups by the span's `traceId` (hex, as
+OTLP JSON writes it; an id in base64, as protobuf's JSON mapping writes it, is read as its
+hex); any other KEY (`gen_ai.conversation.id`, `session.id`, ...) is an attribute
 of the span, else of its resource, else of another span of its trace (instrumentations often
 set it on the agent's span only). Spans whose trace has no value of KEY at all are counted,
 skipped, and one warning line says so.
@@ -23,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from toolscore.errors import InputError
+from toolscore.otlp_ids import TRACE_ID_HEX, hex_id
 from toolscore.rules import json_type
 
 if TYPE_CHECKING:
@@ -135,6 +137,7 @@ def _read_line(path: str, number: int, line: bytes, key: str, traces: dict[str, 
                 if not isinstance(trace_id, str) or not trace_id:
                     message = "every span needs its traceId (hex)"
                     raise InputError(path, message, line=number, field=f"{where}.traceId")
+                trace_id = hex_id(trace_id, TRACE_ID_HEX) or trace_id  # base64 read as its hex
                 trace = traces.setdefault(trace_id, _Trace())
                 value = trace_id if key == TRACE_ID else _attribute(span, key) or inherited
                 if trace.value is None:

@@ -8,6 +8,7 @@ that the report shows what the rules changed (docs/formats.md, metrics).
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -331,8 +332,8 @@ class Summary:
         """Passed cases over all cases."""
         return self.passed / self.cases if self.cases else None
 
-    def to_json(self) -> dict[str, Any]:
-        """The `summary` block of the report JSON."""
+    def to_dict(self) -> dict[str, Any]:
+        """The `summary` block of the report JSON, as a dict (`orjson.dumps` makes it text)."""
         accuracy = self.accuracy
         return {
             "cases": self.cases,
@@ -356,6 +357,16 @@ class Summary:
             **({"rubrics": self.rubrics.to_json()} if self.rubrics is not None else {}),
             **({"trials": self.trials.to_json()} if self.trials is not None else {}),
         }
+
+    def to_json(self) -> dict[str, Any]:
+        """Deprecated alias of `to_dict` (it returns a dict, not JSON text), kept for one
+        release."""
+        warnings.warn(
+            "Summary.to_json() is deprecated: it returns a dict; call Summary.to_dict()",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.to_dict()
 
 
 CLUSTER_TAGS = "tag"

@@ -143,7 +143,10 @@ def _write_report(store: Store, info: RunInfo) -> None:
     "specs_path",
     help="The new spec file (required, unless --rubrics-only: then the run's own by default).",
 )
-@click.option("--label", help="Label of the new run (default: the old run's).")
+@click.option(
+    "--label",
+    help="Label of the new run (default: the old run's, marked: 'v1 (rescore of run 1)').",
+)
 @click.option(
     "--no-rubrics", is_flag=True, help="Skip the rubrics on text arguments (the new run has none)."
 )

@@ -29,6 +29,7 @@ from toolscore.formats import otel_messages
 from toolscore.formats.otel_messages import Said
 from toolscore.formats.transcript import Transcript, UnreadableError, ident
 from toolscore.model import MISSING
+from toolscore.otlp_ids import SPAN_ID_HEX, TRACE_ID_HEX, hex_id
 from toolscore.rules import show
 
 NAME = ("gen_ai.tool.name", "tool.name")
@@ -130,18 +131,19 @@ def _tool_call(span: Span, t: Transcript) -> None:
 
 def trace_link(spans: list[Span]) -> tuple[str, str | None] | None:
     """The trace (hex id) and span the verdict on these spans belongs to: the root span that
-    started last (the conversation's latest turn), else the first span's trace alone."""
+    started last (the conversation's latest turn), else the first span's trace alone. Ids
+    in base64 (protobuf's JSON mapping) are read as their hex (otlp_ids.py)."""
     best: tuple[int, str, str] | None = None
     first: str | None = None
     for _, span, _ in spans:
         context = span.get("context")
         context = context if isinstance(context, Mapping) else {}
-        trace = _hex(span.get("traceId", context.get("trace_id")), 32)
+        trace = hex_id(span.get("traceId", context.get("trace_id")), TRACE_ID_HEX)
         if trace is None:
             continue
         first = first or trace
         parent = span.get("parentSpanId", span.get("parent_id"))
-        own = _hex(span.get("spanId", context.get("span_id")), 16)
+        own = hex_id(span.get("spanId", context.get("span_id")), SPAN_ID_HEX)
         if own is not None and not parent:
             start = _start_quietly(span)
             if best is None or start >= best[0]:
@@ -149,16 +151,6 @@ def trace_link(spans: list[Span]) -> tuple[str, str | None] | None:
     if best is not None:
         return best[1], best[2]
     return None if first is None else (first, None)
-
-
-def _hex(value: Any, length: int) -> str | None:
-    """An OTLP trace or span id as lowercase hex (the SDK writes `0x...`), None if not one."""
-    if not isinstance(value, str):
-        return None
-    text = value.removeprefix("0x").lower()
-    if len(text) != length or text.strip("0123456789abcdef") or not text.strip("0"):
-        return None
-    return text
 
 
 def _start_quietly(span: Mapping[str, Any]) -> int:

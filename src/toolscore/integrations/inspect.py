@@ -5,7 +5,9 @@ user message, as `score` does for a transcript) and scores them against the samp
 in its metadata or its target (inspect_plans.py). The score's value holds `passed`, `name`,
 `arguments` and `abstention` (NaN where the sample has none of that kind, which Inspect leaves
 out of the metric) and the argument pairs behind `arguments`; its answer is the calls made,
-its explanation the mismatches as `toolscore score` prints them.
+its explanation the mismatches as `toolscore score` prints them. The log's first metric, which
+Inspect shows as the run's headline, is the case accuracy; argument accuracy over paired calls
+follows, then the accuracy of each key of the value.
 
 Inspect finds the scorer as `toolscore/tool_calls` through the `inspect_ai` entry point,
 which imports this module. This module imports inspect_ai; `import toolscore` never does.
@@ -40,9 +42,22 @@ from toolscore.report.terminal import mismatch_line
 from toolscore.scoring import SummaryBuilder, score_case
 from toolscore.specs import SpecSet, load_specs
 
-__all__ = ["argument_accuracy", "tool_calls"]
+__all__ = ["argument_accuracy", "case_accuracy", "tool_calls"]
 
 NAN = float("nan")
+
+
+@metric
+def case_accuracy() -> Metric:
+    """Passed samples over all samples: `score`'s accuracy, the scorer's first metric, so that
+    Inspect shows it as the run's headline (the first metric of the first score)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        values = [sample.score.value for sample in scores]
+        passed = [_number(v.get("passed")) for v in values if isinstance(v, Mapping)]
+        return sum(passed) / len(passed) if passed else NAN
+
+    return compute
 
 
 @metric
@@ -64,8 +79,9 @@ def argument_accuracy() -> Metric:
 
 @scorer(
     metrics=[
-        {"passed": [accuracy(), stderr()], "name": [accuracy()], "abstention": [accuracy()]},
+        case_accuracy(),
         argument_accuracy(),
+        {"passed": [accuracy(), stderr()], "name": [accuracy()], "abstention": [accuracy()]},
     ]
 )
 def tool_calls(specs: str | Path | SpecSet, plans_key: str = "plans") -> Scorer:

@@ -55,7 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--toolscore-specs",
         metavar="PATH",
-        help=f"spec file for the cases (default: the {INI_SPECS} ini option)",
+        help=f"spec file for the cases and the toolscore_specs fixture (default: the "
+        f"{INI_SPECS} ini option)",
     )
     parser.addini(INI_SPECS, "spec file for toolscore, relative to the rootdir", default="")
 
@@ -66,14 +67,22 @@ def ini_specs_path(config: pytest.Config) -> Path | None:
     return config.rootpath / value if value else None
 
 
+def specs_path(config: pytest.Config) -> Path | None:
+    """The spec file: `--toolscore-specs` (as given, from where pytest runs) wins over the ini
+    option; None when neither names one."""
+    option = config.getoption("toolscore_specs")
+    return Path(option) if option else ini_specs_path(config)
+
+
 @pytest.fixture(scope="session")
 def toolscore_specs(pytestconfig: pytest.Config) -> SpecSet:
-    """The spec set of the file named by the `toolscore_specs` ini option."""
-    path = ini_specs_path(pytestconfig)
+    """The spec set of the file named by `--toolscore-specs`, else by the `toolscore_specs`
+    ini option."""
+    path = specs_path(pytestconfig)
     if path is None:
         pytest.fail(
-            f"the toolscore_specs fixture needs the ini option {INI_SPECS} "
-            "(in pytest.ini or [tool.pytest.ini_options]) naming a spec file",
+            f"the toolscore_specs fixture needs a spec file: --toolscore-specs or the ini "
+            f"option {INI_SPECS} (in pytest.ini or [tool.pytest.ini_options])",
             pytrace=False,
         )
     try:
@@ -133,14 +142,13 @@ def score_files(config: pytest.Config) -> ScoredFiles | None:
     if cases is None or outputs is None:
         given, lacking = ("--toolscore-cases", "--toolscore-outputs")[:: 1 if cases else -1]
         raise pytest.UsageError(f"{given} needs {lacking} too")
-    specs_option = config.getoption("toolscore_specs")
-    specs_path = Path(specs_option) if specs_option else ini_specs_path(config)
-    if specs_path is None:
+    specs_file = specs_path(config)
+    if specs_file is None:
         raise pytest.UsageError(
             f"--toolscore-cases needs a spec file: --toolscore-specs or the {INI_SPECS} ini option"
         )
     try:
-        specs = load_specs(specs_path)
+        specs = load_specs(specs_file)
         with converted_inputs(cases, outputs) as (cases_lines, outputs_lines):
             run = score(
                 specs,
@@ -152,7 +160,7 @@ def score_files(config: pytest.Config) -> ScoredFiles | None:
             summary = run.summary()
     except InputError as error:
         raise pytest.UsageError(str(error)) from None
-    return ScoredFiles(cases, outputs, str(specs_path), results, summary)
+    return ScoredFiles(cases, outputs, str(specs_file), results, summary)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k and -m deselect: they apply to the cases too

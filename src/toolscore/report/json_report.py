@@ -191,7 +191,7 @@ class ReportWriter:
         adds rubric entries decided after the cases were spooled (remote rubrics), by case id."""
         if rubrics:
             self._add_rubrics(rubrics)
-        head = dict(header, summary=summary.to_json())
+        head = dict(header, summary=summary.to_dict())
         opening = _dumps(head)[:-1] + b',"cases":['
         self._spool.seek(0)
         try:

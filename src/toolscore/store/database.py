@@ -242,7 +242,7 @@ class Store:
         return int(row[0])
 
     def summary(self, run_id: int) -> dict[str, Any]:
-        """The run's summary, exactly as `Summary.to_json()` gave it."""
+        """The run's summary, exactly as `Summary.to_dict()` gave it."""
         row = self.db.execute("SELECT summary FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise InputError(str(self.path), f"no run {run_id} in this store")

@@ -9,6 +9,7 @@ summary as they were stored and (re)computes only its rubric results.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -34,6 +35,16 @@ if TYPE_CHECKING:
 
 ROWS_AT_ONCE = 4096
 """Stored case results copied per batch by a rubrics-only rescore."""
+RESCORE_MARK = re.compile(r"(?: \(rescore of run \d+\)|^rescore of run \d+)$")
+"""The end of a label that `rescore_label` gave."""
+
+
+def rescore_label(old: RunInfo) -> str:
+    """The default label of a rescore of `old`: its label marked as a rescore,
+    `"v1 (rescore of run 1)"`, or `"rescore of run 1"` when it had none. A rescore of a
+    rescore names the run it re-scored, not the chain: the old mark is replaced."""
+    base = RESCORE_MARK.sub("", old.label or "")
+    return f"{base} (rescore of run {old.id})" if base else f"rescore of run {old.id}"
 
 
 def rescore(
@@ -47,9 +58,9 @@ def rescore(
     refresh: bool = False,
 ) -> int:
     """Score run `run_id`'s stored inputs under the specs at `specs_path` (None: the specs
-    stored with the run); return the new run's id. The label defaults to the old run's; a
-    case the new specs cannot read (a tool they dropped) is an input error naming the stored
-    file and line.
+    stored with the run); return the new run's id. The label defaults to the old run's,
+    marked as a rescore of it (`rescore_label`); a case the new specs cannot read (a tool
+    they dropped) is an input error naming the stored file and line.
 
     `rubrics` false skips the rubrics; `refresh` asks remote rubrics again where the store
     has their judgment. With `rubrics_only`, every case result and the summary are the old
@@ -80,7 +91,7 @@ def rescore(
         specs_file=specs_file,
         cases_file=InputFile(old.cases_path, old.cases_sha256, readable=False),
         outputs_file=InputFile(old.outputs_path, old.outputs_sha256, readable=False),
-        label=old.label if label is None else label,
+        label=rescore_label(old) if label is None else label,
         toolscore_version=__version__,
         created=now(),
         git_revision=git_revision(),

@@ -111,7 +111,7 @@ def _baseline(node: Mapping[str, Any]) -> BaselineTally:
 
 
 def summary_from_json(data: Mapping[str, Any]) -> Summary:
-    """The `Summary` whose `to_json()` is `data` (per-tool codes beyond the top three, which
+    """The `Summary` whose `to_dict()` is `data` (per-tool codes beyond the top three, which
     the JSON does not keep, are not restored)."""
     state = data.get("state")
     outcomes = None

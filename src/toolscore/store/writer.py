@@ -132,7 +132,7 @@ class RunWriter:
 
     def finish(self, summary: Summary, stored: dict[str, Any] | None = None) -> int:
         """Store the run and its staged results in one transaction; return the run's id.
-        `stored` is the summary JSON to keep when it is not `summary.to_json()` (a
+        `stored` is the summary JSON to keep when it is not `summary.to_dict()` (a
         rubrics-only rescore keeps the old run's, byte for byte)."""
         with self._errors():
             return self._finish(summary, stored)
@@ -206,7 +206,7 @@ class RunWriter:
                 summary.name.value,
                 summary.arguments.value,
                 summary.abstention.value,
-                pack_json(summary.to_json() if stored is None else stored),
+                pack_json(summary.to_dict() if stored is None else stored),
             ),
         )
         assert cursor.lastrowid is not None
