@@ -700,6 +700,8 @@ class SummaryBuilder:
 
     def finish(self) -> Summary:
         """The summary of everything added so far (tools and arguments never seen left out)."""
+        if self.unmatched_outputs != self._join.unmatched.count:  # set as a count alone
+            self._join.unmatched.count = self.unmatched_outputs
         return Summary(
             cases=self.cases,
             passed=self.passed,
