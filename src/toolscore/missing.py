@@ -183,17 +183,17 @@ def likely_cause(join: JoinTally, cases: int, trace_export: bool = False) -> lis
     if not cases or 2 * missing <= cases:
         return []
     lines = [f"warning: {missing} of {cases} cases have no output line"]
-    near = _near(join.missing.ids, join.unmatched.ids)
-    if near is not None:
-        lines.append(
-            f"  likely cause: case and output ids differ only by a prefix, letter case or "
-            f"whitespace (case {near[0]!r}, output {near[1]!r}); ids are compared exactly"
-        )
-    elif trace_export:
+    near = None if trace_export else _near(join.missing.ids, join.unmatched.ids)
+    if trace_export:
         lines.append(
             "  likely cause: the outputs are an OpenTelemetry collector export, grouped by "
             "trace id; give --group-by with the span attribute holding the case ids "
             "(gen_ai.conversation.id, session.id, ...)"
+        )
+    elif near is not None:
+        lines.append(
+            f"  likely cause: case and output ids differ only by a prefix, letter case or "
+            f"whitespace (case {near[0]!r}, output {near[1]!r}); ids are compared exactly"
         )
     elif join.unmatched.count:
         count = join.unmatched.count
