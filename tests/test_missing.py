@@ -10,6 +10,7 @@ cases passed with 100% abstention accuracy and exit status 0, `--fail-under` inc
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -435,3 +436,20 @@ def test_the_do_nothing_bit_is_kept_and_old_rows_read_back_as_they_were() -> Non
             old = {"exact": exact, "lowercase": lowercase}
             assert case_json("c", 1, "tool", 0, baseline_bits(old), None)[0]["baselines"] == old
     assert baseline_bits({"lowercase": True, "exact": True, "nothing": False}) is None
+
+
+def test_the_summary_keys_come_in_the_documented_order(tmp_path: Path) -> None:
+    formats = (ROOT / "docs" / "formats.md").read_text()
+    section = formats[formats.index("### 8.2 `summary`") : formats.index("### 8.3 `cases`")]
+    documented = [
+        key
+        for row in section.splitlines()
+        if row.startswith("| `")
+        for key in re.findall(r"`(\w+)`", row.split(" | ")[0])
+    ]
+    report = tmp_path / "r.json"
+    cases, outputs = _partial(tmp_path)
+    _score(cases, outputs, "--json", str(report), "--cluster-by", "tag")
+    keys = list(json.loads(report.read_text())["summary"])
+    assert keys == [key for key in documented if key in keys]
+    assert set(keys) <= set(documented)
