@@ -23,5 +23,5 @@ def test_mismatch_codes_are_the_closed_set_of_the_design() -> None:
     assert toolscore.MISMATCH_CODES == (
         "missing_call", "extra_call", "unknown_tool", "wrong_tool", "missing_argument",
         "unexpected_argument", "type_mismatch", "value_mismatch", "arguments_unparseable",
-        "order_violation", "unresolved_ref", "transcript_unread",
+        "order_violation", "unresolved_ref", "transcript_unread", "missing_output",
     )  # fmt: skip

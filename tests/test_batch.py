@@ -76,7 +76,7 @@ def _score_in_batches(spec: Path, cases: Path, outputs: Path, target: Path, size
     records = joined_records(*sources, unmatched.extend)
     outcomes: list[BatchOutcome] = [scorer.score_records(b) for b in _batches(records, size)]
     summary = merge_outcomes(scorer.new_summary(), outcomes)
-    summary.unmatched_outputs = len(unmatched)
+    summary.set_unmatched(unmatched)
     write_report(str(target), specs, summary, (o.report_lines for o in outcomes))
 
 
@@ -86,7 +86,9 @@ def _score_command(spec: Path, cases: Path, outputs: Path, target: Path, *more: 
         ["score", "--specs", str(spec), "--cases", str(cases), "--outputs", str(outputs),
          "--json", str(target), *more],
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    summary = json.loads(target.read_text())["summary"]
+    absent = summary["missing_outputs"] or summary.get("trials", {}).get("missing_trials")
+    assert result.exit_code == (1 if absent else 0), result.output  # 1: outputs are missing
 
 
 @pytest.mark.parametrize("golden", GOLDEN, ids=[p.stem for p in GOLDEN])

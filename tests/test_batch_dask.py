@@ -53,7 +53,7 @@ def test_the_dask_recipe_gives_the_report_of_score(
     )
     assert joined.exit_code == 0, joined.output
     scored = runner.invoke(cli, ["score", "--specs", "tools.yaml", *files, "--json", "score.json"])
-    assert scored.exit_code == 0, scored.output
+    assert scored.exit_code == 1, scored.output  # half the copies lack an output
     exec(compile(dask_recipe(), "README.md", "exec"), {"__name__": "recipe"})  # our own README
     assert (tmp_path / "report.json").read_bytes() == (tmp_path / "score.json").read_bytes()
     summary = json.loads((tmp_path / "report.json").read_text())["summary"]

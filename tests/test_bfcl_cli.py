@@ -58,7 +58,7 @@ def test_import_writes_a_directory_that_scores(group: click.Group, tmp_path: Pat
         ["score", "--specs", str(out / "tools.yaml"), "--cases", str(out / "cases.jsonl"),
          "--outputs", str(outputs), "--json", str(tmp_path / "report.json")],
     )  # fmt: skip
-    assert score.exit_code == 0, score.output
+    assert score.exit_code == 1, score.output  # parallel_multiple_0 has no output
     report = json.loads((tmp_path / "report.json").read_text())
     verdicts = {c["id"]: c["passed"] for c in report["cases"]}
     assert verdicts == {

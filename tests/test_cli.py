@@ -159,12 +159,13 @@ def test_missing_output_is_counted(example: Path, tmp_path: Path) -> None:
     outputs = example / "outputs.jsonl"
     outputs.write_text("".join(outputs.read_text().splitlines(keepends=True)[1:]))
     report = tmp_path / "r.json"
-    assert run(*score_args(example, "--json", str(report))).exit_code == 0
+    assert run(*score_args(example, "--json", str(report))).exit_code == 1  # a missing output
     data = json.loads(report.read_text())
     assert data["summary"]["missing_outputs"] == 1
+    assert data["summary"]["missing_output_ids"] == ["default-omitted"]
     case = next(c for c in data["cases"] if c["id"] == "default-omitted")
     assert case["missing_output"] is True
-    assert [m["code"] for m in case["mismatches"]] == ["missing_call"]
+    assert [m["code"] for m in case["mismatches"]] == ["missing_output"]
 
 
 def test_lint_clean_example() -> None:

@@ -57,7 +57,7 @@ def test_a_plan_and_an_output_both_deep_are_scored(text: str) -> None:
         {"name": "t", "args": {"a": deep(text)}}
     ])  # fmt: skip
     assert result.passed
-    assert result.baselines == {"exact": True, "lowercase": True}
+    assert result.baselines == {"exact": True, "lowercase": True, "nothing": False}
 
 
 def test_deep_values_that_differ_at_the_bottom_fail() -> None:
@@ -66,7 +66,7 @@ def test_deep_values_that_differ_at_the_bottom_fail() -> None:
     ])  # fmt: skip
     assert not result.passed
     assert [m.code for m in result.mismatches] == ["value_mismatch"]
-    assert result.baselines == {"exact": False, "lowercase": False}
+    assert result.baselines == {"exact": False, "lowercase": False, "nothing": False}
 
 
 def test_a_deep_alternative_of_any_is_read_and_compared() -> None:

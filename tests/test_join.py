@@ -79,11 +79,12 @@ def test_the_counts_are_those_score_reports(tmp_path: Path) -> None:
         ["score", "--specs", str(EXAMPLE / "tools.yaml"), "--cases", str(cases),
          "--outputs", str(outputs), "--json", str(tmp_path / "r.json")],
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # an output is missing
     summary = json.loads((tmp_path / "r.json").read_text())["summary"]
     joined = read_joined(tmp_path / "out")
     assert summary["missing_outputs"] == joined.missing_outputs == 1
     assert summary["unmatched_outputs"] == joined.unmatched_outputs == 1
+    assert summary["unmatched_output_ids"] == list(joined.unmatched_output_ids)
 
 
 def test_a_repeated_case_id_fails_join_as_it_fails_score(tmp_path: Path) -> None:

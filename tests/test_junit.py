@@ -31,15 +31,15 @@ def write_lines(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def score(
-    tmp_path: Path, cases: Path, outputs: Path, *extra: str
+    tmp_path: Path, cases: Path, outputs: Path, *extra: str, status: int = 0
 ) -> tuple[ET.Element, dict[str, Any]]:
-    """The JUnit XML (parsed) and the report JSON of one run."""
+    """The JUnit XML (parsed) and the report JSON of one run, which exits with `status`."""
     junit, report = tmp_path / "junit.xml", tmp_path / "report.json"
     done = run(
         "score", "--specs", str(SPECS), "--cases", str(cases), "--outputs", str(outputs),
         "--junit", str(junit), "--json", str(report), *extra,
     )  # fmt: skip
-    assert done.exit_code == 0, done.output
+    assert done.exit_code == status, done.output
     loaded: dict[str, Any] = json.loads(report.read_text())
     return ET.parse(junit).getroot(), loaded
 
@@ -81,11 +81,25 @@ def test_a_failure_lists_each_mismatch_with_its_values(tmp_path: Path) -> None:
 
 def test_a_case_without_output_says_so(tmp_path: Path) -> None:
     outputs = write_lines(tmp_path / "outputs.jsonl", [{"id": "thanks", "calls": []}])
-    root, _ = score(tmp_path, FIXTURES / "cases.jsonl", outputs)
+    root, _ = score(tmp_path, FIXTURES / "cases.jsonl", outputs, status=1)
     failure = root.find(".//testcase[@name='refund-1']/failure")
     assert failure is not None
-    assert failure.text is not None
-    assert failure.text.startswith("no output line for this case\nmissing_call")
+    assert failure.get("type") == "missing_output"
+    assert failure.text == (
+        "no output line for this case\nmissing_output: the outputs file has no line for this case"
+    )
+    properties = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert (properties["missing_outputs"], properties["missing_policy"]) == ("3", "fail")
+
+
+def test_under_missing_exclude_a_case_without_output_is_no_testcase(tmp_path: Path) -> None:
+    outputs = write_lines(tmp_path / "outputs.jsonl", [{"id": "thanks", "calls": []}])
+    root, report = score(tmp_path, FIXTURES / "cases.jsonl", outputs, "--missing", "exclude")
+    assert [c.get("name") for c in root.iter("testcase")] == ["thanks"]
+    assert root.get("tests") == "1"
+    properties = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert (properties["missing_outputs"], properties["missing_policy"]) == ("3", "exclude")
+    assert [e["id"] for e in report["cases"]] == ["thanks"]
 
 
 def test_hostile_text_is_escaped_and_parses(tmp_path: Path) -> None:
@@ -134,7 +148,7 @@ def test_trials_are_one_testcase_each(tmp_path: Path) -> None:
         {"id": "thanks", "trial": 1, "calls": []},
     ]
     outputs = write_lines(tmp_path / "outputs.jsonl", rows)
-    root, report = score(tmp_path, FIXTURES / "cases.jsonl", outputs)
+    root, report = score(tmp_path, FIXTURES / "cases.jsonl", outputs, status=1)  # absent trials
     names = [c.get("name") for c in root.iter("testcase")]
     assert names == [
         "refund-1 [trial 1]", "refund-1 [trial 2]", "lookup-2", "thanks [trial 1]", "chat-4"

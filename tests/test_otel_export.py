@@ -279,14 +279,23 @@ def test_emit_otel_without_traces_links_nothing(tmp_path: Path) -> None:
     outputs = tmp_path / "outputs.jsonl"
     outputs.write_text('{"id": "a", "calls": []}\n', encoding="utf-8")
     result = score(outputs, cases, "--emit-otel", str(events))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # an output is missing
     records = _protobuf(events.read_text(encoding="utf-8")).resource_logs[0].scope_logs[0]
     assert [(r.trace_id, r.span_id) for r in records.log_records] == [(b"", b""), (b"", b"")]
+    scores = [
+        {a.key: a.value for a in r.attributes}["gen_ai.evaluation.score.label"].string_value
+        for r in records.log_records
+    ]
+    assert scores == ["pass", "fail"]  # a missing output is never a pass
     explanations = [
         {a.key: a.value.string_value for a in r.attributes}["gen_ai.evaluation.explanation"]
         for r in records.log_records
     ]
     assert explanations == ["the calls match the case's plan", "no output for this case"]
+    excluded = score(outputs, cases, "--emit-otel", str(events), "--missing", "exclude")
+    assert excluded.exit_code == 0, excluded.output
+    records = _protobuf(events.read_text(encoding="utf-8")).resource_logs[0].scope_logs[0]
+    assert len(records.log_records) == 1  # the case left out has no event
 
 
 def test_emit_otel_is_written_whole_or_not_at_all(tmp_path: Path) -> None:

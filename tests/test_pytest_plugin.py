@@ -138,7 +138,8 @@ def test_trials_are_one_test_each(pytester: pytest.Pytester, files: Path) -> Non
 def test_a_case_without_output_is_scored_as_no_call(pytester: pytest.Pytester, files: Path) -> None:
     (files / "outputs.jsonl").write_text(jsonl(OUTPUTS[:2]))  # none for hello and rome
     run = pytester.runpytest(*collect_args("--toolscore-specs", "tools.yaml", "-v"))
-    run.assert_outcomes(passed=2, failed=2)  # hello abstains rightly, as `score` says
+    run.assert_outcomes(passed=1, failed=3)  # hello's absent answer is no abstention
+    run.stdout.fnmatch_lines(["missing outputs: 2 (hello, rome)"])
     run.stdout.fnmatch_lines(["*case 'rome' do not match the plans (*, no output; *"])
 
 

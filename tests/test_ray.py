@@ -95,11 +95,12 @@ def _run(*args: str) -> Result:
 
 
 def _score(cases: Path, outputs: Path, report: Path, *more: str) -> Result:
+    """A run of the files, which lack some outputs: exit status 1 (0 with --missing exclude)."""
     result = _run(
         "score", "--specs", SPEC, "--cases", str(cases), "--outputs", str(outputs),
         "--json", str(report), *more,
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == (0 if "exclude" in more else 1), result.output
     return result
 
 
@@ -126,13 +127,27 @@ def test_ray_gives_the_local_report_and_summary(
     joined = _join(*files, tmp_path / "joined", "--format", fmt)
     remote = _run("score", "--specs", SPEC, "--engine", "ray", "--joined", str(joined),
                   "--json", str(tmp_path / "ray.json"))  # fmt: skip
-    assert remote.exit_code == 0, remote.output
+    assert remote.exit_code == 1, remote.output  # outputs are missing
     assert remote.output == local.output  # the terminal summary
     _same_but_engine(tmp_path / "local.json", tmp_path / "ray.json")
     summary = json.loads((tmp_path / "ray.json").read_text())["summary"]
     assert summary["cases"] == 240
     assert summary["unmatched_outputs"] == 1
     assert summary["missing_outputs"] == 14  # one in 17 of the outputs left out
+    assert summary["unmatched_output_ids"] == ["stray"]
+
+
+def test_ray_leaves_out_missing_outputs_as_the_local_run_does(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    local = _score(*files, tmp_path / "local.json", "--missing", "exclude", "--workers", "2")
+    remote = _score(*files, tmp_path / "ray.json", "--missing", "exclude", "--engine", "ray")
+    assert remote.output == local.output
+    _same_but_engine(tmp_path / "local.json", tmp_path / "ray.json")
+    report = json.loads((tmp_path / "ray.json").read_text())
+    assert report["summary"]["cases"] == len(report["cases"]) == 240 - 14
+    assert report["summary"]["missing_policy"] == "exclude"
+    assert len(report["summary"]["missing_output_ids"]) == 14
 
 
 def test_ray_joins_the_two_files_first(files: tuple[Path, Path], tmp_path: Path) -> None:
@@ -155,7 +170,7 @@ def test_ray_saves_the_run_the_local_run_saves(files: tuple[Path, Path], tmp_pat
     joined = _join(*files, tmp_path / "joined")
     remote = _run("score", "--specs", SPEC, "--engine", "ray", "--joined", str(joined),
                   "--db", db, "--label", "ray")  # fmt: skip
-    assert remote.exit_code == 0, remote.output
+    assert remote.exit_code == 1, remote.output  # outputs are missing
     assert "saved as run 2" in remote.output
     shown = [json.loads(_run("show", str(run), "--json", "--db", db).output) for run in (1, 2)]
     for run in shown:
@@ -175,7 +190,7 @@ def test_an_actor_killed_mid_run_is_restarted_and_the_report_is_complete(
     joined = _join(*files, tmp_path / "joined")
     remote = _run("score", "--specs", SPEC, "--engine", "ray", "--joined", str(joined),
                   "--json", str(tmp_path / "ray.json"))  # fmt: skip
-    assert remote.exit_code == 0, remote.output
+    assert remote.exit_code == 1, remote.output  # outputs are missing
     assert marker.exists()  # an actor did end its process
     _same_but_engine(tmp_path / "local.json", tmp_path / "ray.json")
 

@@ -82,7 +82,7 @@ RUN: dict[str, tuple[list[list[dict[str, Any]]], list[dict[str, Any]] | None]] =
     # abstentions: one right, one not
     "thanks": ([], []),
     "chatty": ([], [get_order("o-1")]),
-    # no output line: a missed call, counted as missing
+    # no output line: a failure (missing_output), not a missed call
     "silent": ([[get_order("o-1")]], None),
     # the same tools in other counts: names wrong
     "counts": (
@@ -134,9 +134,12 @@ def test_the_summary_counts_every_metric_by_hand() -> None:
         "passed": 1,
         "ci95": [0.0945, 0.9055],
     }
-    assert summary["missed_calls"] == 1
+    assert summary["missed_calls"] == 0  # "silent" has no output: not a missed call
     assert summary["missing_outputs"] == 1
-    assert summary["codes"] == {"value_mismatch": 3, "extra_call": 1, "missing_call": 1,
+    assert summary["missing_output_ids"] == ["silent"]
+    assert summary["missing_policy"] == "fail"
+    assert summary["unmatched_output_ids"] == ["stray"]
+    assert summary["codes"] == {"value_mismatch": 3, "extra_call": 1, "missing_output": 1,
                                 "wrong_tool": 1}  # fmt: skip
 
 
@@ -174,12 +177,13 @@ def test_per_tool_and_per_argument_tallies() -> None:
         "top_codes": [],
         "ci95": [0.4385, 1.0],
     }
+    # chatty's extra call; silent has no output, which says nothing about any tool
     assert per_tool["get_order"] == {
         "passed": 0,
-        "failed": 1,
+        "failed": 0,
         "extra": 1,
-        "top_codes": [["extra_call", 1], ["missing_call", 1]],
-        "ci95": [0.0, 0.7935],
+        "top_codes": [["extra_call", 1]],
+        "ci95": None,
     }
     assert per_tool["visit"] == {
         "passed": 0,
@@ -295,7 +299,7 @@ def test_summaries_of_parts_merge_into_the_summary_of_the_whole(cut: int) -> Non
         second.add(case, result)
     first.merge(second)
     assert first.finish().to_dict() == whole.finish().to_dict()
-    whole.unmatched_outputs = 1  # the stray output line of `_run`
+    whole.set_unmatched(["stray"])  # the stray output line of `_run`
     assert whole.finish().to_dict() == _run().to_dict()
 
 
@@ -495,7 +499,7 @@ def test_join_refuses_duplicate_ids_naming_file_and_line() -> None:
         _join(["b"], ["a"], seen={"a"})
 
 
-def test_a_case_without_output_is_scored_as_no_calls_and_counted_missing() -> None:
+def test_a_case_without_output_fails_with_missing_output_and_is_counted() -> None:
     case = parse_case({"id": "c", "plans": [[get_order("o-1")]]}, SPECS)
     (pair,) = list(join([case], []))
     assert pair[0] is case
@@ -503,7 +507,7 @@ def test_a_case_without_output_is_scored_as_no_calls_and_counted_missing() -> No
     run = score(SPECS, [case], [], sources=("cases.jsonl", "outputs.jsonl"))
     (result,) = list(run)
     assert result.missing_output
-    assert [m.code for m in result.mismatches] == ["missing_call"]
+    assert [m.code for m in result.mismatches] == ["missing_output"]
     assert run.summary().missing_outputs == 1
     with pytest.raises(CaseError, match=r"^cases\.jsonl:4: id: duplicate case id 'c'$"):
         list(score(SPECS, [case._replace(line=3), case._replace(line=4)], [], ("cases.jsonl", "o")))

@@ -181,7 +181,7 @@ def test_each_trial_is_an_entry_in_case_order_then_trial_order(tmp_path: Path) -
     page = tmp_path / "report.html"
     result = _run("score", "--specs", str(example_dir() / "tools.yaml"), "--cases", paths[0],
                   "--outputs", paths[1], "--json", str(report), "--html", str(page))  # fmt: skip
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # absent trials are missing outputs
     assert page.read_text(encoding="utf-8").count('"trial":') == 4  # every trial is listed
     data = json.loads(report.read_text())
     entries = [(e["id"], e["trial"], e["passed"], e["trials"]) for e in data["cases"]]
@@ -288,7 +288,7 @@ def test_the_cli_with_two_workers_prints_the_same_report(tmp_path: Path) -> None
         result = _run("score", "--specs", str(example_dir() / "tools.yaml"), "--cases",
                       paths[0], "--outputs", paths[1], "--workers", workers, "--json",
                       str(target))  # fmt: skip
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == 1, result.output  # some trials are absent
         reports.append(target.read_bytes())
     assert reports[0] == reports[1]
 
@@ -301,7 +301,7 @@ def test_a_saved_run_with_trials_reopens_with_show(tmp_path: Path) -> None:
         result = _run("score", "--specs", str(example_dir() / "tools.yaml"), "--cases",
                       paths[0], "--outputs", paths[1], "--json", str(report), "--db",
                       str(db))  # fmt: skip
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == 1, result.output  # some trials are absent
     shown = _run("show", "latest", "--db", str(db), "--json")
     assert shown.exit_code == 0, shown.output
     stored = json.loads(shown.stdout)

@@ -19,6 +19,7 @@ import orjson
 from toolscore.cases import may_hold_markers, parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import parse_line
+from toolscore.missing import check_policy
 from toolscore.model import MISSING, Case, CaseResult
 from toolscore.outputs import parse_output
 from toolscore.scoring import (
@@ -104,7 +105,9 @@ class BatchScorer:
 
     `sources` are the names of the cases and outputs files, for errors and for the cases
     source of clustered intervals; `want_report` and `want_rows` ask for report lines and
-    store rows; `keep_failures` how many failing cases to keep for the terminal.
+    store rows; `keep_failures` how many failing cases to keep for the terminal; `missing`
+    what a case without an output line is (`toolscore.missing`: under `exclude` it gives no
+    report line, row or failure, and the summary only counts and names it).
     """
 
     def __init__(
@@ -118,6 +121,7 @@ class BatchScorer:
         want_report: bool = True,
         want_rows: bool = False,
         keep_failures: int = 0,
+        missing: str = "fail",
     ) -> None:
         self.specs = specs
         self.sources = sources
@@ -127,6 +131,7 @@ class BatchScorer:
         self.want_report = want_report
         self.want_rows = want_rows
         self.keep_failures = keep_failures
+        self.missing = check_policy(missing)
         self.runner: RubricRunner | None = None
         if rubrics is not None and specs.rubric_uses:
             from toolscore.rubrics.run import RubricRunner  # noqa: PLC0415 - only with rubrics
@@ -135,7 +140,7 @@ class BatchScorer:
 
     def new_summary(self) -> SummaryBuilder:
         """An empty summary of this run, to merge batch summaries into."""
-        summary = SummaryBuilder(self.specs, self.cluster_by, self.sources[0])
+        summary = SummaryBuilder(self.specs, self.cluster_by, self.sources[0], self.missing)
         if self.runner is not None:
             from toolscore.rubrics.summary import RubricTally  # noqa: PLC0415
 
@@ -173,10 +178,13 @@ class BatchScorer:
         tally = summary.rubrics
         rubric_rows: list[tuple[str, list[RubricEntry]]] = []
         keep = want_report or want_rows
+        exclude = self.missing == "exclude"
         for number, raw, line_id, outputs in groups:
             data = _load(raw, number, line_id, cases_source, CaseError)
             case = parse_case(data, specs, cases_source, number, may_hold_markers(raw))
             results = self._score_lines(case, line_id, outputs, summary)
+            if exclude and not outputs:
+                continue  # left out of the run: the summary counts and names it
             for result in results:
                 entries = None
                 if runner is not None and tally is not None:

@@ -1,7 +1,8 @@
 """The `toolscore` command line: a thin shell over the library.
 
 Commands parse options, call the library, and turn its input errors into one-line messages
-with exit status 2. Exit 0 means scoring completed; 1 means a threshold was not met.
+with exit status 2. Exit 0 means scoring completed; 1 means a threshold was not met, or
+(`score`) some case had no output line and `--missing exclude` was not given.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.escape import printable
 from toolscore.inputs import check_inputs, input_size, rereadable
 from toolscore.jsonl import ByteCounter
+from toolscore.missing import MISSING_POLICIES, likely_cause, missing_fails, missing_line
 from toolscore.model import Case, CaseResult
 from toolscore.parallel import ALL_RUBRICS, ParallelScoring, default_workers
 from toolscore.scoring import Summary
@@ -249,6 +251,14 @@ class _ProgressBar:
     "(OTLP JSON Lines), linked to the trace it was read from.",
 )
 @click.option(
+    "--missing",
+    type=click.Choice(MISSING_POLICIES),
+    default="fail",
+    show_default=True,
+    help="A case with no output line: 'fail' it (and exit 1), or 'exclude' it from every rate "
+    "(a partial run; the summary says how many and which).",
+)
+@click.option(
     "--engine",
     type=click.Choice(ENGINES),
     default="local",
@@ -289,6 +299,7 @@ def score_command(
     engine: str = "local",
     address: str | None = None,
     joined_dir: str | None = None,
+    missing: str = "fail",
 ) -> None:
     """Score an outputs file against a cases file under a spec file.
 
@@ -320,6 +331,7 @@ def score_command(
             specs, specs_path, cases_lines, outputs_lines, json_target, fail_under, env, workers,
             db_path, save, label, show_failures, cluster_by, html_path, rubrics, remote,
             refresh_rubrics, otel_path, (cases_path, outputs_path), junit_path, run_on,
+            missing, group_by,
         )  # fmt: skip
 
 
@@ -373,6 +385,8 @@ def _score(
     names: tuple[str, str] | None = None,
     junit_path: str | None = None,
     run_on: Engine = Engine(),  # noqa: B008 - immutable
+    missing: str = "fail",
+    group_by: str | None = None,
 ) -> None:
     """`score` once its inputs are JSON Lines (`names`: the files the user gave, which a
     saved run records, when the inputs are their conversions)."""
@@ -409,7 +423,7 @@ def _score(
             summary, late = _score_chunks(
                 specs, sources, workers, report, saving, failed, show_failures, bar, env,
                 cluster_by, rubrics, (cache, refresh_rubrics), events, junit,
-                (specs_path, run_on),
+                (specs_path, run_on), missing,
             )  # fmt: skip
             if saving is not None:
                 run_id = saving.finish(summary)
@@ -427,10 +441,34 @@ def _score(
     if junit is not None:
         junit.finish(summary.to_dict(), _header(specs, env))
     _print_run(specs, summary, failed, earlier, run_id, html_path, json_target == "-")
+    trace_export = group_by is None and _is_trace_export((names or sources)[1])
+    _exit_status(summary, fail_under, json_target == "-", trace_export)
+
+
+def _exit_status(
+    summary: Summary, fail_under: float | None, to_stderr: bool, trace_export: bool
+) -> None:
+    """Say why outputs are missing when most are (on stderr), and exit 1 when accuracy is
+    below `--fail-under` or outputs count as missing (`missing.missing_fails`)."""
+    for line in likely_cause(summary.join, summary.cases + summary.join.excluded, trace_export):
+        console(err=True).print(printable(line), soft_wrap=True)
+    out = console(err=to_stderr)
+    failing = False
     if fail_under is not None and (summary.accuracy or 0.0) < fail_under:
-        out = console(err=json_target == "-")
         out.print(f"accuracy {summary.accuracy or 0:.4f} is below --fail-under {fail_under}")
+        failing = True
+    absent_trials = summary.trials.missing_trials if summary.trials is not None else 0
+    if missing_fails(summary.join, absent_trials):
+        out.print(printable(missing_line(summary.join, absent_trials)), soft_wrap=True)
+        failing = True
+    if failing:
         sys.exit(1)
+
+
+def _is_trace_export(outputs_path: str) -> bool:
+    """Whether the outputs were an OpenTelemetry collector export (grouped by trace id)."""
+    layout = layout_of(outputs_path)
+    return layout is not None and layout.name == "otlp-json"
 
 
 def _print_run(
@@ -628,6 +666,7 @@ def _score_chunks(
     events: EventWriter | None = None,
     junit: JunitWriter | None = None,
     engine: tuple[str, Engine] = ("", Engine()),
+    missing: str = "fail",
 ) -> tuple[Summary, dict[str, list[dict[str, Any]]]]:
     """Score chunk by chunk on `workers` processes, writing the report and the store rows
     the workers made, then ask the remote rubrics about their texts (with `judgments`: the
@@ -645,6 +684,7 @@ def _score_chunks(
         env=env,
         cluster_by=cluster_by,
         rubrics=rubrics,
+        missing=missing,
     )
     with contextlib.ExitStack() as stack:
         scoring = _engine_run(stack, run, *engine)

@@ -4,7 +4,8 @@ that a distributed engine only has to read and score them (it never joins).
 A directory written by `write_joined` holds the parts (`part-00000.jsonl`, or `.parquet`),
 each `rows_per_part` records (`batch.RECORD_KEYS`) in cases-file order, and `join.json`: the
 files joined (their names stand in every error about their lines), the parts in order, and
-the counts `score` reports about joining (cases, missing outputs, unmatched outputs). The
+the counts `score` reports about joining (cases, missing outputs, unmatched outputs and the
+first ids of those). The
 join is `rawjoin.joined_chunks`, the local run's own, so it accepts and refuses the same
 inputs with the same errors; lines are checked only as far as joining needs (their ids),
 the rest when they are scored.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -22,6 +23,7 @@ import orjson
 
 from toolscore.batch import RECORD_KEYS
 from toolscore.errors import CaseError, InputError, OutputError
+from toolscore.missing import IDS_KEPT
 from toolscore.rawjoin import joined_chunks, pairs
 
 MANIFEST = "join.json"
@@ -44,6 +46,9 @@ class Joined(NamedTuple):
     cases_count: int
     missing_outputs: int
     unmatched_outputs: int
+    unmatched_output_ids: Sequence[str] = ()
+    """The first ids of those (`missing.IDS_KEPT`), in the outputs file's order (absent from
+    the manifest of a join written before it was kept)."""
 
     def paths(self) -> list[str]:
         """The parts' paths, in cases-file order."""
@@ -130,7 +135,10 @@ def write_joined(
         writer.remove()
         raise
     cases_name, outputs_name = names or (cases_path, outputs_path)
-    joined = Joined(out, cases_name, outputs_name, fmt, parts, counts[0], counts[1], len(unmatched))
+    joined = Joined(
+        out, cases_name, outputs_name, fmt, parts, counts[0], counts[1], len(unmatched),
+        unmatched[:IDS_KEPT],
+    )  # fmt: skip
     _write_manifest(out / MANIFEST, joined)
     return joined
 

@@ -26,6 +26,7 @@ MISMATCH_CODES: Final = (
     "order_violation",
     "unresolved_ref",
     "transcript_unread",
+    "missing_output",
 )
 """The closed set of mismatch codes (docs/formats.md); a test proves each is produced somewhere."""
 

@@ -84,6 +84,7 @@ class ParallelScoring:
         env: Environment | None = None,
         cluster_by: str | None = None,
         rubrics: str | None = None,
+        missing: str = "fail",
     ) -> None:
         self.sources = (cases_path, outputs_path)
         self.workers = max(1, workers)
@@ -98,6 +99,7 @@ class ParallelScoring:
             want_report=want_report,
             want_rows=want_rows,
             keep_failures=keep_failures,
+            missing=missing,
         )
         """What scores each chunk, on whichever process (a copy of it in each worker)."""
         self._summary = self.scorer.new_summary()
@@ -116,7 +118,7 @@ class ParallelScoring:
         )
 
     def _unmatched(self, ids: list[str]) -> None:
-        self._summary.unmatched_outputs = len(ids)
+        self._summary.set_unmatched(ids)
 
     def __iter__(self) -> Iterator[ChunkOutcome]:
         if self.workers == 1:

@@ -1,8 +1,10 @@
 """Score cases against what the agent produced: one verdict per case, streamed, and a summary.
 
-Every case is scored three ways in the same pass: by the rules, by exact JSON comparison with
-the first plan, and by the lowercase scorer (every string casefolded, omissions ignored), so
-that the report shows what the rules changed (docs/formats.md, metrics).
+Every case is scored four ways in the same pass: by the rules, by exact JSON comparison with
+the first plan, by the lowercase scorer (every string casefolded, omissions ignored), so
+that the report shows what the rules changed, and as if the agent had done nothing, so that
+it shows the cases that measure nothing (docs/formats.md, metrics). A case without an output
+line fails (`toolscore.missing`), unless the run leaves such cases out (`missing="exclude"`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolscore.errors import CaseError, OutputError
 from toolscore.matching import best_plan, names_match
+from toolscore.missing import IdSample, JoinTally, check_policy, missing_result, nothing_calls
 from toolscore.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
 from toolscore.rules import json_equal, show
 from toolscore.specs import SpecSet
@@ -80,7 +83,10 @@ def agent_calls(case: Case, trajectory: Trajectory) -> tuple[Call, ...]:
 
 
 def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult:
-    """The verdict on one case: best plan, pairing, mismatches, and both baselines."""
+    """The verdict on one case: best plan, pairing, mismatches, and the baselines (a case
+    without an output line fails with `missing_output`)."""
+    if trajectory.missing:
+        return missing_result(case)
     calls = agent_calls(case, trajectory)
     linked = case.linked
     verdict = best_plan(specs.rules, specs.extra_ok, case.plans, calls, linked=linked)
@@ -104,7 +110,7 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         kind=case.kind,
         plan=verdict.plan,
         mismatches=mismatches,
-        baselines={"exact": exact, "lowercase": lowercase},
+        baselines={"exact": exact, "lowercase": lowercase, "nothing": nothing_calls(case)},
         name_ok=name_ok,
         pairs=verdict.pairs,
         produced_calls=len(calls),
@@ -191,10 +197,14 @@ class BaselineTally:
     only_rules_pass: int = 0
     only_baseline_passes: int = 0
     ids: list[str] = field(default_factory=list)
+    tool_cases: IdSample | None = None
+    """The tool cases the baseline passes, for the do-nothing baseline (None for others)."""
 
-    def add(self, case_id: str, baseline: bool, rules: bool) -> None:
+    def add(self, case_id: str, baseline: bool, rules: bool, kind: str = "tool") -> None:
         """Count one case's baseline verdict beside the rules' verdict."""
         self.passed += baseline
+        if baseline and self.tool_cases is not None and kind != "abstention":
+            self.tool_cases.add(case_id)
         if baseline != rules:
             if rules:
                 self.only_rules_pass += 1
@@ -209,10 +219,13 @@ class BaselineTally:
         self.only_rules_pass += other.only_rules_pass
         self.only_baseline_passes += other.only_baseline_passes
         self.ids.extend(other.ids[: DISAGREEMENT_IDS_KEPT - len(self.ids)])
+        if self.tool_cases is not None and other.tool_cases is not None:
+            self.tool_cases.merge(other.tool_cases)
 
     def to_json(self, cases: int) -> dict[str, Any]:
         """Passes, accuracy and disagreements with the rules, ids included (capped)."""
         disagreements = self.only_rules_pass + self.only_baseline_passes
+        tools = self.tool_cases
         return {
             "passed": self.passed,
             "accuracy": round(self.passed / cases, 4) if cases else None,
@@ -222,6 +235,15 @@ class BaselineTally:
             "only_baseline_passes": self.only_baseline_passes,
             "disagreement_ids": self.ids,
             "disagreement_ids_truncated": disagreements > len(self.ids),
+            **(
+                {
+                    "tool_cases_passed": tools.count,
+                    "tool_case_ids": tools.ids,
+                    "tool_case_ids_truncated": tools.truncated,
+                }
+                if tools is not None
+                else {}
+            ),
         }
 
 
@@ -326,6 +348,8 @@ class Summary:
     """Rubric results, apart from every call metric, when the run scored rubrics."""
     trials: TrialsTally | None = None
     """Cases by trials read and passed, when some outputs line gave a `trial`."""
+    join: JoinTally = field(default_factory=JoinTally)
+    """The ids of cases without output and of outputs without case, and the missing policy."""
 
     @property
     def accuracy(self) -> float | None:
@@ -347,6 +371,7 @@ class Summary:
             "missed_calls": self.missed_calls,
             "missing_outputs": self.missing_outputs,
             "unmatched_outputs": self.unmatched_outputs,
+            **self.join.to_json(),
             "unread_cases": self.unread_cases,
             "unread_parts": self.unread_parts,
             "baselines": {k: v.to_json(self.cases) for k, v in self.baselines.items()},
@@ -405,7 +430,11 @@ class SummaryBuilder:
     """
 
     def __init__(
-        self, specs: SpecSet, cluster_by: str | None = None, source: str = "<cases>"
+        self,
+        specs: SpecSet,
+        cluster_by: str | None = None,
+        source: str = "<cases>",
+        missing: str = "fail",
     ) -> None:
         self._specs = specs
         self._cluster_by = cluster_by
@@ -422,6 +451,10 @@ class SummaryBuilder:
         self.unread_cases = self.unread_parts = 0
         self._exact = BaselineTally()
         self._lowercase = BaselineTally()
+        self._nothing = BaselineTally(tool_cases=IdSample())
+        self._join = JoinTally(check_policy(missing))
+        """Cases without output (under `exclude`, left out of every count) and outputs without
+        case; `missing` below counts the former only under `fail`."""
         self._outcomes: OutcomeTally | None = None
         self._trials = TrialsTally()
         """The cases counted by `add_case` one by one (trials, or an outcome judged)."""
@@ -448,13 +481,17 @@ class SummaryBuilder:
         return tallies
 
     def add(self, case: Case, result: CaseResult) -> None:
-        """Count one case: its verdict, metrics, per-tool and per-argument tallies."""
+        """Count one case: its verdict, metrics, per-tool and per-argument tallies (a case
+        without an output line under the `exclude` policy: only its id, apart)."""
         passed = result.passed
-        self.cases += 1
-        self.passed += passed
         if result.missing_output:
+            self._join.missing.add(result.id)
+            if self._join.policy == "exclude":
+                return
             self.missing += 1
             self.missing_passed += passed
+        self.cases += 1
+        self.passed += passed
         if result.unread:
             self.unread_cases += 1
             self.unread_parts += len(result.unread)
@@ -462,13 +499,14 @@ class SummaryBuilder:
             self._add_to_cluster(case, passed)
         self._exact.add(result.id, result.baselines["exact"], passed)
         self._lowercase.add(result.id, result.baselines["lowercase"], passed)
+        self._nothing.add(result.id, result.baselines["nothing"], passed, result.kind)
         if result.kind == "abstention":
             self.abstention_n += 1
             self.abstention_ok += passed
         else:
             self.tool_cases += 1
             self.name_ok += result.name_ok
-            if not passed and result.produced_calls == 0:
+            if not passed and result.produced_calls == 0 and not result.missing_output:
                 self.missed_calls += 1
         if result.state is not None:
             if self._outcomes is None:
@@ -484,6 +522,9 @@ class SummaryBuilder:
         """Count one case's trials (`results`, one per outputs line, or the one result of a
         case without output, `lines` 0): each as a case, and the case in the trials tally."""
         first = results[0]
+        if first.missing_output and self._join.policy == "exclude":
+            self.add(case, first)  # left out: nothing else of the case is counted
+            return
         if len(results) == 1 and first.trial is None and first.state is None:
             self.add(case, first)  # the usual case: tallied from the totals (`_trials_tally`)
             return
@@ -507,7 +548,7 @@ class SummaryBuilder:
         none, no trial, no outcome judged), from the totals; None for a run without trials."""
         if not self._trials.seen:
             return None
-        tally = TrialsTally()
+        tally = TrialsTally(exclude_missing=self._join.policy == "exclude")
         tally.merge(self._trials)
         entries, passed, missing, missing_passed = self._tallied
         plain_missing = self.missing - missing
@@ -621,6 +662,8 @@ class SummaryBuilder:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self._exact.merge(other._exact)
         self._lowercase.merge(other._lowercase)
+        self._nothing.merge(other._nothing)
+        self._join.merge(other._join)
         for cluster, (n, passed) in other._clusters.items():
             counts = self._clusters.setdefault(cluster, [0, 0])
             counts[0] += n
@@ -643,14 +686,33 @@ class SummaryBuilder:
                 self.rubrics = type(other.rubrics)()
             self.rubrics.merge(other.rubrics)
 
+    def set_unmatched(self, ids: Sequence[str], count: int | None = None) -> None:
+        """The ids of the output lines that match no case, in file order (`count` of them,
+        when `ids` holds only the first ones)."""
+        sample = self._join.unmatched = IdSample()
+        sample.extend(ids)
+        if count is not None:
+            sample.count = count
+        self.unmatched_outputs = sample.count
+
+    @property
+    def missing_policy(self) -> str:
+        """What a case without an output line is: `fail` or `exclude` (`toolscore.missing`)."""
+        return self._join.policy
+
     def _tool(self, name: str) -> Tally:
         tally = self._tools.get(name)
         if tally is None:
             tally = self._tools[name] = Tally()
         return tally
 
+    def _baselines(self) -> dict[str, BaselineTally]:
+        return {"exact": self._exact, "lowercase": self._lowercase, "nothing": self._nothing}
+
     def finish(self) -> Summary:
         """The summary of everything added so far (tools and arguments never seen left out)."""
+        if self.unmatched_outputs != self._join.unmatched.count:  # set as a count alone
+            self._join.unmatched.count = self.unmatched_outputs
         return Summary(
             cases=self.cases,
             passed=self.passed,
@@ -658,11 +720,11 @@ class SummaryBuilder:
             arguments=Rate(self.arg_ok, self.arg_n),
             abstention=Rate(self.abstention_ok, self.abstention_n),
             missed_calls=self.missed_calls,
-            missing_outputs=self.missing,
+            missing_outputs=self._join.missing.count,
             unmatched_outputs=self.unmatched_outputs,
             unread_cases=self.unread_cases,
             unread_parts=self.unread_parts,
-            baselines={"exact": self._exact, "lowercase": self._lowercase},
+            baselines=self._baselines(),
             per_tool={k: v for k, v in self._tools.items() if v.passed or v.failed or v.extra},
             per_argument={k: v for k, v in self._args.items() if v.passed or v.failed},
             codes=self._codes,
@@ -670,6 +732,7 @@ class SummaryBuilder:
             clustered=self._clustered(),
             rubrics=self.rubrics,
             trials=self._trials_tally(),
+            join=self._join,
         )
 
 
@@ -837,12 +900,13 @@ class Scoring:
         cluster_by: str | None = None,
         rubrics: RubricRunner | None = None,
         rubric_tally: RubricTally | None = None,
+        missing: str = "fail",
     ) -> None:
         self.specs = specs
         self.env = env
         self.sources = sources
         self.unmatched_output_ids: list[str] = []
-        self._builder = SummaryBuilder(specs, cluster_by, sources[0])
+        self._builder = SummaryBuilder(specs, cluster_by, sources[0], missing)
         self._groups = join_groups_by_id(
             cases,
             outputs,
@@ -858,13 +922,18 @@ class Scoring:
 
     def _unmatched(self, ids: list[str]) -> None:
         self.unmatched_output_ids = ids
-        self._builder.unmatched_outputs = len(ids)
+        self._builder.set_unmatched(ids)
 
     def __iter__(self) -> Iterator[CaseResult]:
+        """The case results in case order; under the `exclude` policy, without the cases that
+        have no output line (the summary counts and names them)."""
         specs, builder, env = self.specs, self._builder, self.env
+        exclude = builder.missing_policy == "exclude"
         for case, outputs in self._groups:
             results = score_trials(specs, case, outputs, env, self.sources)
             builder.add_case(case, results, len(outputs))
+            if exclude and not outputs:
+                continue
             if self._rubrics is not None:
                 self._run_rubrics(case, results)
             yield from results
@@ -916,6 +985,7 @@ def score(
     cluster_by: str | None = None,
     rubrics: RubricRunner | None = None,
     rubric_tally: RubricTally | None = None,
+    missing: str = "fail",
 ) -> Scoring:
     """Score `cases` against `outputs` (joined by id) under `specs`, lazily and in one pass.
 
@@ -924,9 +994,11 @@ def score(
     `cluster_by`, the summary also gives the accuracy's clustered interval (`cluster_key`).
     With `rubrics` (a `RubricRunner` of `specs`), each case's rubrics are run apart from its
     verdict and counted in `rubric_tally`, the summary's `rubrics` block: see
-    `Scoring.take_rubrics`, `pending` and `add_rubrics`.
+    `Scoring.take_rubrics`, `pending` and `add_rubrics`. A case without an output line fails
+    with `missing_output`; with `missing="exclude"` (a partial run) it is left out of the
+    results and of every rate, and the summary counts and names it instead.
     """
-    return Scoring(specs, cases, outputs, sources, env, cluster_by, rubrics, rubric_tally)
+    return Scoring(specs, cases, outputs, sources, env, cluster_by, rubrics, rubric_tally, missing)
 
 
 def outcome_passed(result: CaseResult) -> bool:
@@ -941,10 +1013,19 @@ def with_state(
     env: Environment, case: Case, trajectory: Trajectory, result: CaseResult, source: str
 ) -> CaseResult:
     """`result` with the outcome verdict: every call of the trajectory (all turns change the
-    store) replayed against `env`, the final state compared with the case's goal."""
+    store) replayed against `env`, the final state compared with the case's goal (a case
+    without an output line fails each check, unreplayed). Where the case has outcome checks,
+    they decide its do-nothing baseline too (`state.unreplayed.nothing_outcome`)."""
     from toolscore.state import check_state  # noqa: PLC0415 - only runs with --env replay
+    from toolscore.state.unreplayed import missing_state, nothing_outcome  # noqa: PLC0415
 
-    state = check_state(
-        env, case, trajectory.calls, trajectory.response, source=source, said=trajectory.said
-    )
-    return result._replace(state=state)
+    if trajectory.missing:
+        state = missing_state(case)
+    else:
+        state = check_state(
+            env, case, trajectory.calls, trajectory.response, source=source, said=trajectory.said
+        )
+    nothing = nothing_outcome(env, case, source)
+    if nothing is None:
+        return result._replace(state=state)
+    return result._replace(state=state, baselines={**result.baselines, "nothing": nothing})

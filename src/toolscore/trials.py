@@ -9,7 +9,9 @@ for pass^k) are
 - pass@k = 1 - C(n - c, k) / C(n, k): the chance that at least one of them does.
 
 The run's n is the largest number of trials any case has; a case with fewer lines has its
-absent trials counted as failures (fail closed, as tau-bench does). The summary averages
+absent trials counted as failures (fail closed, as tau-bench does), unless the run leaves
+missing outputs out (`missing="exclude"`): then each case's estimators use its own number of
+trials, and the average at k is over the cases with at least k trials. The summary averages
 each estimator over cases, with a 95% normal interval over the per-case estimates (cases
 independent, a case's trials not: the clustered interval of Miller 2024, "Adding Error Bars
 to Evals", with the case as the cluster).
@@ -122,14 +124,23 @@ def mean_interval(values: Iterable[tuple[float, int]]) -> tuple[float, list[floa
     return mean, [round(low, 4), round(high, 4)]
 
 
-def _curve(counts: Mapping[tuple[int, int], int], n: int) -> dict[str, Any]:
-    """pass^k and pass@k for k = 1..n over cases given as {(c, n_i): cases}."""
+def _curve(counts: Mapping[tuple[int, int], int], n: int, own: bool = False) -> dict[str, Any]:
+    """pass^k and pass@k for k = 1..n over cases given as {(c, n_i): cases}: each case's
+    absent trials failed (out of n), or, with `own`, each case out of its own n_i and the
+    average at k over the cases with n_i >= k (each entry then says how many, `cases`)."""
     hat: list[dict[str, Any]] = []
     at: list[dict[str, Any]] = []
     for k in range(1, n + 1):
         for estimator, out in ((pass_hat, hat), (pass_at, at)):
-            mean, bounds = mean_interval((estimator(c, n, k), w) for (c, _), w in counts.items())
-            out.append({"k": k, "value": round(mean, 4), "ci95": bounds})
+            if not own:
+                values = [(estimator(c, n, k), w) for (c, _), w in counts.items()]
+                mean, bounds = mean_interval(values)
+                out.append({"k": k, "value": round(mean, 4), "ci95": bounds})
+                continue
+            values = [(estimator(c, m, k), w) for (c, m), w in counts.items() if m >= k]
+            mean, bounds = mean_interval(values)
+            cases = sum(w for _, w in values)
+            out.append({"k": k, "value": round(mean, 4), "ci95": bounds, "cases": cases})
     return {"cases": sum(counts.values()), "pass_hat_k": hat, "pass_at_k": at}
 
 
@@ -137,15 +148,24 @@ class TrialsTally:
     """How many cases had each (trials read, trials passed on calls, trials passed on
     outcome), and whether any outputs line gave a `trial` at all."""
 
-    def __init__(self) -> None:
+    def __init__(self, exclude_missing: bool = False) -> None:
         self.seen = False
         """True once an outputs line gave a `trial`: only then does the summary show trials."""
         self.counts: Counter[tuple[int, int, int | None]] = Counter()
+        self.exclude_missing = exclude_missing
+        """Absent trials are left out (`missing="exclude"`), not counted as failures."""
 
     def add(self, lines: int, passed: int, outcome: int | None) -> None:
         """One case: its outputs lines (0 for a missing output), how many passed on calls,
         and how many passed their outcome checks (None when the case has none)."""
         self.counts[(lines, passed, outcome)] += 1
+
+    @property
+    def missing_trials(self) -> int:
+        """The absent trials: for each case, how many fewer lines it has than the most any
+        case has."""
+        n = max((lines for lines, _, _ in self.counts), default=0)
+        return sum((n - lines) * cases for (lines, _, _), cases in self.counts.items())
 
     def merge(self, other: TrialsTally) -> None:
         """Add another tally's cases (a worker's chunk) to this one."""
@@ -164,15 +184,17 @@ class TrialsTally:
             missing += (n - lines) * cases
             if state is not None:
                 outcome[(state, lines)] += cases
+        own = self.exclude_missing
         block: dict[str, Any] = {
             "n": n,
             "cases": sum(self.counts.values()),
             "missing_trials": missing,
+            **({"missing_trials_excluded": True} if own else {}),
             "interval": "normal",
-            "calls": _curve(calls, n) if calls else None,
+            "calls": _curve(calls, n, own) if calls else None,
         }
         if outcome:
-            block["state"] = _curve(outcome, n)
+            block["state"] = _curve(outcome, n, own)
         block["distribution"] = [
             {"trials": lines, "passed": passed, "state_passed": state, "cases": cases}
             for (lines, passed, state), cases in sorted(
@@ -184,7 +206,7 @@ class TrialsTally:
     @classmethod
     def from_json(cls, block: Mapping[str, Any]) -> TrialsTally:
         """The tally whose `to_json()` is `block` (a stored run's summary)."""
-        tally = cls()
+        tally = cls(exclude_missing=bool(block.get("missing_trials_excluded")))
         tally.seen = True
         for row in block["distribution"]:
             tally.counts[(row["trials"], row["passed"], row["state_passed"])] += row["cases"]

@@ -18,6 +18,7 @@ import orjson
 
 from toolscore.commands import console, input_errors
 from toolscore.errors import InputError
+from toolscore.missing import MISSING_POLICIES
 from toolscore.report.printable import printable
 from toolscore.report.terminal import percent, render_summary
 from toolscore.specs import SpecSet, load_specs
@@ -169,6 +170,12 @@ def _write_report(store: Store, info: RunInfo) -> None:
     type=click.IntRange(0),
     help="How many failing cases to print with their mismatches.",
 )
+@click.option(
+    "--missing",
+    type=click.Choice(MISSING_POLICIES),
+    help="A case with no output line: 'fail' it or 'exclude' it from every rate (default: as "
+    "the run did).",
+)
 @db_option
 @json_option
 @input_errors
@@ -182,6 +189,7 @@ def rescore_command(
     no_rubrics: bool = False,
     rubrics_only: bool = False,
     refresh_rubrics: bool = False,
+    missing: str | None = None,
 ) -> None:
     """Re-score a stored run's cases and outputs under new specs, rubrics included (judge and
     similarity rubrics reuse the judgments the store keeps); store it as a new run."""
@@ -189,6 +197,8 @@ def rescore_command(
         raise click.UsageError("Missing option '--specs' (only --rubrics-only may leave it out).")
     if no_rubrics and rubrics_only:
         raise click.UsageError("--no-rubrics and --rubrics-only cannot be used together.")
+    if missing is not None and rubrics_only:
+        raise click.UsageError("--missing and --rubrics-only cannot be used together.")
     with open_store(db_path, create=False) as store:
         old = store.run(run)
         new_id = store.rescore(
@@ -198,6 +208,7 @@ def rescore_command(
             rubrics=not no_rubrics,
             rubrics_only=rubrics_only,
             refresh=refresh_rubrics,
+            missing=missing,
         )
         new = store.run(new_id)
         if as_json:

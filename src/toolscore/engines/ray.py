@@ -141,7 +141,7 @@ class RayScoring:
         self.num_cpus = num_cpus
         self.batch_size = batch_size
         self._summary = scorer.new_summary()
-        self._summary.unmatched_outputs = joined.unmatched_outputs
+        self._summary.set_unmatched(joined.unmatched_output_ids, joined.unmatched_outputs)
         self.pending: list[Pending] = []
 
     def summary(self) -> SummaryBuilder:
@@ -184,6 +184,7 @@ class RayScoring:
             "want_report": scorer.want_report,
             "want_rows": scorer.want_rows,
             "keep_failures": scorer.keep_failures,
+            "missing": scorer.missing,
         }
         cores = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
         actors = max(1, int(cores))

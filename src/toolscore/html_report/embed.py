@@ -30,10 +30,18 @@ class Caps:
     max_bytes: int = DEFAULT_MAX_BYTES
 
 
+NAIVE_SCORERS = ("exact", "lowercase")
+"""The baselines whose disagreement with the rules says what the rules decided."""
+
+
 def disagrees(case: Mapping[str, Any]) -> bool:
-    """Whether some baseline's verdict differs from the rules' on this case."""
+    """Whether a naive scorer's verdict differs from the rules' on this case, or a tool case
+    passes doing nothing (a case that measures nothing)."""
     baselines = case.get("baselines") or {}
-    return any(bool(v) != bool(case.get("passed")) for v in baselines.values())
+    passed = bool(case.get("passed"))
+    if any(bool(baselines.get(name, passed)) != passed for name in NAIVE_SCORERS):
+        return True
+    return bool(baselines.get("nothing")) and case.get("kind") != "abstention"
 
 
 @dataclass

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from toolscore.calibration.page import case_layout, top_key
 from toolscore.html_report import charts
-from toolscore.html_report.embed import Caps, Selection
+from toolscore.html_report.embed import NAIVE_SCORERS, Caps, Selection
 from toolscore.html_report.page import json_bytes, render, script_json
 
 RATES = (
@@ -32,7 +32,9 @@ COUNTS = (
     ("unmatched_outputs", "outputs matching no case"),
     ("unread_cases", "cases with an unread transcript part"),
 )
-SCORERS = (("exact", "exact JSON"), ("lowercase", "lowercase"))
+SCORERS = (("exact", "exact JSON"), ("lowercase", "lowercase"), ("nothing", "do nothing"))
+SHOWN_NOTHING_IDS = 20
+"""Ids of tool cases the do-nothing baseline passes that the page names."""
 MAX_RUBRIC_ROWS = 200
 """Rubric rows listed at most in each table (per rubric, per argument)."""
 TOP_REASONS = 3
@@ -83,9 +85,10 @@ def report_html(
         head=head,
         provenance=provenance,
         rates=_rates(summary),
-        counts=[(key, label, summary.get(key)) for key, label in COUNTS if key in summary],
+        counts=_counts(summary),
         clustered=summary.get("accuracy_clustered"),
         scorers=_scorers(summary),
+        nothing=_nothing(summary),
         codes=charts.bar_chart(summary.get("codes", {})),
         per_tool=per_tool,
         tools_left=tools_left,
@@ -132,6 +135,22 @@ def _rates(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _counts(summary: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    """The counts of the summary the page lists, as (key, label, value)."""
+    left_out = summary.get("missing_policy") == "exclude"
+    labels = {"missing_outputs": "missing outputs (left out of every rate)"} if left_out else {}
+    return [(key, labels.get(key, label), summary[key]) for key, label in COUNTS if key in summary]
+
+
+def _nothing(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The tool cases the do-nothing baseline passes (count and first ids), when any."""
+    node = summary.get("baselines", {}).get("nothing")
+    if not isinstance(node, Mapping) or not node.get("tool_cases_passed"):
+        return None
+    ids = [str(case_id) for case_id in node.get("tool_case_ids", ())[:SHOWN_NOTHING_IDS]]
+    return {"count": node["tool_cases_passed"], "ids": ids}
 
 
 def _scorers(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -300,7 +319,9 @@ def case_record(case: Mapping[str, Any], view: Mapping[str, Any] | None) -> dict
     record["codes"] = sorted({str(m.get("code")) for m in mismatches})
     passed = bool(case.get("passed"))
     baselines = case.get("baselines") or {}
-    record["disagree"] = sorted(name for name, v in baselines.items() if bool(v) != passed)
+    record["disagree"] = sorted(
+        name for name in NAIVE_SCORERS if name in baselines and bool(baselines[name]) != passed
+    )
     tools, arguments = _facets(mismatches, view)
     record["tools"], record["args"] = sorted(tools), sorted(arguments)
     record["tags"] = [str(tag) for tag in view.get("tags", ())] if view is not None else None

@@ -19,6 +19,7 @@ from toolscore.cases import read_cases
 from toolscore.check import assert_tool_calls, failure_message
 from toolscore.converted import converted_inputs
 from toolscore.errors import InputError
+from toolscore.escape import printable
 from toolscore.model import CaseResult
 from toolscore.outputs import read_outputs
 from toolscore.scoring import Summary, score
@@ -202,7 +203,11 @@ def summary_lines(scored: ScoredFiles) -> list[str]:
         cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
         lines.append("  ".join(cells))
     lines.append(f"missed calls (tool cases, no call): {summary.missed_calls}")
-    lines.append(f"missing outputs: {summary.missing_outputs}")
+    missing = summary.join.missing
+    named = f" ({printable(missing.shown())})" if missing.ids else ""
+    lines.append(f"missing outputs: {summary.missing_outputs}{named}")
     if summary.unmatched_outputs:
-        lines.append(f"outputs with no case (ignored): {summary.unmatched_outputs}")
+        unmatched = summary.join.unmatched
+        named = f" ({printable(unmatched.shown())})" if unmatched.ids else ""
+        lines.append(f"outputs with no case (ignored): {summary.unmatched_outputs}{named}")
     return lines

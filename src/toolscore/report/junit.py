@@ -84,7 +84,8 @@ def mismatch_text(mismatch: dict[str, Any]) -> str:
     if mismatch.get("path"):
         where.append(str(mismatch["path"]))
     rule = f" [{mismatch['rule']}]" if mismatch.get("rule") else ""
-    lines = [f"{mismatch['code']} {' '.join(where)}{rule}: {mismatch.get('message', '')}"]
+    head = " ".join([str(mismatch["code"]), *where])
+    lines = [f"{head}{rule}: {mismatch.get('message', '')}"]
     for key in ("expected", "produced"):
         if key in mismatch:
             lines.append(f"  {key}: {_shown(mismatch[key])}")
@@ -232,6 +233,7 @@ def properties(summary: dict[str, Any], header: dict[str, Any]) -> Iterator[tupl
             yield name, _value(rate.get(part))
     for key in ("missed_calls", "missing_outputs", "unmatched_outputs", "unread_cases"):
         yield key, _value(summary.get(key))
+    yield "missing_policy", _value(summary.get("missing_policy", "fail"))
     trials = summary.get("trials")
     if trials:
         yield "trials.n", _value(trials.get("n"))

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolscore.model import CaseResult, Mismatch
+from toolscore.report.absent import join_rows, nothing_lines
 from toolscore.report.lenient import lenient_rules
 from toolscore.report.printable import printable, safe_text
 from toolscore.scoring import OutcomeTally, Rate, Summary, Tally
@@ -119,9 +120,8 @@ def metrics_table(summary: Summary) -> Table:
     for row in metrics:
         table.add_row(*row)
     table.add_row("missed calls (tool cases, no call)", "", str(summary.missed_calls))
-    table.add_row("missing outputs", "", str(summary.missing_outputs))
-    if summary.unmatched_outputs:
-        table.add_row("outputs with no case (ignored)", "", str(summary.unmatched_outputs))
+    for joined in join_rows(summary):
+        table.add_row(*joined)
     if summary.unread_cases:
         parts = f"{summary.unread_parts} part{'s' if summary.unread_parts != 1 else ''}"
         table.add_row("transcripts not fully read (failed)", parts, str(summary.unread_cases))
@@ -129,7 +129,8 @@ def metrics_table(summary: Summary) -> Table:
 
 
 def baselines_table(summary: Summary) -> Table:
-    """The rules beside exact JSON and global lower-casing, with where they disagree."""
+    """The rules beside exact JSON, global lower-casing and doing nothing, with where they
+    disagree."""
     table = Table(title="Scorers side by side", title_justify="left")
     for column in ("scorer", "passed", "accuracy", "95% interval", "disagrees with rules"):
         table.add_column(column, justify="left" if column == "scorer" else "right")
@@ -137,7 +138,7 @@ def baselines_table(summary: Summary) -> Table:
         "rules", f"{summary.passed}/{summary.cases}", percent(summary.accuracy),
         interval(wilson(summary.passed, summary.cases)), "-",
     )  # fmt: skip
-    names = {"exact": "exact JSON", "lowercase": "lowercase"}
+    names = {"exact": "exact JSON", "lowercase": "lowercase", "nothing": "do nothing"}
     for key, tally in summary.baselines.items():
         accuracy = tally.passed / summary.cases if summary.cases else None
         disagree = tally.only_rules_pass + tally.only_baseline_passes
@@ -294,8 +295,8 @@ def mismatch_line(mismatch: Mismatch) -> str:
     if mismatch.path:
         where.append(mismatch.pointer)
     rule = f" [{mismatch.rule}]" if mismatch.rule else ""
-    place = " ".join(where)
-    return printable(f"{mismatch.code} {place}{rule}: {mismatch.message}")
+    head = " ".join([mismatch.code, *where])
+    return printable(f"{head}{rule}: {mismatch.message}")
 
 
 def capped(lines: Iterable[str], total: int, what: str, limit: int = LINES_PER_CASE) -> list[str]:
@@ -345,6 +346,8 @@ def render_summary(
     console.print(relaxations(specs))
     console.print(metrics_table(summary))
     console.print(baselines_table(summary))
+    for passes in nothing_lines(summary):
+        console.print(passes, soft_wrap=True)
     if summary.outcomes is not None:
         console.print(outcomes_table(summary.outcomes))
     if summary.rubrics is not None:

@@ -20,7 +20,14 @@ COMPRESS_ABOVE = 1024
 """Detail blobs longer than this are zlib-compressed when that makes them smaller (below
 it, setting up the compressor costs more time than the bytes saved are worth)."""
 BASELINES = ("exact", "lowercase")
-"""The baselines packed as bits of the `baselines` column, in bit order."""
+"""The baselines packed as bits 0 and 1 of the `baselines` column, in bit order (the ones
+`compare` and `disagreements` pair with the rules)."""
+NOTHING = "nothing"
+NOTHING_BIT = 4
+"""Bit 2: the do-nothing baseline's verdict, on a row that keeps it (`NOTHING_KEPT`)."""
+NOTHING_KEPT = 8
+"""Bit 3: the row keeps the do-nothing baseline too; rows saved before it existed have
+neither bit, and read back with the two baselines they had."""
 TOOLS_KEY = "mismatch_tools"
 """Kept in `detail` beside the mismatches, not part of the report: the tool of each one."""
 _ZLIB_HEADER = 0x78
@@ -49,14 +56,19 @@ ResultRow = tuple[str, int, str, int | None, int | None, bytes | None]
 
 
 def baseline_bits(baselines: Mapping[str, Any]) -> int | None:
-    """The exact and lowercase verdicts as bits 0 and 1 of the `baselines` column, or None
-    for baselines of any other shape (those are kept in the detail)."""
-    if len(baselines) != len(BASELINES):
+    """The exact and lowercase verdicts as bits 0 and 1 of the `baselines` column, and the
+    do-nothing one as bit 2 with bit 3 set, or None for baselines of any other shape (those
+    are kept in the detail)."""
+    names = tuple(baselines)
+    if names not in ((*BASELINES, NOTHING), BASELINES):
         return None
-    exact, lowercase = baselines.get("exact"), baselines.get("lowercase")
-    if type(exact) is not bool or type(lowercase) is not bool:
+    verdicts = [baselines[name] for name in names]
+    if any(type(verdict) is not bool for verdict in verdicts):
         return None
-    return exact + 2 * lowercase if next(iter(baselines)) == "exact" else None
+    bits: int = verdicts[0] + 2 * verdicts[1]
+    if len(verdicts) > len(BASELINES):
+        bits += NOTHING_KEPT + NOTHING_BIT * verdicts[2]
+    return bits
 
 
 def case_row(case: dict[str, Any], tools: Sequence[str | None] | None = None) -> ResultRow:
@@ -122,11 +134,11 @@ def case_json(
 ) -> tuple[dict[str, Any], list[str | None]]:
     """The report JSON of a stored case, key order included, and the tool of each mismatch."""
     rest: dict[str, Any] = {"mismatches": []} if detail is None else unpack_json(detail)
-    baselines = (
-        {name: bool(bits >> i & 1) for i, name in enumerate(BASELINES)}
-        if bits is not None
-        else rest["baselines"]
-    )
+    if bits is None:
+        baselines = rest["baselines"]
+    else:
+        names = (*BASELINES, NOTHING) if bits & NOTHING_KEPT else BASELINES
+        baselines = {name: bool(bits >> i & 1) for i, name in enumerate(names)}
     data: dict[str, Any] = {"id": case_id}
     for key in TRIAL_KEYS:  # shown beside the id, as the report puts them
         if key in rest:

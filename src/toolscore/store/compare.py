@@ -288,6 +288,7 @@ def compare(
         table_test(name, Table(*counts), seed=seed, resamples=resamples)
         for name, counts in tables.items()
     ]
+    aligned = store.same_positions(a, b)
     return Comparison(
         a,
         b,
@@ -301,7 +302,7 @@ def compare(
         shared,
         _rate_moves(summary_a["per_tool"], summary_b["per_tool"]),
         _rate_moves(summary_a["per_argument"], summary_b["per_argument"]),
-        compare_rubrics(store.db, a, b, seed=seed, resamples=resamples),
+        compare_rubrics(store.db, a, b, seed=seed, resamples=resamples, same_positions=aligned),
     )
 
 
@@ -320,7 +321,7 @@ def _shared_tables(store: Store, a: RunInfo, b: RunInfo) -> tuple[int, dict[str,
     abstention cases in both runs; each baseline when both runs kept it as bits. Name and
     argument accuracy are not kept per case, so they have no table."""
     db = store.db
-    if a.cases_sha256 == b.cases_sha256:
+    if store.same_positions(a, b):
         groups = list(db.execute(_VERDICT_GROUPS.format(join=_JOIN_SAME_CASES), (b.id, a.id)))
     else:
         db.execute("DROP TABLE IF EXISTS temp.compare_ids")
@@ -365,7 +366,7 @@ def _flipped(
     store: Store, a: RunInfo, b: RunInfo, explain: _Explainer
 ) -> tuple[list[Flip], int, int]:
     """The flipped cases, and how many cases only run a and only run b have."""
-    if a.cases_sha256 == b.cases_sha256:
+    if store.same_positions(a, b):
         rows = store.db.execute(_FLIPS_SAME_CASES, (b.id, a.id))
         return [explain.flip(row) for row in rows], 0, 0
     db = store.db

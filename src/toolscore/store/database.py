@@ -249,6 +249,17 @@ class Store:
         data: dict[str, Any] = unpack_json(row[0])
         return data
 
+    def same_positions(self, a: RunInfo, b: RunInfo) -> bool:
+        """Whether two runs hold each case at the same position of their results: scored
+        from the same cases file, neither leaving out the cases without output (a run under
+        `--missing exclude` keeps no row for those)."""
+
+        def left_out(run: RunInfo) -> bool:
+            summary = self.summary(run.id)
+            return summary.get("missing_policy") == "exclude" and summary["missing_outputs"] > 0
+
+        return a.cases_sha256 == b.cases_sha256 and not left_out(a) and not left_out(b)
+
     def cases(self, run_id: int, failed_only: bool = False) -> Iterator[dict[str, Any]]:
         """Each case's report JSON, in the order of the cases file."""
         where = "run_id = ? AND passed = 0" if failed_only else "run_id = ?"
@@ -298,6 +309,7 @@ class Store:
         rubrics: bool = True,
         rubrics_only: bool = False,
         refresh: bool = False,
+        missing: str | None = None,
     ) -> int:
         """Score a stored run's cases and outputs again under the specs at `specs_path`
         (None: its own), rubrics included; store the result as a new run linked to the old
@@ -312,6 +324,7 @@ class Store:
             rubrics=rubrics,
             rubrics_only=rubrics_only,
             refresh=refresh,
+            missing=missing,
         )
 
 

@@ -56,6 +56,7 @@ def rescore(
     rubrics: bool = True,
     rubrics_only: bool = False,
     refresh: bool = False,
+    missing: str | None = None,
 ) -> int:
     """Score run `run_id`'s stored inputs under the specs at `specs_path` (None: the specs
     stored with the run); return the new run's id. The label defaults to the old run's,
@@ -66,9 +67,12 @@ def rescore(
     has their judgment. With `rubrics_only`, every case result and the summary are the old
     run's, byte for byte, but for the rubric results: the new specs may change nothing but
     rubrics (an InputError says what else they change). A remote rubric whose key variable
-    is unset is an InputError before anything is sent.
+    is unset is an InputError before anything is sent. `missing` says what a case without
+    an output line is (`toolscore.missing`; None: what it was in the old run).
     """
     old = store.run(run_id)
+    if missing is None:
+        missing = store.summary(old.id).get("missing_policy", "fail")
     if specs_path is None:
         specs = store.specs(old)
         source = f"{old.specs_path} (stored with run {old.id})"
@@ -111,6 +115,7 @@ def rescore(
             sources=sources,
             rubrics=runner,
             rubric_tally=tally,
+            missing=missing,
         )
         for result in run:
             if not rubrics_only:

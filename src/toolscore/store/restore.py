@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from toolscore.missing import IdSample, JoinTally
 from toolscore.model import MISSING, CaseResult, Mismatch
 from toolscore.scoring import (
     BaselineTally,
@@ -102,11 +103,15 @@ def _tally(node: Mapping[str, Any]) -> Tally:
 
 
 def _baseline(node: Mapping[str, Any]) -> BaselineTally:
+    tool_cases = None
+    if "tool_cases_passed" in node:
+        tool_cases = IdSample(node["tool_cases_passed"], list(node["tool_case_ids"]))
     return BaselineTally(
         node["passed"],
         node["only_rules_pass"],
         node["only_baseline_passes"],
         list(node["disagreement_ids"]),
+        tool_cases,
     )
 
 
@@ -143,6 +148,7 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         clustered=_clustered(data.get("accuracy_clustered")),
         rubrics=_rubrics(data.get("rubrics")),
         trials=TrialsTally.from_json(data["trials"]) if "trials" in data else None,
+        join=JoinTally.from_json(data),
     )
 
 

@@ -143,9 +143,17 @@ class RubricComparison:
 
 
 def compare_rubrics(
-    db: sqlite3.Connection, a: RunInfo, b: RunInfo, *, seed: int, resamples: int
+    db: sqlite3.Connection,
+    a: RunInfo,
+    b: RunInfo,
+    *,
+    seed: int,
+    resamples: int,
+    same_positions: bool | None = None,
 ) -> RubricComparison | None:
-    """The rubric results of runs `a` and `b` compared; None when neither has any."""
+    """The rubric results of runs `a` and `b` compared; None when neither has any.
+    `same_positions` says the runs hold each case at the same position (`Store.same_positions`;
+    None: when they were scored from the same cases file)."""
     if not has_rubric_table(db):
         return None
     held = db.execute(
@@ -157,7 +165,9 @@ def compare_rubrics(
     db.execute("DROP TABLE IF EXISTS temp.rubric_cells")
     db.execute("CREATE TEMP TABLE rubric_pairs (seq_a INTEGER PRIMARY KEY, seq_b INTEGER)")
     try:
-        _pair_cases(db, a, b)
+        if same_positions is None:
+            same_positions = a.cases_sha256 == b.cases_sha256
+        _pair_cases(db, a, b, same_positions)
         db.execute(_CELLS, (b.id, a.id))
         runs = [list(db.execute(_EACH_RUN, (run.id,))) for run in (a, b)]
         groups = {
@@ -169,9 +179,9 @@ def compare_rubrics(
     return RubricComparison(groups["per_rubric"], groups["per_argument"], seed, resamples)
 
 
-def _pair_cases(db: sqlite3.Connection, a: RunInfo, b: RunInfo) -> None:
+def _pair_cases(db: sqlite3.Connection, a: RunInfo, b: RunInfo, same_positions: bool) -> None:
     """Fill `temp.rubric_pairs` with the positions of each case both runs have."""
-    if a.cases_sha256 == b.cases_sha256:
+    if same_positions:
         db.execute(f"INSERT INTO temp.rubric_pairs {_PAIRS_SAME_CASES}", (a.id,))
         return
     db.execute("DROP TABLE IF EXISTS temp.rubric_ids")

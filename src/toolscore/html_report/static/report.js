@@ -308,6 +308,7 @@
     var b = c.baselines || {};
     add(box, el("p", null, c.kind + " case; exact JSON " + (b.exact ? "passes" : "fails") +
       ", lowercase " + (b.lowercase ? "passes" : "fails") +
+      (b.nothing === undefined ? "" : ", doing nothing " + (b.nothing ? "passes" : "fails")) +
       (c.disagree.length ? " (disagrees with the rules: " + c.disagree.join(", ") + ")" : "")));
     if (c.tags && c.tags.length) add(box, el("p", "tags", "tags: " + c.tags.join(", ")));
     if (c.missing_output) add(box, el("p", "problem", "The outputs file has no line for this case."));
