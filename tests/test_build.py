@@ -223,8 +223,11 @@ def test_an_unknown_build_is_refused_in_one_line() -> None:
 
 def make_plan(folder: Path, target: str) -> list[str]:
     """The commands `make TARGET` would run in `folder` (`make -n`), one per line."""
+    # Run under `make test`, make's own variables would make this make a sub-make, which
+    # prints "Entering directory" lines among the commands.
+    outside = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     done = subprocess.run(
-        ["make", "-n", target], cwd=folder, capture_output=True, text=True, check=True
+        ["make", "-n", target], cwd=folder, env=outside, capture_output=True, text=True, check=True
     )
     return done.stdout.splitlines()
 

@@ -194,11 +194,10 @@ def test_the_readme_example_runs_as_written(
 
     assert command.startswith("# run in: the repository root\n")
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    python_path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     done = subprocess.run(
         ["bash", "-e", "-c", command],
         cwd=tmp_path,
-        env={**os.environ, "PATH": path, "PYTHONPATH": python_path},
+        env={**os.environ, "PATH": path},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
