@@ -84,6 +84,7 @@ class ParallelScoring:
         env: Environment | None = None,
         cluster_by: str | None = None,
         rubrics: str | None = None,
+        choice: int | None = None,
     ) -> None:
         self.sources = (cases_path, outputs_path)
         self.workers = max(1, workers)
@@ -98,6 +99,7 @@ class ParallelScoring:
             want_report=want_report,
             want_rows=want_rows,
             keep_failures=keep_failures,
+            choice=choice,
         )
         """What scores each chunk, on whichever process (a copy of it in each worker)."""
         self._summary = self.scorer.new_summary()

@@ -184,6 +184,7 @@ class RayScoring:
             "want_report": scorer.want_report,
             "want_rows": scorer.want_rows,
             "keep_failures": scorer.keep_failures,
+            "choice": scorer.choice,
         }
         cores = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
         actors = max(1, int(cores))

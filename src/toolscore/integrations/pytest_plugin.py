@@ -53,6 +53,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--toolscore-outputs", metavar="PATH", help="outputs file to score")
     group.addoption(
+        "--toolscore-choice",
+        type=int,
+        metavar="N",
+        help="the choice to score of response objects with several (as score --choice)",
+    )
+    group.addoption(
         "--toolscore-specs",
         metavar="PATH",
         help=f"spec file for the cases (default: the {INI_SPECS} ini option)",
@@ -145,7 +151,7 @@ def score_files(config: pytest.Config) -> ScoredFiles | None:
             run = score(
                 specs,
                 read_cases(cases_lines, specs),
-                read_outputs(outputs_lines),
+                read_outputs(outputs_lines, config.getoption("toolscore_choice")),
                 sources=(cases_lines, outputs_lines),
             )
             results = list(run)
@@ -182,7 +188,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 def summary_lines(scored: ScoredFiles) -> list[str]:
     """The metrics of every case in the files (whatever -k selected), as `score` words them."""
-    from toolscore.report.terminal import metric_rows  # noqa: PLC0415 - only with a run
+    from toolscore.report.terminal import (  # noqa: PLC0415 - only with a run
+        ignored_keys_line,
+        metric_rows,
+    )
 
     summary = scored.summary
     rows = [("metric", "value", "passed/n", "95% interval"), *metric_rows(summary)]
@@ -197,4 +206,7 @@ def summary_lines(scored: ScoredFiles) -> list[str]:
     lines.append(f"missing outputs: {summary.missing_outputs}")
     if summary.unmatched_outputs:
         lines.append(f"outputs with no case (ignored): {summary.unmatched_outputs}")
+    ignored = ignored_keys_line(summary)
+    if ignored is not None:
+        lines.append(ignored.plain)
     return lines
