@@ -146,7 +146,7 @@ def response_error(node: Any, source: str, line: int | None) -> OutputError:
     found = resembles(node) if isinstance(node, Mapping) else None
     hint = f"; it looks like {found}" if found else ""
     message = (
-        f"a {json_type(node)} that is no response object toolscore reads{hint}. Beside "
+        f"{an(json_type(node))} that is no response object toolscore reads{hint}. Beside "
         'calls (or "calls": [] for none) a response that is not text is kept as its JSON text'
     )
     return OutputError(source, message, line=line, field="response")

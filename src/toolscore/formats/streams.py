@@ -8,7 +8,9 @@ SDK gives it, in order. Its kind is told by the first entry that names one: Open
 events (`message_start`, `content_block_start`, `content_block_delta` with `text_delta` or
 `input_json_delta`, `content_block_stop`, `message_delta`, `message_stop`); OpenAI Responses
 stream events (`response.*`: the response a `response.completed`, `response.incomplete` or
-`response.failed` event carries is read; without one, the items the events built).
+`response.failed` event carries is read, with the items `response.output_item.done` events
+gave as its output when it carries none; a stream without such an event is read from the
+items its events built, and cannot pass).
 
 An entry the kind does not write, or a delta for a part that was never started, is unread;
 so is a stream that stops before its end (no `finish_reason`, no `message_stop`, no final
@@ -42,7 +44,10 @@ ANTHROPIC_DELTAS: Final = frozenset(
 TOOL_INPUT_BLOCKS: Final = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 """Blocks whose `input` streams as `input_json_delta` fragments."""
 RESPONSES_FINAL: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
-"""Responses events that carry the whole response, its `output` complete."""
+"""Responses events that carry the final response."""
+ARGUMENTS: Final = frozenset(
+    {"response.function_call_arguments.delta", "response.function_call_arguments.done"}
+)
 
 Accumulate = Callable[[list[Any], str, Transcript], tuple[Mapping[str, Any], str] | None]
 """Put a stream back together: (the response object, its path), or None if there is none."""
@@ -71,9 +76,14 @@ def _text(node: Mapping[str, Any], key: str, where: str) -> str | None:
     raise UnreadableError(f"{where}.{key}", f"must be a string, got {json_type(value)}")
 
 
-def _append(node: dict[str, Any], key: str, fragment: str | None) -> None:
-    if fragment is not None:
-        node[key] = (node.get(key) or "") + fragment
+def _append(node: dict[str, Any], key: str, fragment: str | None, where: str) -> None:
+    """Add a text fragment to `node[key]`, which the stream began as text (or not at all)."""
+    if fragment is None:
+        return
+    before = node.get(key)
+    if before is not None and not isinstance(before, str):
+        raise UnreadableError(where, f"a text fragment for a {json_type(before)} {key}")
+    node[key] = (before or "") + fragment
 
 
 def _chat_chunks(events: list[Any], key: str, t: Transcript) -> tuple[Mapping[str, Any], str]:
@@ -114,7 +124,7 @@ def _chat_choice(choice: Mapping[str, Any], where: str, choices: dict[int, dict[
         if role is not None:
             message["role"] = role
         for field in ("content", "refusal"):
-            _append(message, field, _text(delta, field, at))
+            _append(message, field, _text(delta, field, at), at)
         legacy = delta.get("function_call")
         if legacy is not None:
             _function(legacy, f"{at}.function_call", message.setdefault("function_call", {}))
@@ -146,7 +156,7 @@ def _function(node: Any, where: str, made: dict[str, Any]) -> None:
     if not isinstance(node, Mapping):
         raise UnreadableError(where, f"must be an object, got {json_type(node)}")
     for field in ("name", "arguments"):
-        _append(made, field, _text(node, field, where))
+        _append(made, field, _text(node, field, where), where)
 
 
 def _chat_choice_done(choice: Mapping[str, Any]) -> dict[str, Any]:
@@ -216,9 +226,9 @@ def _anthropic_delta(
             raise UnreadableError(
                 f"{at}.type", f"a text_delta for a {show(block.get('type'))} block"
             )
-        _append(block, "text", _text(delta, "text", at))
+        _append(block, "text", _text(delta, "text", at), at)
     elif kind == "input_json_delta":
-        if block.get("type") not in TOOL_INPUT_BLOCKS:
+        if not (isinstance(block.get("type"), str) and block["type"] in TOOL_INPUT_BLOCKS):
             message = f"an input_json_delta for a {show(block.get('type'))} block"
             raise UnreadableError(f"{at}.type", message)
         fragment = _text(delta, "partial_json", at)
@@ -228,8 +238,10 @@ def _anthropic_delta(
 def _responses_events(
     events: list[Any], key: str, t: Transcript
 ) -> tuple[Mapping[str, Any], str] | None:
-    """OpenAI Responses stream events: the final response they carry, else the items built."""
-    items: dict[int, dict[str, Any]] = {}
+    """OpenAI Responses stream events: the final response they carry, its output (when the
+    event leaves it out, as the API may) the items the events completed."""
+    added: dict[int, dict[str, Any]] = {}
+    done: dict[int, dict[str, Any]] = {}
     final: tuple[Mapping[str, Any], str] | None = None
     for i, event in enumerate(events):
         at = f"{key}[{i}]"
@@ -245,20 +257,24 @@ def _responses_events(
             if kind in RESPONSES_FINAL:
                 final = t.mapping(node.get("response"), f"{at}.response"), f"{at}.response"
             elif kind in ("response.output_item.added", "response.output_item.done"):
-                item = t.mapping(node.get("item"), f"{at}.item")
-                items[_index(node, "output_index", at)] = dict(item)
-            elif kind in (
-                "response.function_call_arguments.delta",
-                "response.function_call_arguments.done",
-            ):
-                _arguments(node, at, kind.endswith(".done"), items)
-    if final is not None:
-        if not isinstance(final[0].get("output"), list):
-            t.unread(f"{final[1]}.output", "the final response holds no list of output items")
-            return None
-        return {"object": "response", **final[0]}, final[1]
-    t.unread(key, "no response.completed event: the stream stops before its end")
-    return {"object": "response", "output": [item for _, item in sorted(items.items())]}, key
+                item = dict(t.mapping(node.get("item"), f"{at}.item"))
+                (added if kind.endswith(".added") else done)[_index(node, "output_index", at)] = (
+                    item
+                )
+            elif kind in ARGUMENTS:
+                _arguments(node, at, kind.endswith(".done"), added)
+    if final is None:
+        t.unread(key, "no response.completed event: the stream stops before its end")
+    elif isinstance(final[0].get("output"), list):
+        return {**final[0], "object": "response"}, final[1]
+    elif final[0].get("output") is not None:
+        t.unread(f"{final[1]}.output", "must be a list of output items")
+        return None
+    for index in sorted(added.keys() - done.keys()):
+        if final is not None:
+            t.unread(key, f"output item {index} was added but never done")
+    items = {**added, **done}
+    return {"object": "response", "output": [items[i] for i in sorted(items)]}, key
 
 
 def _arguments(
@@ -266,11 +282,11 @@ def _arguments(
 ) -> None:
     item = items.get(_index(node, "output_index", where))
     if item is None or item.get("type") != "function_call":
-        raise UnreadableError(f"{where}.output_index", "no function_call item at this index")
+        raise UnreadableError(f"{where}.output_index", "no function_call item added at this index")
     if done:
         item["arguments"] = _text(node, "arguments", where)
     else:
-        _append(item, "arguments", _text(node, "delta", where))
+        _append(item, "arguments", _text(node, "delta", where), where)
 
 
 KINDS: Final = (
