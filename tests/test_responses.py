@@ -387,6 +387,7 @@ def test_an_event_the_stream_does_not_write_is_unread(
             "(stream holds openai-chat messages: put them under messages)",
         ),
         ([{"candidates": []}], "no chunk or event names a stream toolscore reads"),
+        ([{"type": "AIMessageChunk", "content": ""}], "reads (OpenAI ChatCompletionChunk dumps"),
         (
             {"object": "chat.completion.chunk"},
             "must be a list of a stream's chunks or events, got object",
@@ -406,6 +407,16 @@ def test_a_stream_names_its_kind_in_the_notes_and_its_format_is_checked() -> Non
 
 
 # Lines that say nothing a reader understands
+
+
+def test_the_documented_error_is_the_one_given() -> None:
+    docs = (Path(__file__).parent.parent / "docs" / "formats.md").read_text(encoding="utf-8")
+    documented = next(line for line in docs.splitlines() if line.startswith("outputs.jsonl:3: no"))
+    line = line_of("openai_chat_dump.json")
+    line = {key: line[key] for key in ("id", "choices", "created", "model", "usage")}
+    with pytest.raises(OutputError) as failure:
+        parse_output(line, "outputs.jsonl", 3)
+    assert str(failure.value) == documented
 
 
 def test_an_sdk_dump_no_reader_recognises_is_an_input_error_naming_its_keys() -> None:

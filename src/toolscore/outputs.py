@@ -1,5 +1,12 @@
 """Read an outputs file (JSON Lines) into `Trajectory` values.
 
+A line says what the agent did once: as `calls`, a transcript (`formats`), a provider's
+response object (the line itself, or under `response`) or a `stream` (`formats.replies`). A
+line that says none of it yet holds keys no reader uses is an input error, with a hint of
+what it resembles (`formats.hints`): scored as no call, a harness's saving mistake would be
+a silent zero. Keys beside what the agent did that no reader uses are kept on the
+trajectory (`ignored`) and counted in the summary.
+
 The line's structure (an object with an `id`, `calls` a list) is the user's harness and is
 checked as input; what is inside a call came from the agent and is never an error here: junk
 becomes a call that will fail to match, with the reason kept (`arguments_unparseable`). So are
@@ -18,6 +25,7 @@ from toolscore.errors import OutputError
 from toolscore.formats import TRANSCRIPT_KEYS, has_transcript, read_transcript
 from toolscore.formats.hints import calls_error, check_calls, response_error, unknown_line
 from toolscore.formats.replies import read_reply, read_stream_line, reply_shape
+from toolscore.formats.responses import Shape
 from toolscore.jsonl import read_jsonl
 from toolscore.lenient import LenientLine, first_junk, text_of
 from toolscore.model import MISSING, Call, Trajectory, pointer_of
@@ -64,7 +72,7 @@ def parse_output(
     if PLAIN_KEYS.issuperset(data) and (response is None or type(response) is str):
         return _calls(data, case_id, source, line, trial)  # the common line
     unknown = data.keys() - LINE_KEYS
-    made = _made(data, unknown, source, line)
+    made, shape = _made(data, unknown, source, line)
     if made == "calls":
         trajectory = _calls(data, case_id, source, line, trial)
     elif made in TRANSCRIPT_KEYS:
@@ -72,44 +80,50 @@ def parse_output(
     elif made == "stream":
         trajectory = read_stream_line(data, case_id, source, line, choice)
     else:
-        node = data if made == "" else data["response"]
-        shape = reply_shape(node)
         assert shape is not None
-        unknown -= shape.fields if made == "" else frozenset()
+        if made == "":  # the line is the object: its own fields are part of it
+            unknown -= shape.fields
+        node = data if made == "" else data["response"]
         trajectory = read_reply(data, node, shape, made, source, line, choice)
-    if "choice" in data and made not in ("", "response", "stream"):
+    if "choice" in data and shape is None and made != "stream":
         message = "picks one of a response object's choices, and this line holds none"
         raise OutputError(source, message, line=line, field="choice")
     return trajectory._replace(trial=trial, ignored=tuple(sorted(unknown)))
 
 
-def _made(data: Mapping[str, Any], unknown: set[str], source: str, line: int | None) -> str:
+def _made(
+    data: Mapping[str, Any], unknown: set[str], source: str, line: int | None
+) -> tuple[str, Shape | None]:
     """Where the line says what the agent did: `calls`, its transcript key, `stream`,
-    `response` (a response object there) or "" (the line is a response object); an input
-    error when it says it twice, or not at all while holding keys no reader uses."""
+    `response` (a response object there) or "" (the line is a response object), with the
+    response object's shape; an input error when the line says it twice, or not at all
+    while holding keys no reader uses."""
     found = [key for key in ("calls", "stream") if data.get(key) is not None]
     if has_transcript(data):
         found.append(next(key for key in TRANSCRIPT_KEYS if data.get(key) is not None))
-    if reply_shape(data.get("response")) is not None:
+    shape = reply_shape(data.get("response"))
+    if shape is not None:
         found.append("response")
-    if unknown and reply_shape(data) is not None:
+    merged = reply_shape(data) if unknown else None  # an object has fields beside LINE_KEYS
+    if merged is not None:
         found.append("")
+        shape = merged
     if len(found) > 1:
         if found[0] == "calls" and found[1] in TRANSCRIPT_KEYS and len(found) == 2:
-            return found[1]  # the transcript reader says so, as it always has
-        named = [f"the {reply_shape(data).name} fields" if key == "" else key for key in found[:2]]  # type: ignore[union-attr]
+            return found[1], None  # the transcript reader says so, as it always has
+        named = [f"the {merged.name} fields" if merged and not key else key for key in found]
         message = (
             f"a line says once what the agent did: this one has both {named[0]} and {named[1]}"
         )
         raise OutputError(source, message, line=line, field=found[1] or found[0])
     if found:
-        return found[0]
+        return found[0], shape
     if unknown:
         raise unknown_line(data, unknown, source, line)
     response = data.get("response")
     if response is not None and not isinstance(response, str):
         raise response_error(response, source, line)
-    return "calls"
+    return "calls", None
 
 
 def _calls(

@@ -94,7 +94,9 @@ def read_stream_line(
     kind = stream_kind(events)
     if kind is None:
         found = evidence("messages", events)
-        hint = f" (stream holds {found[0]} messages: put them under messages)" if found else ""
+        hint = ""
+        if found is not None and found[0] != "langchain":  # AIMessageChunks are no messages
+            hint = f" (stream holds {found[0]} messages: put them under messages)"
         message = f"no chunk or event names a stream toolscore reads ({STREAMS}){hint}"
         raise OutputError(source, message, line=line, field="stream")
     t = _start(data, kind.shape, kind.name, source, line)
