@@ -624,3 +624,15 @@ def test_read_outputs_passes_the_runs_choice_on(tmp_path: Path) -> None:
     with pytest.raises(OutputError):
         list(read_outputs(path))
     assert [c.name for c in next(read_outputs(path, 1)).calls] == ["refund", "refund"]
+
+
+def test_the_common_call_is_built_whole() -> None:
+    """`produced_call` builds the common call without the named tuple's defaults: it must
+    still be the `Call` those defaults make."""
+    from toolscore.calls import produced_call  # noqa: PLC0415
+    from toolscore.model import Call  # noqa: PLC0415
+
+    made = produced_call({"name": "f", "args": {"x": 1}, "id": "c", "result": 2})
+    assert made == Call("f", {"x": 1}, call_id="c", result=2)
+    assert type(made) is Call
+    assert len(made) == len(Call._fields)

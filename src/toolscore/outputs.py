@@ -16,6 +16,7 @@ call's arguments (the call fails), its result or the response (kept as text, wit
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,10 @@ from toolscore.jsonl import read_jsonl
 from toolscore.lenient import LenientLine, first_junk, text_of
 from toolscore.model import MISSING, Call, Trajectory, pointer_of
 from toolscore.trials import read_trial
+
+_ARGS = operator.itemgetter(1)
+"""A produced call's `args`: None or empty for every entry a provider's object can stand for
+(it has no `name`, or its arguments under another key than `args`), in C."""
 
 NOTED_JUNK = 5
 """How many values JSON does not allow a case's notes list one by one."""
@@ -136,17 +141,14 @@ def _calls(
     if not isinstance(calls_node, list):
         raise calls_error(calls_node, source, line)
     calls = tuple(map(produced_call, calls_node))
-    if not all(map(_plain_call, calls_node)):
+    # A call without arguments (none, or unread) may be a provider's object: look closer.
+    # (The first call alone is checked at once: most lines make one call.)
+    if calls and not (calls[0].args and (len(calls) == 1 or all(map(_ARGS, calls)))):
         check_calls(calls_node, source, line)
     response = data.get("response")
     if response is not None and not isinstance(response, str):
         response = json_text(response)
     return Trajectory(case_id, calls, response, line=line, trial=trial)
-
-
-def _plain_call(node: Any) -> bool:
-    """A call entry with a string `name` and `args`: never one a provider's object stands for."""
-    return type(node) is dict and "args" in node and type(node.get("name")) is str
 
 
 def _lenient_output(

@@ -110,8 +110,9 @@ def _entry_hint(entry: Any) -> str | None:
 
 
 def check_calls(entries: list[Any], source: str, line: int | None) -> None:
-    """Refuse a `calls` list holding a provider's own objects instead of calls (checked
-    only for entries lacking a string `name` or `args`: a plain call is never looked at)."""
+    """Refuse a `calls` list holding a provider's own objects instead of calls (asked only
+    of a list with a call without arguments; an entry with a string `name` and `args` is
+    never one)."""
     for i, entry in enumerate(entries):
         hint = _entry_hint(entry)
         if hint is not None:
