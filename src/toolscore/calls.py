@@ -15,7 +15,6 @@ from toolscore.lenient import Junk, loads
 from toolscore.model import MISSING, Call
 from toolscore.rules import json_type, show
 
-
 _new_call = tuple.__new__
 """Builds a `Call` from all of its fields without the named tuple's `__new__` (Python code
 filling in defaults): twice as fast, for the call every outputs line makes."""
