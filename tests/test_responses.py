@@ -400,6 +400,28 @@ def test_a_stream_toolscore_does_not_read_is_an_input_error(stream: Any, message
     assert message in error.message
 
 
+def test_a_chat_stream_of_several_choices_needs_a_choice_too() -> None:
+    events = stream_of("stream_openai_chat_chunks.json")
+    second = copy.deepcopy(events[:-1])
+    for chunk in second:
+        chunk["choices"][0]["index"] = 1
+        for call in chunk["choices"][0]["delta"].get("tool_calls") or ():
+            call["function"]["arguments"] = (call["function"]["arguments"] or "").upper()
+    both = [chunk for pair in zip(events, second, strict=False) for chunk in pair] + events[-1:]
+    assert "a response with 2 choices" in refused({"id": "s", "stream": both}).message
+    first = read({"id": "s", "stream": both, "choice": 0})
+    assert first.calls == read({"id": "s", "stream": events}).calls
+    assert "openai-chat: choice 0 of 2 read" in first.notes
+    other = read({"id": "s", "stream": both}, choice=1)
+    assert [c.raw_args for c in other.calls] == [c.raw_args.upper() for c in first.calls]  # type: ignore[union-attr]
+
+
+def test_a_response_line_keeps_its_trial() -> None:
+    assert read(line_of("anthropic_dump.json", trial=3)).trial == 3
+    assert read(line_of("stream_anthropic_events.json", trial="b")).trial == "b"
+    assert refused(line_of("gemini_snake.json", trial=1.5)).field == "trial"
+
+
 def test_a_stream_names_its_kind_in_the_notes_and_its_format_is_checked() -> None:
     line = line_of("stream_anthropic_events.json")
     assert read(line).notes == ("format detected: anthropic (Messages stream events)",)

@@ -171,7 +171,7 @@ def _anthropic_events(
 ) -> tuple[Mapping[str, Any], str] | None:
     """Anthropic stream events joined into the Message they stream."""
     message: dict[str, Any] | None = None
-    blocks: dict[int, dict[str, Any]] = {}
+    blocks: dict[int, Any] = {}
     inputs: dict[int, list[str]] = {}
     stopped = False
     for i, event in enumerate(events):
@@ -179,7 +179,12 @@ def _anthropic_events(
         with t.part():
             kind = t.kind(t.mapping(event, at), at, ANTHROPIC_EVENTS)
             if kind == "message_start":
+                if message is not None:
+                    raise UnreadableError(f"{at}.type", "a second message_start in one stream")
                 message = dict(t.mapping(event.get("message"), f"{at}.message"))
+                begun = message.get("content")  # empty, as the API sends it
+                for n, block in enumerate(begun if isinstance(begun, list) else ()):
+                    blocks.setdefault(n, dict(block) if isinstance(block, Mapping) else block)
             elif kind == "content_block_start":
                 block = t.mapping(event.get("content_block"), f"{at}.content_block")
                 blocks[_index(event, "index", at)] = dict(block)
@@ -210,13 +215,13 @@ def _anthropic_events(
 def _anthropic_delta(
     event: Mapping[str, Any],
     where: str,
-    blocks: dict[int, dict[str, Any]],
+    blocks: dict[int, Any],
     inputs: dict[int, list[str]],
     t: Transcript,
 ) -> None:
     index = _index(event, "index", where)
     block = blocks.get(index)
-    if block is None:
+    if not isinstance(block, dict):
         raise UnreadableError(f"{where}.index", "no content_block_start for this block")
     at = f"{where}.delta"
     delta = t.mapping(event.get("delta"), at)
