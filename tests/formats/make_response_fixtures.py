@@ -17,9 +17,10 @@ anthropic's `accumulate_event`) makes of it. Run from the repository root:
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from anthropic import types as anthropic_types
 from anthropic.lib.streaming._messages import accumulate_event
@@ -322,72 +323,52 @@ def chat_chunks() -> list[chat.ChatCompletionChunk]:
     ]
 
 
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def event(kind: type[Model], **fields: Any) -> Model:
+    """An event (or block, or delta) of an SDK type, its `type` the one its class names."""
+    literal = typing.get_args(kind.model_fields["type"].annotation)[0]
+    return kind(type=literal, **fields)
+
+
 def anthropic_events() -> list[anthropic_types.RawMessageStreamEvent]:
     """The Message streamed as the Messages API sends it: its blocks started, their text,
     thinking and input JSON in deltas, stopped, then the stop reason and the end."""
     t = anthropic_types
     start = message_object().model_copy(update={"content": [], "stop_reason": None})
-    first, second = _args(0), _args(1)
-    blocks: list[t.RawMessageStreamEvent] = [
-        t.RawContentBlockStartEvent(
-            type="content_block_start",
-            index=0,
-            content_block=t.ThinkingBlock(thinking="", signature="", type="thinking"),
+
+    def block(index: int, begun: Any, *deltas: Any) -> list[t.RawMessageStreamEvent]:
+        return [
+            event(t.RawContentBlockStartEvent, index=index, content_block=begun),
+            *[event(t.RawContentBlockDeltaEvent, index=index, delta=d) for d in deltas],
+            event(t.RawContentBlockStopEvent, index=index),
+        ]
+
+    blocks = [
+        *block(
+            0,
+            event(t.ThinkingBlock, thinking="", signature=""),
+            event(t.ThinkingDelta, thinking=THINKING),
+            event(t.SignatureDelta, signature="c2ln"),
         ),
-        t.RawContentBlockDeltaEvent(
-            type="content_block_delta",
-            index=0,
-            delta=t.ThinkingDelta(thinking=THINKING, type="thinking_delta"),
+        *block(
+            1,
+            event(t.TextBlock, text=""),
+            event(t.TextDelta, text="Issuing both "),
+            event(t.TextDelta, text="refunds."),
         ),
-        t.RawContentBlockDeltaEvent(
-            type="content_block_delta",
-            index=0,
-            delta=t.SignatureDelta(signature="c2ln", type="signature_delta"),
-        ),
-        t.RawContentBlockStopEvent(type="content_block_stop", index=0),
-        t.RawContentBlockStartEvent(
-            type="content_block_start", index=1, content_block=t.TextBlock(text="", type="text")
-        ),
-        t.RawContentBlockDeltaEvent(
-            type="content_block_delta",
-            index=1,
-            delta=t.TextDelta(text="Issuing both ", type="text_delta"),
-        ),
-        t.RawContentBlockDeltaEvent(
-            type="content_block_delta",
-            index=1,
-            delta=t.TextDelta(text="refunds.", type="text_delta"),
-        ),
-        t.RawContentBlockStopEvent(type="content_block_stop", index=1),
     ]
     for n, (i, (name, _)) in enumerate(zip(ANTHROPIC_IDS, CALLS, strict=True)):
-        text = (first, second)[n]
-        index = n + 2
-        blocks += [
-            t.RawContentBlockStartEvent(
-                type="content_block_start",
-                index=index,
-                content_block=t.ToolUseBlock(id=i, name=name, input={}, type="tool_use"),
-            ),
-            *[
-                t.RawContentBlockDeltaEvent(
-                    type="content_block_delta",
-                    index=index,
-                    delta=t.InputJSONDelta(partial_json=piece, type="input_json_delta"),
-                )
-                for piece in ("", text[:9], text[9:])
-            ],
-            t.RawContentBlockStopEvent(type="content_block_stop", index=index),
-        ]
+        text = _args(n)
+        pieces = [event(t.InputJSONDelta, partial_json=p) for p in ("", text[:9], text[9:])]
+        blocks += block(n + 2, event(t.ToolUseBlock, id=i, name=name, input={}), *pieces)
+    delta = t.raw_message_delta_event.Delta(stop_reason="tool_use", stop_sequence=None)
     return [
-        t.RawMessageStartEvent(type="message_start", message=start),
+        event(t.RawMessageStartEvent, message=start),
         *blocks,
-        t.RawMessageDeltaEvent(
-            type="message_delta",
-            delta=t.raw_message_delta_event.Delta(stop_reason="tool_use", stop_sequence=None),
-            usage=t.MessageDeltaUsage(output_tokens=40),
-        ),
-        t.RawMessageStopEvent(type="message_stop"),
+        event(t.RawMessageDeltaEvent, delta=delta, usage=t.MessageDeltaUsage(output_tokens=40)),
+        event(t.RawMessageStopEvent),
     ]
 
 
@@ -398,120 +379,39 @@ def responses_events(with_output: bool = True) -> list[responses.ResponseStreamE
     r = responses
     final = responses_object()
     begun = final.model_copy(update={"output": [], "status": "in_progress"})
-    events: list[Any] = [
-        r.ResponseCreatedEvent(type="response.created", sequence_number=0, response=begun),
-        r.ResponseInProgressEvent(type="response.in_progress", sequence_number=1, response=begun),
-    ]
+    events: list[Any] = []
 
-    def add(event: Any) -> None:
-        events.append(event.model_copy(update={"sequence_number": len(events)}))
+    def add(kind: type[BaseModel], **fields: Any) -> None:
+        events.append(event(kind, sequence_number=len(events), **fields))
 
+    add(r.ResponseCreatedEvent, response=begun)
+    add(r.ResponseInProgressEvent, response=begun)
     reasoning, message, *calls = final.output
-    add(
-        r.ResponseOutputItemAddedEvent(
-            type="response.output_item.added", sequence_number=0, output_index=0, item=reasoning
-        )
-    )
-    add(
-        r.ResponseOutputItemDoneEvent(
-            type="response.output_item.done", sequence_number=0, output_index=0, item=reasoning
-        )
-    )
+    add(r.ResponseOutputItemAddedEvent, output_index=0, item=reasoning)
+    add(r.ResponseOutputItemDoneEvent, output_index=0, item=reasoning)
     empty = message.model_copy(update={"content": [], "status": "in_progress"})
-    add(
-        r.ResponseOutputItemAddedEvent(
-            type="response.output_item.added", sequence_number=0, output_index=1, item=empty
-        )
-    )
-    part = r.ResponseOutputText(annotations=[], text="", type="output_text")
-    add(
-        r.ResponseContentPartAddedEvent(
-            type="response.content_part.added",
-            sequence_number=0,
-            item_id="msg_01",
-            output_index=1,
-            content_index=0,
-            part=part,
-        )
-    )
+    add(r.ResponseOutputItemAddedEvent, output_index=1, item=empty)
+    part = event(r.ResponseOutputText, annotations=[], text="")
+    where = {"item_id": "msg_01", "output_index": 1, "content_index": 0}
+    add(r.ResponseContentPartAddedEvent, **where, part=part)
     for piece in ("Issuing both ", "refunds."):
-        add(
-            r.ResponseTextDeltaEvent(
-                type="response.output_text.delta",
-                sequence_number=0,
-                item_id="msg_01",
-                output_index=1,
-                content_index=0,
-                delta=piece,
-                logprobs=[],
-            )
-        )
-    add(
-        r.ResponseTextDoneEvent(
-            type="response.output_text.done",
-            sequence_number=0,
-            item_id="msg_01",
-            output_index=1,
-            content_index=0,
-            text=ANSWER,
-            logprobs=[],
-        )
-    )
-    add(
-        r.ResponseContentPartDoneEvent(
-            type="response.content_part.done",
-            sequence_number=0,
-            item_id="msg_01",
-            output_index=1,
-            content_index=0,
-            part=part.model_copy(update={"text": ANSWER}),
-        )
-    )
-    add(
-        r.ResponseOutputItemDoneEvent(
-            type="response.output_item.done", sequence_number=0, output_index=1, item=message
-        )
-    )
-    for n, call in enumerate(calls):
-        index = n + 2
+        add(r.ResponseTextDeltaEvent, **where, delta=piece, logprobs=[])
+    add(r.ResponseTextDoneEvent, **where, text=ANSWER, logprobs=[])
+    add(r.ResponseContentPartDoneEvent, **where, part=part.model_copy(update={"text": ANSWER}))
+    add(r.ResponseOutputItemDoneEvent, output_index=1, item=message)
+    for index, call in enumerate(calls, start=2):
         assert isinstance(call, r.ResponseFunctionToolCall)
         begun_call = call.model_copy(update={"arguments": "", "status": "in_progress"})
-        add(
-            r.ResponseOutputItemAddedEvent(
-                type="response.output_item.added",
-                sequence_number=0,
-                output_index=index,
-                item=begun_call,
-            )
-        )
+        add(r.ResponseOutputItemAddedEvent, output_index=index, item=begun_call)
+        at = {"item_id": call.id or "", "output_index": index}
         for piece in (call.arguments[:10], call.arguments[10:]):
-            add(
-                r.ResponseFunctionCallArgumentsDeltaEvent(
-                    type="response.function_call_arguments.delta",
-                    sequence_number=0,
-                    item_id=call.id or "",
-                    output_index=index,
-                    delta=piece,
-                )
-            )
-        add(
-            r.ResponseFunctionCallArgumentsDoneEvent(
-                type="response.function_call_arguments.done",
-                sequence_number=0,
-                item_id=call.id or "",
-                output_index=index,
-                arguments=call.arguments,
-            )
-        )
-        add(
-            r.ResponseOutputItemDoneEvent(
-                type="response.output_item.done", sequence_number=0, output_index=index, item=call
-            )
-        )
-    completed = (
-        final if with_output else r.Response.model_construct(**{**dict(final), "output": None})
-    )
-    add(r.ResponseCompletedEvent(type="response.completed", sequence_number=0, response=completed))
+            add(r.ResponseFunctionCallArgumentsDeltaEvent, **at, delta=piece)
+        add(r.ResponseFunctionCallArgumentsDoneEvent, **at, arguments=call.arguments)
+        add(r.ResponseOutputItemDoneEvent, output_index=index, item=call)
+    completed = final
+    if not with_output:
+        completed = r.Response.model_construct(**{**dict(final), "output": None})
+    add(r.ResponseCompletedEvent, response=completed)
     return events
 
 
