@@ -1,8 +1,9 @@
 """The real files the fuzzers start from: every kind of input toolscore reads.
 
 Outputs lines (every provider transcript under tests/formats/, SDK-written ones included, the
-malformed and unread lines, the golden cases' `calls`, the packaged examples), cases lines and
-spec files. Used by tests/test_fuzz_readers.py and bench/fuzz.py.
+response objects and streams under tests/formats/responses/, the malformed and unread lines,
+the golden cases' `calls`, the packaged examples), cases lines and spec files. Used by
+tests/test_fuzz_readers.py and bench/fuzz.py.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def output_seeds() -> list[dict[str, Any]]:
     seeds = []
     for path in sorted((TESTS / "formats").glob("*.json")):
         seeds.append({**json.loads(path.read_text(encoding="utf-8"))["line"], "id": "fuzz"})
+    seeds += response_seeds()
     for name in ("malformed.jsonl", "unread.jsonl"):
         seeds += [{"id": "fuzz", **case["line"]} for case in _jsonl(TESTS / "formats" / name)]
     for golden in _goldens():
@@ -73,6 +75,15 @@ def output_seeds() -> list[dict[str, Any]]:
     for path in sorted(EXAMPLES.rglob("outputs*.jsonl")):
         seeds += [{**line, "id": "fuzz"} for line in _jsonl(path)]
     return seeds
+
+
+def response_seeds() -> list[dict[str, Any]]:
+    """Outputs lines holding a provider's response object or a saved stream, by the SDKs
+    (tests/formats/responses/), with id `fuzz`."""
+    return [
+        {**json.loads(path.read_text(encoding="utf-8"))["line"], "id": "fuzz"}
+        for path in sorted((TESTS / "formats" / "responses").glob("*.json"))
+    ]
 
 
 def output_groups() -> dict[str, list[dict[str, Any]]]:

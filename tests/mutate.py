@@ -55,6 +55,13 @@ WORDS = (
     "gen_ai.operation.name", "plans", "after", "$ref", "$any", "$omitted", "kind", "tol",
     "rel_tol", "values", "aliases", "default", "coerce", "order", "relax", "allow", "reason",
     "tools", "version", "score_turns", "goal_state", "required_outputs", "prompt", "tags",
+    # response objects and streams
+    "chat.completion", "chat.completion.chunk", "choices", "candidates", "choice", "stream",
+    "delta", "index", "finish_reason", "message_start", "content_block_start",
+    "content_block_delta", "message_stop", "input_json_delta", "partial_json", "text_delta",
+    "response.completed", "response.output_item.added", "response.output_item.done",
+    "response.function_call_arguments.delta", "output_index", "ai", "data",
+    "automatic_function_calling_history",
     # values that break naive code
     "", " ", "0", "1e999", "NaN", "2026-02-30", "look#/order_id", "#/", "~01", "\x1b[2J",
     "\u202e", "\ud7ff", "a\nb", "x" * 300,

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mutate
-from fuzz_seeds import case_seeds, fuzz_case, output_groups, spec_seeds
+from fuzz_seeds import case_seeds, fuzz_case, output_groups, response_seeds, spec_seeds
 from toolscore.cases import parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.formats import FORMATS
@@ -34,6 +34,15 @@ OUTPUTS = [seed for group in GROUPS.values() for seed in group]
 CASES = case_seeds()
 SPECS = spec_seeds()
 FUZZ_SPECS, FUZZ_CASE = fuzz_case()
+RESPONSES = response_seeds()
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+"""Any JSON value (NaN and infinities too: a harness's `json.dumps` writes them)."""
 
 
 def one_line(error: InputError, source: str) -> None:
@@ -124,6 +133,42 @@ def test_mutated_specs_load_or_fail_with_one_line_and_score(data: st.DataObject)
         )
         if trajectory is not None:
             score_all(specs, case, trajectory)
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_response_objects_and_streams_read_or_fail_with_one_line_and_score(
+    data: st.DataObject,
+) -> None:
+    seed = data.draw(st.sampled_from(RESPONSES))
+    raw = mutate.line(seed, lambda n: data.draw(st.integers(0, n - 1)))
+    trajectory = read_output(raw)
+    if trajectory is not None:
+        score_all(FUZZ_SPECS, FUZZ_CASE, trajectory)
+
+
+@FUZZ
+@given(data=st.data(), value=JSON, choice=st.none() | st.integers(0, 2))
+def test_any_json_anywhere_in_a_response_or_a_stream_reads_or_fails_with_one_line(
+    data: st.DataObject, value: object, choice: int | None
+) -> None:
+    """Whatever value stands at whatever place of a response object or a stream (the
+    line's own keys included), reading gives a trajectory or one OutputError line."""
+    seed = data.draw(st.sampled_from(RESPONSES))
+    path = data.draw(st.sampled_from(mutate.paths(seed)[1:]))
+    line = mutate._replace(seed, path, lambda _: value)
+    try:
+        raw = orjson.dumps(line)
+    except orjson.JSONEncodeError:  # NaN, or an integer beyond 64 bits: as a harness writes
+        raw = mutate.dumps(line).encode("utf-8", "surrogatepass")
+    try:
+        trajectory = parse_output(
+            parse_line(raw, "out.jsonl", 3, OutputError), "out.jsonl", 3, choice
+        )
+    except OutputError as error:
+        one_line(error, "out.jsonl:3")
+        return
+    score_all(FUZZ_SPECS, FUZZ_CASE, trajectory)
 
 
 def test_the_seeds_cover_every_format_and_each_kind_of_file() -> None:

@@ -125,6 +125,30 @@ def test_the_terminal_summary_gives_the_metrics_of_score(
     assert "missing outputs: 0" in text
 
 
+def test_choice_and_ignored_keys_reach_the_plugin(pytester: pytest.Pytester, files: Path) -> None:
+    function = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    call = {"id": "c", "type": "function", "function": function}
+    choices = [
+        {"index": n, "message": {"role": "assistant", "tool_calls": [call] if n else []}}
+        for n in (0, 1)
+    ]
+    outputs = [
+        {"id": "paris", "object": "chat.completion", "choices": choices, "latency_ms": 5},
+        *[dict(row, latency_ms=5) for row in OUTPUTS[1:]],
+    ]
+    (files / "outputs.jsonl").write_text(jsonl(outputs))
+    refused = pytester.runpytest(*collect_args("--toolscore-specs", "tools.yaml"))
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*outputs.jsonl:1: choices: a response with 2 choices*"])
+    run = pytester.runpytest(
+        *collect_args("--toolscore-specs", "tools.yaml", "--toolscore-choice", "1")
+    )
+    run.assert_outcomes(passed=3, failed=1)
+    assert (
+        "Outputs keys no reader uses, ignored (lines with each): latency_ms (4)" in run.stdout.str()
+    )
+
+
 def test_trials_are_one_test_each(pytester: pytest.Pytester, files: Path) -> None:
     trials = [dict(row, trial=t) for row in OUTPUTS[:1] for t in (0, 1)]
     trials[1]["calls"] = [{"name": "get_weather", "args": {"city": "Oslo"}}]

@@ -107,7 +107,8 @@ class BatchScorer:
     source of clustered intervals; `want_report` and `want_rows` ask for report lines and
     store rows; `keep_failures` how many failing cases to keep for the terminal; `missing`
     what a case without an output line is (`toolscore.missing`: under `exclude` it gives no
-    report line, row or failure, and the summary only counts and names it).
+    report line, row or failure, and the summary only counts and names it); `choice` which
+    choice of a response object with several to score where a line does not say.
     """
 
     def __init__(
@@ -122,8 +123,10 @@ class BatchScorer:
         want_rows: bool = False,
         keep_failures: int = 0,
         missing: str = "fail",
+        choice: int | None = None,
     ) -> None:
         self.specs = specs
+        self.choice = choice
         self.sources = sources
         self.env = env
         self.cluster_by = cluster_by
@@ -219,7 +222,7 @@ class BatchScorer:
         if len(outputs) == 1:
             out_number, out_raw = outputs[0]
             data = _load(out_raw, out_number, line_id, outputs_source, OutputError)
-            trajectory = parse_output(data, outputs_source, out_number)
+            trajectory = parse_output(data, outputs_source, out_number, self.choice)
             if trajectory.trial is None:
                 # One line, no trial: the usual case, scored without `score_trials` (it runs
                 # once per case, so the calls it saves count); the same verdict either way.
@@ -236,6 +239,7 @@ class BatchScorer:
                 _load(out_raw, out_number, line_id, outputs_source, OutputError),
                 outputs_source,
                 out_number,
+                self.choice,
             )
             for out_number, out_raw in outputs
         ]

@@ -14,6 +14,8 @@ from typing import Any
 
 from toolscore.cases import parse_case
 from toolscore.errors import CaseError, OutputError, SpecError
+from toolscore.formats.responses import shape_of
+from toolscore.formats.streams import stream_kind
 from toolscore.model import Case, CaseResult, Trajectory
 from toolscore.outputs import parse_output
 from toolscore.scoring import score_case
@@ -84,12 +86,14 @@ def as_case(plans: Any, specs: SpecSet, case_id: str | None = None) -> Case:
 
 def as_trajectory(produced: Any, case_id: str) -> Trajectory:
     """What the agent did, for the case `case_id`: a list of calls, a transcript (a list of
-    messages or items in any format an outputs file accepts), or an outputs line mapping."""
+    messages or items in any format an outputs file accepts), a saved stream (a list of
+    chunks or events), a response object, or an outputs line mapping. A response object's
+    own `id` is the provider's, not a case's."""
     if isinstance(produced, Trajectory):
         return produced._replace(case_id=case_id)
     if isinstance(produced, Mapping):
         named = produced.get("id", case_id)
-        if named != case_id:
+        if named != case_id and shape_of(produced) is None:
             raise OutputError(
                 "<produced>", f"the output is for case {named!r}, not {case_id!r}", field="id"
             )
@@ -100,6 +104,8 @@ def as_trajectory(produced: Any, case_id: str) -> Trajectory:
             f"expected a list of calls, a transcript or an outputs line, got {_kind(produced)}",
         )
     entries = list(produced)
+    if entries and stream_kind(entries) is not None:
+        return parse_output({"id": case_id, "stream": entries}, "<produced>")
     if is_transcript(entries):
         return parse_output({"id": case_id, "messages": entries}, "<produced>")
     return parse_output({"id": case_id, "calls": entries}, "<produced>")

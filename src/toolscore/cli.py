@@ -259,6 +259,13 @@ class _ProgressBar:
     "(a partial run; the summary says how many and which).",
 )
 @click.option(
+    "--choice",
+    type=click.IntRange(0),
+    metavar="N",
+    help="For outputs lines holding a response object with several choices (OpenAI n > 1, "
+    "Gemini candidates): score choice N, counted from 0, where the line gives no `choice`.",
+)
+@click.option(
     "--engine",
     type=click.Choice(ENGINES),
     default="local",
@@ -296,6 +303,7 @@ def score_command(
     group_by: str | None = None,
     otel_path: str | None = None,
     junit_path: str | None = None,
+    choice: int | None = None,
     engine: str = "local",
     address: str | None = None,
     joined_dir: str | None = None,
@@ -331,7 +339,7 @@ def score_command(
             specs, specs_path, cases_lines, outputs_lines, json_target, fail_under, env, workers,
             db_path, save, label, show_failures, cluster_by, html_path, rubrics, remote,
             refresh_rubrics, otel_path, (cases_path, outputs_path), junit_path, run_on,
-            missing, group_by,
+            missing, group_by, choice,
         )  # fmt: skip
 
 
@@ -387,6 +395,7 @@ def _score(
     run_on: Engine = Engine(),  # noqa: B008 - immutable
     missing: str = "fail",
     group_by: str | None = None,
+    choice: int | None = None,
 ) -> None:
     """`score` once its inputs are JSON Lines (`names`: the files the user gave, which a
     saved run records, when the inputs are their conversions)."""
@@ -423,7 +432,7 @@ def _score(
             summary, late = _score_chunks(
                 specs, sources, workers, report, saving, failed, show_failures, bar, env,
                 cluster_by, rubrics, (cache, refresh_rubrics), events, junit,
-                (specs_path, run_on), missing,
+                (specs_path, run_on), missing, choice,
             )  # fmt: skip
             if saving is not None:
                 run_id = saving.finish(summary)
@@ -667,6 +676,7 @@ def _score_chunks(
     junit: JunitWriter | None = None,
     engine: tuple[str, Engine] = ("", Engine()),
     missing: str = "fail",
+    choice: int | None = None,
 ) -> tuple[Summary, dict[str, list[dict[str, Any]]]]:
     """Score chunk by chunk on `workers` processes, writing the report and the store rows
     the workers made, then ask the remote rubrics about their texts (with `judgments`: the
@@ -685,6 +695,7 @@ def _score_chunks(
         cluster_by=cluster_by,
         rubrics=rubrics,
         missing=missing,
+        choice=choice,
     )
     with contextlib.ExitStack() as stack:
         scoring = _engine_run(stack, run, *engine)
@@ -842,6 +853,12 @@ def environment(
 )
 @click.option("--case", "case_id", required=True, help="The id of the case to replay.")
 @click.option("--cases", "cases_path", help="Cases file: its setup and goal state for the case.")
+@click.option(
+    "--choice",
+    type=click.IntRange(0),
+    metavar="N",
+    help="The choice of a response object with several to replay (as score --choice).",
+)
 @TOOL_TIMEOUT
 @input_errors
 def replay_command(
@@ -851,6 +868,7 @@ def replay_command(
     case_id: str,
     cases_path: str | None,
     tool_timeout: float | None,
+    choice: int | None = None,
 ) -> None:
     """Replay one case's calls against the store and print each call's outcome and the final
     state's difference from the goal (with --cases) or from the initial state."""
@@ -866,7 +884,8 @@ def replay_command(
     specs = load_specs(specs_path)
     check_inputs(("--outputs", outputs_path), ("--cases", cases_path))
     env = environment(specs, specs_path, env_path, tool_timeout)
-    trajectory = next((t for t in read_outputs(outputs_path) if t.case_id == case_id), None)
+    outputs = read_outputs(outputs_path, choice)
+    trajectory = next((t for t in outputs if t.case_id == case_id), None)
     if trajectory is None:
         raise InputError(outputs_path, f"no output for case {case_id!r}", field="id")
     case = Case(case_id, ())

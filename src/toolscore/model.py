@@ -155,6 +155,9 @@ class Trajectory(NamedTuple):
     trace: tuple[str, str | None] | None = None
     """The OpenTelemetry trace id and span id (hex; the span may be None) of a trace
     transcript, so that verdicts can be linked back to it (`score --emit-otel`)."""
+    ignored: tuple[str, ...] = ()
+    """The line's keys that no reader uses (`latency_ms`, `model`, ...), sorted: counted in
+    the summary's `ignored_keys`, never read."""
 
 
 class Mismatch(NamedTuple):
@@ -215,3 +218,5 @@ class CaseResult(NamedTuple):
     """For a trial: how many trials its case has and how many of them passed on calls."""
     trace: tuple[str, str | None] | None = None
     """The trace and span the scored calls were read from (`Trajectory.trace`)."""
+    ignored: tuple[str, ...] = ()
+    """The outputs line's keys that no reader uses (`Trajectory.ignored`)."""

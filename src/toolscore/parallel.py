@@ -85,6 +85,7 @@ class ParallelScoring:
         cluster_by: str | None = None,
         rubrics: str | None = None,
         missing: str = "fail",
+        choice: int | None = None,
     ) -> None:
         self.sources = (cases_path, outputs_path)
         self.workers = max(1, workers)
@@ -100,6 +101,7 @@ class ParallelScoring:
             want_rows=want_rows,
             keep_failures=keep_failures,
             missing=missing,
+            choice=choice,
         )
         """What scores each chunk, on whichever process (a copy of it in each worker)."""
         self._summary = self.scorer.new_summary()

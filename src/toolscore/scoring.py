@@ -120,6 +120,7 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         notes=trajectory.notes,
         unread=trajectory.unread,
         trace=trajectory.trace,
+        ignored=trajectory.ignored,
     )
 
 
@@ -336,6 +337,8 @@ class Summary:
     """Cases whose transcript was not fully read (each failed with `transcript_unread`)."""
     unread_parts: int = 0
     """The transcript parts those cases left unread."""
+    ignored_keys: Counter[str] = field(default_factory=Counter)
+    """Keys of outputs lines that no reader uses, by how many lines had each."""
     baselines: dict[str, BaselineTally] = field(default_factory=dict)
     per_tool: dict[str, Tally] = field(default_factory=dict)
     per_argument: dict[str, Tally] = field(default_factory=dict)
@@ -374,6 +377,7 @@ class Summary:
             **self.join.to_json(),
             "unread_cases": self.unread_cases,
             "unread_parts": self.unread_parts,
+            "ignored_keys": dict(sorted(self.ignored_keys.items())),
             "baselines": {k: v.to_json(self.cases) for k, v in self.baselines.items()},
             "codes": dict(self.codes.most_common()),
             "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
@@ -449,6 +453,7 @@ class SummaryBuilder:
         self.arg_n = self.arg_ok = 0
         self.unmatched_outputs = 0
         self.unread_cases = self.unread_parts = 0
+        self.ignored_keys = Counter[str]()
         self._exact = BaselineTally()
         self._lowercase = BaselineTally()
         self._nothing = BaselineTally(tool_cases=IdSample())
@@ -495,6 +500,8 @@ class SummaryBuilder:
         if result.unread:
             self.unread_cases += 1
             self.unread_parts += len(result.unread)
+        if result.ignored:
+            self.ignored_keys.update(result.ignored)
         if self._cluster_by is not None:
             self._add_to_cluster(case, passed)
         self._exact.add(result.id, result.baselines["exact"], passed)
@@ -675,6 +682,7 @@ class SummaryBuilder:
                 self._outcomes = OutcomeTally()
             self._outcomes.merge(other._outcomes)
         self._codes.update(other._codes)
+        self.ignored_keys.update(other.ignored_keys)
         self._trials.merge(other._trials)
         self._tallied = [a + b for a, b in zip(self._tallied, other._tallied, strict=True)]
         for name, tally in other._tools.items():
@@ -724,6 +732,7 @@ class SummaryBuilder:
             unmatched_outputs=self.unmatched_outputs,
             unread_cases=self.unread_cases,
             unread_parts=self.unread_parts,
+            ignored_keys=self.ignored_keys.copy(),
             baselines=self._baselines(),
             per_tool={k: v for k, v in self._tools.items() if v.passed or v.failed or v.extra},
             per_argument={k: v for k, v in self._args.items() if v.passed or v.failed},

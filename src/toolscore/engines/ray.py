@@ -185,6 +185,7 @@ class RayScoring:
             "want_rows": scorer.want_rows,
             "keep_failures": scorer.keep_failures,
             "missing": scorer.missing,
+            "choice": scorer.choice,
         }
         cores = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
         actors = max(1, int(cores))

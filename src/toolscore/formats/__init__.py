@@ -11,6 +11,9 @@ that the scorer can keep the agent's answer to the last one.
 A line whose transcript is not one (not a list, two transcripts, a format its shapes
 contradict) is an input error; a part inside it that its reader cannot understand is counted
 on the trajectory as unread, and the case cannot pass (`transcript.py`).
+
+A provider's response object (one assistant turn) or a saved stream is read by the same
+readers, through `responses`, `streams` and `replies`.
 """
 
 from __future__ import annotations

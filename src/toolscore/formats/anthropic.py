@@ -53,6 +53,14 @@ def read(node: Any, key: str, t: Transcript) -> None:
                     _assistant(blocks, t)
 
 
+def reply(message: Any, where: str, t: Transcript) -> None:
+    """Read one assistant message found at `where` (an SDK `Message`, or one accumulated
+    from its stream events)."""
+    with t.part():
+        t.role(message, where, ("assistant",))
+        _assistant(_blocks(message.get("content"), f"{where}.content", t), t)
+
+
 def _blocks(content: Any, where: str, t: Transcript) -> list[Block]:
     """The blocks of a message that can be read (the others are counted as unread)."""
     if isinstance(content, str):

@@ -79,6 +79,13 @@ def read(node: Any, key: str, t: Transcript) -> None:
                     t.user_turn()
 
 
+def reply(content: Any, where: str, t: Transcript) -> None:
+    """Read one model content found at `where` (a response candidate's `content`)."""
+    with t.part():
+        t.role(content, where, ("model",))
+        _model(_parts(content.get("parts"), f"{where}.parts", t), t)
+
+
 def _spelling(part: Mapping[str, Any], names: tuple[str, ...]) -> str | None:
     """Which of a field's spellings the part holds (with a value other than null), if any."""
     return next((name for name in names if part.get(name) is not None), None)

@@ -44,6 +44,15 @@ def read(node: Any, key: str, t: Transcript) -> None:
                 t.result(body.get("tool_call_id"), value, error=body.get("status") == "error")
 
 
+def reply(message: Any, where: str, t: Transcript) -> None:
+    """Read one AI message found at `where` (its `model_dump()`, or `messages_to_dict`'s)."""
+    with t.part():
+        at, body, kind = _message(message, where, t)
+        if kind != "ai":
+            raise UnreadableError(f"{where}.type", f"a reply is an ai message, not {kind}")
+        _ai(body, at, t)
+
+
 def _message(message: Any, where: str, t: Transcript) -> tuple[str, Mapping[str, Any], str]:
     """(where the message's fields are, the fields, what the message is)."""
     message = t.mapping(message, where)

@@ -38,6 +38,14 @@ def read(node: Any, key: str, t: Transcript) -> None:
                 t.result(None, result_value(content), name=message.get("name"))
 
 
+def reply(message: Any, where: str, t: Transcript) -> None:
+    """Read one assistant message found at `where` (a ChatCompletion choice's `message`)."""
+    with t.part():
+        t.role(message, where, ("assistant",))
+        content = t.content(message.get("content"), f"{where}.content", PARTS, "parts")
+        _assistant(message, content, where, t)
+
+
 def _assistant(message: Mapping[str, Any], content: Any, where: str, t: Transcript) -> None:
     t.assistant_message(text_of(content))
     tool_calls = message.get("tool_calls")

@@ -114,7 +114,7 @@ class Transcript:
 
     def error(self, where: str, message: str) -> OutputError:
         """An input error: the line's transcript is not one at all (`where` names the field)."""
-        return OutputError(self.source, message, line=self.line, field=where)
+        return OutputError(self.source, message, line=self.line, field=where.lstrip("."))
 
     def items(self, node: Any, where: str) -> list[Any]:
         """The transcript's own list (`messages`, `items`, ...): an input error if it is not."""
@@ -131,8 +131,10 @@ class Transcript:
             self.unread(failure.where, failure.reason)
 
     def unread(self, where: str, reason: str) -> None:
-        """A part the reader skipped without understanding it: the case cannot pass."""
-        self._unread.append(f"{where}: {reason}")
+        """A part the reader skipped without understanding it: the case cannot pass. (A
+        response object saved as the line itself has its fields at the top: `.content[0]`
+        is then `content[0]`.)"""
+        self._unread.append(f"{where.lstrip('.')}: {reason}")
 
     def list_of(self, node: Any, where: str) -> list[Any]:
         """`node`, which the format says is a list (else the part is unreadable)."""

@@ -2,10 +2,12 @@
 no dependency on either SDK: each scores one example's tool calls with `toolscore.check`.
 
 Where the data lives, for both:
-- the produced calls: the run's output, a mapping holding `calls` or a transcript
-  (`messages`, `items`, `contents`, `spans`, `resourceSpans`, with an optional `format`
-  and `response`; other keys are ignored), or holding them under `output` (LangSmith wraps
-  a target's non-mapping return value so); a list of calls or messages is taken as is;
+- the produced calls: the run's output, a mapping holding `calls`, a transcript
+  (`messages`, `items`, `contents`, `spans`, `resourceSpans`) or a `stream`, with an
+  optional `format`, `response` (text, or a provider's response object) and `choice`;
+  other keys are ignored; or a provider's response object itself (its `model_dump()`), or
+  holding any of these under `output` (LangSmith wraps a target's non-mapping return value
+  so); a list of calls, messages or stream events is taken as is;
 - the plans: the reference (LangSmith's `reference_outputs`, Langfuse's `expected_output`),
   a mapping with `plans` (and `score_turns` when the case has one), or for Langfuse also a
   plan or a list of plans as such, or `metadata["plans"]` when there is no expected output.
@@ -22,14 +24,15 @@ from typing import Any
 from toolscore.check import as_specs, check, failure_message
 from toolscore.errors import CaseError, OutputError
 from toolscore.formats import TRANSCRIPT_KEYS
+from toolscore.formats.responses import shape_of
 from toolscore.model import CaseResult
 
 KEY = "tool_calls"
 """The name of the main result: 1 when the calls pass the case, else 0."""
 
-PRODUCED_KEYS = ("calls", *TRANSCRIPT_KEYS)
-"""Keys of a run's output that hold what the agent did."""
-LINE_KEYS = (*PRODUCED_KEYS, "format", "response")
+PRODUCED_KEYS = ("calls", "stream", *TRANSCRIPT_KEYS)
+"""Keys of a run's output that hold what the agent did (and `response`, a response object)."""
+LINE_KEYS = (*PRODUCED_KEYS, "format", "response", "choice")
 """Keys of a run's output read as an outputs line; the others are the harness's own."""
 CASE_KEYS = ("plans", "score_turns")
 """Keys of a reference read as a case."""
@@ -129,7 +132,11 @@ def produced_of(output: Any) -> Any:
     """What the agent did, from a run's output (see the module's docstring)."""
     if not isinstance(output, Mapping):
         return output
-    if any(output.get(key) is not None for key in PRODUCED_KEYS):
+    if shape_of(output) is not None:  # the response object the target returned, dumped
+        return {key: value for key, value in output.items() if key != "id"}
+    if any(output.get(key) is not None for key in PRODUCED_KEYS) or shape_of(
+        output.get("response")
+    ):
         return {key: output[key] for key in LINE_KEYS if key in output}
     if "output" in output:
         return produced_of(output["output"])

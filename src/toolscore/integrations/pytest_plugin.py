@@ -54,6 +54,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--toolscore-outputs", metavar="PATH", help="outputs file to score")
     group.addoption(
+        "--toolscore-choice",
+        type=int,
+        metavar="N",
+        help="the choice to score of response objects with several (as score --choice)",
+    )
+    group.addoption(
         "--toolscore-specs",
         metavar="PATH",
         help=f"spec file for the cases and the toolscore_specs fixture (default: the "
@@ -154,7 +160,7 @@ def score_files(config: pytest.Config) -> ScoredFiles | None:
             run = score(
                 specs,
                 read_cases(cases_lines, specs),
-                read_outputs(outputs_lines),
+                read_outputs(outputs_lines, config.getoption("toolscore_choice")),
                 sources=(cases_lines, outputs_lines),
             )
             results = list(run)
@@ -191,7 +197,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 def summary_lines(scored: ScoredFiles) -> list[str]:
     """The metrics of every case in the files (whatever -k selected), as `score` words them."""
-    from toolscore.report.terminal import metric_rows  # noqa: PLC0415 - only with a run
+    from toolscore.report.terminal import (  # noqa: PLC0415 - only with a run
+        ignored_keys_line,
+        metric_rows,
+    )
 
     summary = scored.summary
     rows = [("metric", "value", "passed/n", "95% interval"), *metric_rows(summary)]
@@ -210,4 +219,7 @@ def summary_lines(scored: ScoredFiles) -> list[str]:
         unmatched = summary.join.unmatched
         named = f" ({printable(unmatched.shown())})" if unmatched.ids else ""
         lines.append(f"outputs with no case (ignored): {summary.unmatched_outputs}{named}")
+    ignored = ignored_keys_line(summary)
+    if ignored is not None:
+        lines.append(ignored.plain)
     return lines

@@ -128,6 +128,22 @@ def metrics_table(summary: Summary) -> Table:
     return table
 
 
+IGNORED_KEYS_SHOWN = 12
+"""Ignored keys the terminal names before it only counts the rest (the report JSON has all)."""
+
+
+def ignored_keys_line(summary: Summary) -> Text | None:
+    """The outputs lines' keys that no reader uses, most common first, with how many lines
+    had each; None when every key was read."""
+    if not summary.ignored_keys:
+        return None
+    ranked = sorted(summary.ignored_keys.items(), key=lambda item: (-item[1], item[0]))
+    shown = ", ".join(f"{key} ({count})" for key, count in ranked[:IGNORED_KEYS_SHOWN])
+    rest = len(ranked) - IGNORED_KEYS_SHOWN
+    more = f", and {rest} more (ignored_keys in the report JSON)" if rest > 0 else ""
+    return safe_text(f"Outputs keys no reader uses, ignored (lines with each): {shown}{more}")
+
+
 def baselines_table(summary: Summary) -> Table:
     """The rules beside exact JSON, global lower-casing and doing nothing, with where they
     disagree."""
@@ -345,6 +361,9 @@ def render_summary(
     console.print(provenance(specs, version, summary.cases))
     console.print(relaxations(specs))
     console.print(metrics_table(summary))
+    ignored = ignored_keys_line(summary)
+    if ignored is not None:
+        console.print(ignored, soft_wrap=True)
     console.print(baselines_table(summary))
     for passes in nothing_lines(summary):
         console.print(passes, soft_wrap=True)

@@ -100,9 +100,10 @@ TRIAL_KEYS = ("trial", "trials")
 REPORTED_FIELDS = (
     "id", "passed", "kind", "plan", "mismatches", "baselines", "name_ok", "pairs",
     "produced_calls", "missing_output", "calls", "format", "notes", "state", "unread", "trial",
-    "trials", "trace",
+    "trials", "trace", "ignored",
 )  # fmt: skip
-"""The `CaseResult` fields `plain_row` knows how the report shows (a test pins them)."""
+"""The `CaseResult` fields `plain_row` knows how the report shows (a test pins them;
+`ignored` is counted in the summary only)."""
 
 
 def plain_row(result: CaseResult) -> ResultRow | None:

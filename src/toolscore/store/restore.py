@@ -140,6 +140,7 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         unmatched_outputs=data["unmatched_outputs"],
         unread_cases=data.get("unread_cases", 0),
         unread_parts=data.get("unread_parts", 0),
+        ignored_keys=Counter(data.get("ignored_keys", {})),
         baselines={name: _baseline(node) for name, node in data["baselines"].items()},
         per_tool={name: _tally(node) for name, node in data["per_tool"].items()},
         per_argument={name: _tally(node) for name, node in data["per_argument"].items()},
