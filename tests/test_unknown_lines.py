@@ -134,8 +134,17 @@ def test_a_provider_object_where_calls_go_is_an_input_error_with_a_hint(
     assert hint in error.message
 
 
+def test_a_line_with_only_its_id_says_nothing_and_is_refused() -> None:
+    """`{"id": "a"}` once read as no call: a harness that saved nothing would score as an agent
+    that abstained. No call is said with `"calls": []` (or a text response alone)."""
+    for line in ({"id": "a"}, {"id": "a", "trial": 2}):
+        error = refused(line)
+        assert error.field == "calls"
+        assert "says nothing of what the agent did" in error.message
+    assert read({"id": "a", "calls": []}).calls == ()
+
+
 def test_what_was_read_before_is_read_the_same() -> None:
-    assert read({"id": "a"}).calls == ()
     assert read({"id": "a", "response": "Sorry, I cannot."}).response == "Sorry, I cannot."
     assert read({"id": "a", "calls": None, "trial": 2}).trial == 2
     kept = read({"id": "a", "calls": [], "response": {"text": "structured"}})

@@ -78,6 +78,9 @@ def parse_output(
         return _calls(data, case_id, source, line, trial)  # the common line
     unknown = data.keys() - LINE_KEYS
     made, shape = _made(data, unknown, source, line)
+    if "choice" in data and shape is None and made != "stream":
+        message = "picks one of a response object's choices, and this line holds none"
+        raise OutputError(source, message, line=line, field="choice")
     if made == "calls":
         trajectory = _calls(data, case_id, source, line, trial)
     elif made in TRANSCRIPT_KEYS:
@@ -90,9 +93,6 @@ def parse_output(
             unknown -= shape.fields
         node = data if made == "" else data["response"]
         trajectory = read_reply(data, node, shape, made, source, line, choice)
-    if "choice" in data and shape is None and made != "stream":
-        message = "picks one of a response object's choices, and this line holds none"
-        raise OutputError(source, message, line=line, field="choice")
     return trajectory._replace(trial=trial, ignored=tuple(sorted(unknown)))
 
 
@@ -134,9 +134,16 @@ def _made(
 def _calls(
     data: Mapping[str, Any], case_id: str, source: str, line: int | None, trial: int | str | None
 ) -> Trajectory:
-    """The trajectory of a line whose `calls` (absent or null: none) list the calls."""
+    """The trajectory of a line whose `calls` list the calls (null: none; absent: none only
+    beside a text `response`, since a line with neither says nothing)."""
     calls_node = data.get("calls")
     if calls_node is None:
+        if "calls" not in data and data.get("response") is None:
+            message = (
+                'says nothing of what the agent did: give its "calls" ([] for no call), '
+                "its transcript or its response"
+            )
+            raise OutputError(source, message, line=line, field="calls")
         calls_node = []
     if not isinstance(calls_node, list):
         raise calls_error(calls_node, source, line)
