@@ -238,6 +238,17 @@ def test_ids_with_stray_whitespace_are_named_as_the_likely_cause() -> None:
     assert "1 output line matches no case (x)" in likely_cause(unrelated, 2)[1]
 
 
+def test_provider_response_ids_over_the_case_ids_are_named_as_the_likely_cause() -> None:
+    """`{"id": case_id, **completion.model_dump()}` keeps the dump's own id, so no line
+    matches its case: the warning says why and how to write the line."""
+    join = JoinTally()
+    join.missing.extend(["c1", "c2"])
+    join.unmatched.extend(["chatcmpl-9x", "chatcmpl-9y"])
+    (_, cause) = likely_cause(join, 2)
+    assert "the outputs' ids are a provider's response ids ('chatcmpl-9x')" in cause
+    assert '{**response.model_dump(), "id": case_id}' in cause
+
+
 def test_a_trace_export_scored_without_group_by_names_it(tmp_path: Path) -> None:
     here = ROOT / "tests" / "formats" / "otel_export"
     result = CliRunner().invoke(

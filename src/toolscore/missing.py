@@ -174,6 +174,16 @@ def _near(missing: Iterable[str], unmatched: Iterable[str]) -> tuple[str, str] |
     return None
 
 
+PROVIDER_ID_PREFIXES = ("chatcmpl-", "resp_", "msg_", "run-", "lc_run-")
+"""How the ids of provider response objects begin (OpenAI Chat Completions and Responses,
+Anthropic Messages, LangChain messages), which a merged dump writes over the case id."""
+
+
+def _provider_id(unmatched: Iterable[str]) -> str | None:
+    """The first unmatched output id that looks like a provider's response id, if any."""
+    return next((i for i in unmatched if i.startswith(PROVIDER_ID_PREFIXES)), None)
+
+
 def likely_cause(join: JoinTally, cases: int, trace_export: bool = False) -> list[str]:
     """One or two lines for standard error when more than half the cases have no output
     (none otherwise): how many, and the likely cause where it can be told. `cases` is how
@@ -194,6 +204,14 @@ def likely_cause(join: JoinTally, cases: int, trace_export: bool = False) -> lis
         lines.append(
             f"  likely cause: case and output ids differ only by a prefix, letter case or "
             f"whitespace (case {near[0]!r}, output {near[1]!r}); ids are compared exactly"
+        )
+    elif _provider_id(join.unmatched.ids):
+        lines.append(
+            f"  likely cause: the outputs' ids are a provider's response ids "
+            f"({_provider_id(join.unmatched.ids)!r}): a line written as "
+            '{"id": case_id, **response.model_dump()} takes the id of the dump, which comes '
+            'last; write the case id after it ({**response.model_dump(), "id": case_id}) or '
+            'beside it ({"id": case_id, "response": ...})'
         )
     elif join.unmatched.count:
         count = join.unmatched.count
