@@ -271,7 +271,7 @@ def write_report(
 ) -> None:
     """Write the report JSON `score --json` writes, from the batches' report lines in case
     order and their merged summary (`engine`, when given, names the engine in the header)."""
-    from toolscore import __version__  # noqa: PLC0415
+    from toolscore._version import __version__  # noqa: PLC0415
     from toolscore.report.json_report import ReportWriter, report_header  # noqa: PLC0415
 
     writer = ReportWriter(target)
