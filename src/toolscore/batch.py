@@ -32,7 +32,8 @@ from toolscore.scoring import (
 from toolscore.specs import SpecSet
 
 if TYPE_CHECKING:
-    from toolscore.rubrics.run import Pending, RubricEntry, RubricRunner
+    from toolscore.rubrics.entries import RubricEntry
+    from toolscore.rubrics.run import Pending, RubricRunner
     from toolscore.state import AnyEnvironment as Environment
     from toolscore.store.codec import ResultRow
 
