@@ -3,6 +3,9 @@ would have done, with comparison rules that belong to each tool."""
 
 # First: under TOOLSCORE_PURE_PYTHON=1 it makes the imports below load .py sources (build.py).
 from toolscore.build import build_kind
+
+# isort: split
+from toolscore._version import __version__
 from toolscore.cases import parse_case, read_cases
 from toolscore.check import assert_tool_calls, check
 from toolscore.errors import CaseError, InputError, OutputError, SpecError
@@ -12,8 +15,6 @@ from toolscore.outputs import parse_output, read_outputs
 from toolscore.rules import Rule, compile_rule
 from toolscore.scoring import Scoring, Summary, score, score_case
 from toolscore.specs import SpecSet, load_specs, parse_specs
-
-__version__ = "0.1.0"
 
 __all__ = [
     "MISMATCH_CODES",

@@ -32,7 +32,8 @@ from toolscore.scoring import (
 from toolscore.specs import SpecSet
 
 if TYPE_CHECKING:
-    from toolscore.rubrics.run import Pending, RubricEntry, RubricRunner
+    from toolscore.rubrics.entries import RubricEntry
+    from toolscore.rubrics.run import Pending, RubricRunner
     from toolscore.state import AnyEnvironment as Environment
     from toolscore.store.codec import ResultRow
 
@@ -271,7 +272,7 @@ def write_report(
 ) -> None:
     """Write the report JSON `score --json` writes, from the batches' report lines in case
     order and their merged summary (`engine`, when given, names the engine in the header)."""
-    from toolscore import __version__  # noqa: PLC0415
+    from toolscore._version import __version__  # noqa: PLC0415
     from toolscore.report.json_report import ReportWriter, report_header  # noqa: PLC0415
 
     writer = ReportWriter(target)

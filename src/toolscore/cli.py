@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
-from toolscore import __version__, build_kind
+from toolscore._version import __version__
+from toolscore.build import build_kind
 from toolscore.commands import console, input_errors
 from toolscore.converted import converted_inputs, layout_of
 from toolscore.errors import CaseError, InputError, OutputError

@@ -19,25 +19,29 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO
 
+from toolscore.conversion import Conversion, Kind
 from toolscore.errors import InputError
 from toolscore.inputs import is_stream
 from toolscore.inspect_logs import sniff as inspect_log_sniff
 from toolscore.otlp_export import sniff as otlp_sniff
 
-Kind = Literal["cases", "outputs"]
+__all__ = [  # with Conversion and Kind, which lived here and are still named from here
+    "CONVERTERS",
+    "HEAD_BYTES",
+    "Conversion",
+    "Converter",
+    "Kind",
+    "as_json_lines",
+    "converted_inputs",
+    "layout_of",
+    "named_record",
+    "register",
+]
+
 HEAD_BYTES = 65536
 """How much of a file the sniffers see."""
-
-
-@dataclass(frozen=True)
-class Conversion:
-    """What a converter is asked: which kind of file it reads, and the options for it."""
-
-    kind: Kind
-    group_by: str | None = None
-    """`--group-by`: the key that makes one output of many records (trace exports)."""
 
 
 @dataclass(frozen=True)

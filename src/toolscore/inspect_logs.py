@@ -25,14 +25,13 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
+from toolscore.conversion import Conversion
 from toolscore.errors import InputError
 from toolscore.inspect_plans import PlansError, case_data
 from toolscore.rules import json_type
 
-if TYPE_CHECKING:  # converted.py imports this module for its sniffer: no cycle at run time
+if TYPE_CHECKING:
     import zipfile
-
-    from toolscore.converted import Conversion
 
 ZIP_MAGIC = b"PK\x03\x04"
 JSON_LOG = re.compile(

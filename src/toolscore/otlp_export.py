@@ -19,16 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import orjson
 
+from toolscore.conversion import Conversion
 from toolscore.errors import InputError
 from toolscore.otlp_ids import TRACE_ID_HEX, hex_id
 from toolscore.rules import json_type
-
-if TYPE_CHECKING:
-    from toolscore.converted import Conversion
 
 TRACE_ID = "trace_id"
 KEPT_OPERATIONS = frozenset({"execute_tool", "chat", "generate_content", "text_completion"})

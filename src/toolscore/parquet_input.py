@@ -29,7 +29,7 @@ from typing import IO, Any, Final
 
 import orjson
 
-from toolscore.converted import Conversion
+from toolscore.conversion import Conversion
 from toolscore.errors import CaseError, InputError, OutputError
 
 BATCH_ROWS: Final = 1024

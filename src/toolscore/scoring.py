@@ -22,11 +22,14 @@ from toolscore.missing import IdSample, JoinTally, check_policy, missing_result,
 from toolscore.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
 from toolscore.rules import json_equal, show
 from toolscore.specs import SpecSet
-from toolscore.stats import clustered_se, normal_interval, wilson
+from toolscore.stats import Rate as Rate  # noqa: PLC0414 - re-exported: it lived here
+from toolscore.stats import clustered_se, normal_interval
+from toolscore.stats import interval_json as interval_json  # noqa: PLC0414 - as Rate
 from toolscore.trials import TrialsTally, ordered_trials
 
 if TYPE_CHECKING:
-    from toolscore.rubrics.run import Pending, RubricEntry, RubricRunner
+    from toolscore.rubrics.entries import RubricEntry
+    from toolscore.rubrics.run import Pending, RubricRunner
     from toolscore.rubrics.summary import RubricTally
     from toolscore.state import AnyEnvironment as Environment
 
@@ -124,42 +127,12 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
     )
 
 
-def interval_json(passed: int, n: int) -> list[float] | None:
-    """The 95% Wilson interval of passed / n as the report shows it, `[low, high]` rounded
-    like the rates, or None when n is 0."""
-    bounds = wilson(passed, n)
-    return None if bounds is None else [round(bounds[0], 4), round(bounds[1], 4)]
-
-
 def unread_mismatches(unread: Sequence[str]) -> tuple[Mismatch, ...]:
     """One `transcript_unread` mismatch for each part of a transcript its reader skipped."""
     return tuple(
         Mismatch("transcript_unread", message=f"not read from the transcript: {part}")
         for part in unread
     )
-
-
-@dataclass(frozen=True)
-class Rate:
-    """A proportion with its denominator: 1.0 over 2 cases is not 1.0 over 2,000."""
-
-    passed: int
-    n: int
-
-    @property
-    def value(self) -> float | None:
-        """passed / n, or None when there is nothing to measure."""
-        return self.passed / self.n if self.n else None
-
-    def to_json(self) -> dict[str, Any]:
-        """The rate as the report shows it: value, denominator, numerator, 95% interval."""
-        value = self.value
-        return {
-            "value": None if value is None else round(value, 4),
-            "n": self.n,
-            "passed": self.passed,
-            "ci95": interval_json(self.passed, self.n),
-        }
 
 
 @dataclass

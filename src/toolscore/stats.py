@@ -9,13 +9,17 @@ without scipy (issue 12's start-up budget); tests check them against scipy.stats
 - `percent`, `points`, `interval_percents`: how a rate, a difference of rates and an
   interval are written for a person. The terminal, the HTML pages and the labelling page all
   write them with these, so that one number reads the same everywhere.
+- `Rate` and `interval_json`: a proportion with its denominator, and its interval, as the
+  report shows them (the scoring summary and the rubrics block both count in rates).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 Z95 = 1.959963984540054
 """The 97.5th percentile of the standard normal distribution: two-sided 95%."""
@@ -97,3 +101,33 @@ def interval_percents(bounds: Sequence[float]) -> tuple[str, str]:
         if not blurred:
             break
     return shown[0] + "%", shown[1] + "%"
+
+
+def interval_json(passed: int, n: int) -> list[float] | None:
+    """The 95% Wilson interval of passed / n as the report shows it, `[low, high]` rounded
+    like the rates, or None when n is 0."""
+    bounds = wilson(passed, n)
+    return None if bounds is None else [round(bounds[0], 4), round(bounds[1], 4)]
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A proportion with its denominator: 1.0 over 2 cases is not 1.0 over 2,000."""
+
+    passed: int
+    n: int
+
+    @property
+    def value(self) -> float | None:
+        """passed / n, or None when there is nothing to measure."""
+        return self.passed / self.n if self.n else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The rate as the report shows it: value, denominator, numerator, 95% interval."""
+        value = self.value
+        return {
+            "value": None if value is None else round(value, 4),
+            "n": self.n,
+            "passed": self.passed,
+            "ci95": interval_json(self.passed, self.n),
+        }

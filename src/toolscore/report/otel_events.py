@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import orjson
 
-from toolscore import __version__
+from toolscore._version import __version__
 from toolscore.errors import InputError
 from toolscore.files import atomic_file
 

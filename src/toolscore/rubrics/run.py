@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from toolscore.model import MISSING, Case, CaseResult
 from toolscore.rubrics.base import RemoteRubric, RubricTarget, RubricVerdict
 from toolscore.rubrics.checks import LocalRubric
+from toolscore.rubrics.entries import RubricEntry
 from toolscore.rubrics.spec import RubricUse
 from toolscore.rules import json_type
 
@@ -32,58 +33,6 @@ Remote = Callable[[RemoteRubric, Sequence[RubricTarget], Any], list[RubricVerdic
 UNPAIRED = "the plan call has no produced call paired with it"
 UNPARSEABLE = "the produced call's arguments could not be parsed"
 ABSENT = "the produced call does not send this argument"
-
-
-class RubricEntry(NamedTuple):
-    """One rubric result of a case, as the report lists it (`to_json`)."""
-
-    call: int | None
-    plan_call: int
-    tool: str
-    argument: str
-    rubric: str
-    score: float | None
-    passed: bool | None
-    reason: str
-    cached: bool = False
-    unscored: str | None = None
-    tokens: int = 0
-
-    @classmethod
-    def of(cls, target: RubricTarget, verdict: RubricVerdict) -> RubricEntry:
-        """The entry of a verdict on a target."""
-        return cls(
-            target.call, target.plan_call, target.tool, target.argument, verdict.rubric,
-            verdict.score, verdict.passed, verdict.reason, verdict.cached, verdict.unscored,
-            verdict.tokens,
-        )  # fmt: skip
-
-    @classmethod
-    def not_scored(cls, call: int | None, plan_call: int, use: RubricUse, why: str) -> RubricEntry:
-        """The entry of a target that could not be built (`why`)."""
-        return cls(
-            call, plan_call, use.tool, use.argument, use.rubric, None, None, why, unscored=why
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """The entry as the case's `rubrics` list in the report shows it."""
-        return {
-            "call": self.call,
-            "plan_call": self.plan_call,
-            "tool": self.tool,
-            "argument": self.argument,
-            "rubric": self.rubric,
-            "score": None if self.score is None else round(self.score, 4),
-            "passed": self.passed,
-            "reason": self.reason,
-            "cached": self.cached,
-            "unscored": self.unscored,
-        }
-
-    @property
-    def order(self) -> tuple[int, str, str]:
-        """Where the entry stands in its case's list: by plan call, argument, rubric."""
-        return self.plan_call, self.argument, self.rubric
 
 
 _new = tuple.__new__

@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolscore.rubrics.run import RubricEntry
-from toolscore.scoring import Rate
+from toolscore.rubrics.entries import RubricEntry
+from toolscore.stats import Rate
 
 REASONS_KEPT = 50
 """Distinct unscored reasons a tally keeps; the rest are counted under `OTHER_REASONS`

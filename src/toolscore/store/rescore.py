@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolscore import __version__
+from toolscore._version import __version__
 from toolscore.cases import may_hold_markers, parse_case
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.jsonl import parse_line

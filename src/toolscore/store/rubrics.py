@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from toolscore.rubrics.run import RubricEntry
+    from toolscore.rubrics.entries import RubricEntry
 
 STAGED = """CREATE TEMP TABLE staged_rubrics (
     case_id TEXT, plan_call INTEGER, argument TEXT, rubric TEXT, call INTEGER, tool TEXT,

@@ -35,7 +35,7 @@ from toolscore.store.rubrics import COMMIT_STAGED, INSERT_STAGED, rubric_rows
 from toolscore.store.staging import INSERT_RESULT, TABLES, stage_content
 
 if TYPE_CHECKING:
-    from toolscore.rubrics.run import RubricEntry
+    from toolscore.rubrics.entries import RubricEntry
 
 BATCH = 4096
 """Case results staged per insert."""
