@@ -15,6 +15,7 @@ from toolscore.errors import InputError
 from toolscore.store import SCHEMA_VERSION, open_store
 from toolscore.store.connection import connect
 from toolscore.store.migrations import MIGRATIONS, Migration, migrate, schema_version
+from toolscore.store.rescore import rescore
 
 FIRST_SCHEMA = Path(__file__).parent / "store" / "schema-1.sql"
 """A store at schema version 1 holding one run of examples/support (see the file's header)."""
@@ -65,7 +66,7 @@ def test_a_first_schema_store_is_migrated_and_its_run_still_reads(tmp_path: Path
         assert len(store.specs(run).tools) == 2
         new_specs = tmp_path / "tools.yaml"
         new_specs.write_bytes(b"".join(raw for _, raw in store.content_lines(run.specs_sha256)))
-        assert store.rescore(1, new_specs) == 2  # re-scored from the content the fixture kept
+        assert rescore(store, 1, new_specs) == 2  # re-scored from the content the fixture kept
 
 
 def test_a_newer_store_is_refused_with_its_file_named(tmp_path: Path) -> None:

@@ -300,33 +300,6 @@ class Store:
         assert specs is not None
         return specs
 
-    def rescore(
-        self,
-        run_ref: int | str,
-        specs_path: str | Path | None,
-        label: str | None = None,
-        *,
-        rubrics: bool = True,
-        rubrics_only: bool = False,
-        refresh: bool = False,
-        missing: str | None = None,
-    ) -> int:
-        """Score a stored run's cases and outputs again under the specs at `specs_path`
-        (None: its own), rubrics included; store the result as a new run linked to the old
-        one; return the new run's id (`store.rescore.rescore` says what the options do)."""
-        from toolscore.store.rescore import rescore  # noqa: PLC0415 - rescore uses Store
-
-        return rescore(
-            self,
-            self.resolve(run_ref),
-            specs_path,
-            label,
-            rubrics=rubrics,
-            rubrics_only=rubrics_only,
-            refresh=refresh,
-            missing=missing,
-        )
-
 
 def _run_info(row: tuple[Any, ...]) -> RunInfo:
     *columns, tool_versions, relaxations = row
