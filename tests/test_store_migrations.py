@@ -10,6 +10,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from toolscore.calibration.batches import Batches
 from toolscore.commands.store import register
 from toolscore.errors import InputError
 from toolscore.store import SCHEMA_VERSION, open_store
@@ -117,11 +118,11 @@ def test_a_batch_made_before_agreements_still_reads_and_calibrates(tmp_path: Pat
     db.close()
     with open_store(path) as store:
         assert schema_version(store.db) == SCHEMA_VERSION
-        info = store.batches.info(1)
+        info = Batches.of(store).info(1)
         assert (info.size, info.disagreements, info.agreements_requested) == (4, 4, 0)
         assert (info.agreement_strata, info.agreements_sampled) == (None, 0)
-        assert {case.population for case in store.batches.cases(1)} == {"disagreement"}
-        labels = {label.case_id: label.label for label in store.batches.labels(1)}
+        assert {case.population for case in Batches.of(store).cases(1)} == {"disagreement"}
+        labels = {label.case_id: label.label for label in Batches.of(store).labels(1)}
         assert labels == {
             "default-omitted": "correct",
             "unit-alias": "incorrect",

@@ -25,7 +25,6 @@ from toolscore.store.rubrics import with_rubrics
 from toolscore.store.writer import RunWriter
 
 if TYPE_CHECKING:
-    from toolscore.calibration.batches import Batches
     from toolscore.store.judgments import StoredJudgments
 
 _RESULT_COLUMNS = "case_id, passed, kind, plan, baselines, detail"
@@ -175,13 +174,6 @@ class Store:
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
-
-    @property
-    def batches(self) -> Batches:
-        """The store's labelling batches and their labels (`toolscore disagreements`)."""
-        from toolscore.calibration.batches import Batches  # noqa: PLC0415 - it uses the store
-
-        return Batches(self.db, str(self.path))
 
     @property
     def judgments(self) -> StoredJudgments:
