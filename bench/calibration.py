@@ -25,10 +25,11 @@ from typing import TypeVar
 from run import DATA, Figure, dataset, machine, record, revision
 from store import remove_store
 from toolscore import __version__, load_specs, read_cases, read_outputs, score
-from toolscore.calibration.batches import LABELS, Label
+from toolscore.calibration.batches import LABELS, Batches, Label
 from toolscore.calibration.calibrate import calibrate
 from toolscore.calibration.disagreements import sample_disagreements, stored_disagreements
 from toolscore.store import RunMeta, open_store
+from toolscore.store.rescore import rescore
 
 T = TypeVar("T")
 
@@ -66,15 +67,15 @@ def measure(db: Path, specs_path: Path, n: int, repeat: int) -> list[Figure]:
             for vs in ("exact", "lowercase"):
                 seconds, batch = timed(partial(sample_disagreements, store, 1, vs, 100, 0))
                 best[vs] = min(best.get(vs, seconds), seconds)
-            ids = store.batches.case_ids(batch)
+            ids = Batches.of(store).case_ids(batch)
             labels = [Label(case, "bench", LABELS[k % 2]) for k, case in enumerate(ids)]
-            store.batches.set_labels(batch, labels)
-            seconds, _ = timed(partial(calibrate, store.batches, batch))
+            Batches.of(store).set_labels(batch, labels)
+            seconds, _ = timed(partial(calibrate, Batches.of(store), batch))
             best["calibrate"] = min(best.get("calibrate", seconds), seconds)
             seconds, batch = timed(partial(sample_disagreements, store, 1, "exact", 100, 0, 100))
             best["agreements"] = min(best.get("agreements", seconds), seconds)
-            agreements = store.batches.info(batch).agreement_strata or {}
-            seconds, _ = timed(partial(store.rescore, 1, specs_path))
+            agreements = Batches.of(store).info(batch).agreement_strata or {}
+            seconds, _ = timed(partial(rescore, store, 1, specs_path))
             best["rescore"] = min(best.get("rescore", seconds), seconds)
     floor = best["rescore"]
     return [

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scipy.stats import binomtest, norm
 
 from toolscore.calibration.agreement import agreement
-from toolscore.calibration.batches import BatchCase, Label
+from toolscore.calibration.batches import BatchCase, Batches, Label
 from toolscore.calibration.bugrate import StratumEstimate, bug_rate
 from toolscore.calibration.calibrate import calibrate, consensus
 from toolscore.calibration.page import case_page
@@ -96,7 +96,7 @@ def test_a_rare_stratum_is_not_drowned(tmp_path: Path) -> None:
     assert info["disagreements"] == 62
     assert info["strata"] == {"weather.city [casefold]": 60, "weather.unit [enum]": 2}
     with open_store(db) as store:
-        cases = store.batches.cases(info["id"])
+        cases = Batches.of(store).cases(info["id"])
     strata = [case.stratum for case in cases]
     assert len(cases) == 6
     assert strata.count("weather.unit [enum]") == 2  # both rare cases, where uniform gives ~0.2
@@ -110,7 +110,7 @@ def test_the_sample_is_deterministic_for_a_seed(tmp_path: Path) -> None:
             "disagreements", "1", "--n", "10", "--seed", seed, "--db", str(db), "--json"
         )
         with open_store(db) as store:
-            orders.append(store.batches.case_ids(orjson.loads(result.output)["id"]))
+            orders.append(Batches.of(store).case_ids(orjson.loads(result.output)["id"]))
     assert orders[0] == orders[1]
     assert orders[0] != orders[2]
 
@@ -146,7 +146,7 @@ def test_the_batch_shows_plans_produced_calls_and_differences(support_db: Path) 
     result = invoke("disagreements", "latest", "--vs", "lowercase", "--db", str(support_db))
     assert result.exit_code == 0, result.output
     with open_store(support_db) as store:
-        (case,) = store.batches.cases(1)
+        (case,) = Batches.of(store).cases(1)
     assert case.case_id == "wrong-case-id"
     assert case.stratum == "refund.order_id [exact]"
     assert case.verdicts == {"rules": False, "exact": False, "lowercase": True}
@@ -199,11 +199,11 @@ NOTES = ["plain", 'a "quoted", comma', "two\nlines", "ünïcode ✓", ""]
 def labelled_batch(db: Path) -> list[str]:
     assert invoke("disagreements", "1", "--db", str(db)).exit_code == 0
     with open_store(db) as store:
-        ids = store.batches.case_ids(1)
+        ids = Batches.of(store).case_ids(1)
         for who in ("ann", "bob"):
             for n, case_id in enumerate(ids):
                 label = ("correct", "incorrect", "unsure")[(n + (who == "bob")) % 3]
-                store.batches.set_label(1, case_id, who, label, NOTES[n % len(NOTES)])
+                Batches.of(store).set_label(1, case_id, who, label, NOTES[n % len(NOTES)])
     return ids
 
 
@@ -216,7 +216,7 @@ def test_labels_round_trip(support_db: Path, tmp_path: Path, fmt: str) -> None:
         == 0
     )
     with open_store(support_db) as store:
-        before = store.batches.labels(1)
+        before = Batches.of(store).labels(1)
     other = tmp_path / "other.db"
     shutil.copy(support_db, other)
     with open_store(other) as store:
@@ -225,7 +225,7 @@ def test_labels_round_trip(support_db: Path, tmp_path: Path, fmt: str) -> None:
     assert result.exit_code == 0, result.output
     assert f"stored {len(before)} labels" in result.output
     with open_store(other) as store:
-        assert store.batches.labels(1) == before
+        assert Batches.of(store).labels(1) == before
 
 
 def test_csv_export_is_readable_by_a_spreadsheet(support_db: Path) -> None:
@@ -274,7 +274,7 @@ def test_a_bad_label_file_is_refused_whole(
     assert result.stderr.startswith(f"toolscore: error: {tmp_path}/{message}")
     assert result.stderr.count("\n") == 1
     with open_store(support_db) as store:
-        assert store.batches.labels(1) == []  # nothing half-stored
+        assert Batches.of(store).labels(1) == []  # nothing half-stored
 
 
 def test_a_label_without_a_labeller_needs_the_option(support_db: Path, tmp_path: Path) -> None:
@@ -287,8 +287,8 @@ def test_a_label_without_a_labeller_needs_the_option(support_db: Path, tmp_path:
     ok = invoke("labels", "import", "1", str(path), "--labeller", "cy", "--db", str(support_db))
     assert ok.exit_code == 0
     with open_store(support_db) as store:
-        assert store.batches.labels(1) == [
-            Label("unit-alias", "cy", "correct", "", store.batches.labels(1)[0].updated)
+        assert Batches.of(store).labels(1) == [
+            Label("unit-alias", "cy", "correct", "", Batches.of(store).labels(1)[0].updated)
         ]
 
 
@@ -338,7 +338,7 @@ def test_calibrate_counts_kappa_confusion_and_bugs_by_rule(support_db: Path) -> 
             "computed-amount": "incorrect",  # the rule scorer passed it: a scorer bug
         }
         for case_id, label in labels.items():
-            store.batches.set_label(
+            Batches.of(store).set_label(
                 1, case_id, "ann", label, "20 is not 19.99" * (label == "incorrect")
             )
     result = invoke("calibrate", "1", "--db", str(support_db), "--json")
@@ -375,21 +375,21 @@ def test_calibrate_counts_kappa_confusion_and_bugs_by_rule(support_db: Path) -> 
 def test_calibrate_between_labellers_and_for_one(support_db: Path) -> None:
     ids = labelled_batch(support_db)
     with open_store(support_db) as store:
-        both = calibrate(store.batches, 1)
-        ann = calibrate(store.batches, 1, "ann")
+        both = calibrate(Batches.of(store), 1)
+        ann = calibrate(Batches.of(store), 1, "ann")
     assert both.labellers == ["ann", "bob"]
     ((a, b, between),) = both.between
     assert (a, b, between.n, between.agreed) == ("ann", "bob", len(ids), 0)
     assert sum(ann.person_labels.values()) == len(ids)
     assert ann.per_labeller["ann"] == ann.scorers
     with open_store(support_db) as store, pytest.raises(Exception, match="no labels by 'zed'"):
-        calibrate(store.batches, 1, "zed")
+        calibrate(Batches.of(store), 1, "zed")
 
 
 def test_a_label_for_a_case_not_in_the_batch_is_refused(support_db: Path) -> None:
     assert invoke("disagreements", "1", "--db", str(support_db)).exit_code == 0
     with open_store(support_db) as store, pytest.raises(Exception, match="not in batch 1"):
-        store.batches.set_label(1, "wrong-case-id", "ann", "correct")
+        Batches.of(store).set_label(1, "wrong-case-id", "ann", "correct")
 
 
 def test_batches_lists_progress(support_db: Path) -> None:
@@ -415,7 +415,7 @@ def test_the_view_keeps_markers_of_the_plan_only(tmp_path: Path) -> None:
     )  # fmt: skip
     assert invoke("disagreements", "1", "--db", str(db)).exit_code == 0
     with open_store(db) as store:
-        (batch_case,) = store.batches.cases(1)
+        (batch_case,) = Batches.of(store).cases(1)
     view = batch_case.view
     assert view["plans"][0][0]["args"]["unit"] == unit
     assert view["produced"][0]["args"]["note"] == {"$any": ["C"]}  # the agent's own value
@@ -436,7 +436,7 @@ def test_the_stratum_found_cheaply_is_the_one_the_full_view_gives(
 ) -> None:
     assert invoke("disagreements", "1", "--vs", vs, "--db", str(support_db)).exit_code == 0
     with open_store(support_db) as store:
-        cases = store.batches.cases(1)
+        cases = Batches.of(store).cases(1)
     assert cases
     for case in cases:
         stored = {"mismatches": case.view["mismatches"]}
@@ -452,8 +452,8 @@ def test_csv_export_neutralises_formulas_and_import_restores_them(
     ids = labelled_batch(support_db)
     with open_store(support_db) as store:
         for n, note in enumerate(FORMULAS):
-            store.batches.set_label(1, ids[n % len(ids)], f"f{n}", "correct", note)
-        before = store.batches.labels(1)
+            Batches.of(store).set_label(1, ids[n % len(ids)], f"f{n}", "correct", note)
+        before = Batches.of(store).labels(1)
     exported = tmp_path / "labels.csv"
     result = invoke("labels", "export", "1", "--out", str(exported), "--db", str(support_db))
     assert result.exit_code == 0, result.output
@@ -471,7 +471,7 @@ def test_csv_export_neutralises_formulas_and_import_restores_them(
         store.db.execute("DELETE FROM labels")
     assert invoke("labels", "import", "1", str(exported), "--db", str(other)).exit_code == 0
     with open_store(other) as store:
-        assert store.batches.labels(1) == before
+        assert Batches.of(store).labels(1) == before
 
 
 # --- the scorer-bug rate and its estimate in the run ------------------------------------------
@@ -480,9 +480,9 @@ def test_csv_export_neutralises_formulas_and_import_restores_them(
 def label_weather(db: Path, wrong: set[int]) -> None:
     """Label every case of batch 1: `incorrect` the cases numbered in `wrong`, else correct."""
     with open_store(db) as store:
-        for case_id in store.batches.case_ids(1):
+        for case_id in Batches.of(store).case_ids(1):
             label = "incorrect" if int(case_id.split("-")[1]) in wrong else "correct"
-            store.batches.set_label(1, case_id, "ann", label)
+            Batches.of(store).set_label(1, case_id, "ann", label)
 
 
 @pytest.mark.parametrize("in_run", [10, 50])
@@ -493,7 +493,7 @@ def test_kappa_undefined_and_the_bug_rate_on_a_disagreement_only_sample(
     db = weather_run(tmp_path, folded=in_run, aliased=0)
     assert invoke("disagreements", "1", "--n", "10", "--db", str(db)).exit_code == 0
     with open_store(db) as store:
-        sampled = sorted(int(c.split("-")[1]) for c in store.batches.case_ids(1))
+        sampled = sorted(int(c.split("-")[1]) for c in Batches.of(store).case_ids(1))
     label_weather(db, set(sampled[:2]))
     result = invoke("calibrate", "1", "--db", str(db), "--json")
     assert result.exit_code == 0, result.output
@@ -564,10 +564,10 @@ def test_kappa_where_it_is_defined_is_unchanged(support_db: Path) -> None:
         for n, (passed, _) in enumerate(rows, 1)
     ]
     with open_store(support_db) as store:
-        batch = store.batches.create(1, "exact", 0, 10, 10, {"s": 10}, cases)
+        batch = Batches.of(store).create(1, "exact", 0, 10, 10, {"s": 10}, cases)
         for case, (_, label) in zip(cases, rows, strict=True):
-            store.batches.set_label(batch, case.case_id, "ann", label)
-        found = calibrate(store.batches, batch)
+            Batches.of(store).set_label(batch, case.case_id, "ann", label)
+        found = calibrate(Batches.of(store), batch)
     rules = found.scorers["rules"]
     assert (rules.n, rules.agreed, rules.kappa_undefined) == (10, 8, None)
     assert rules.kappa == pytest.approx(0.28 / 0.48)

@@ -20,7 +20,7 @@ from scipy.stats import binomtest, norm
 
 from toolscore.calibration import report_block
 from toolscore.calibration.accuracy import NO_AGREEMENT_SAMPLE, Cell, run_accuracy
-from toolscore.calibration.batches import AGREEMENT, DISAGREEMENT, BatchCase
+from toolscore.calibration.batches import AGREEMENT, DISAGREEMENT, BatchCase, Batches
 from toolscore.calibration.calibrate import calibrate
 from toolscore.calibration.sample import allocation, proportional_sample
 from toolscore.cli import cli
@@ -160,9 +160,9 @@ def test_agreements_are_sampled_by_stratum_and_recorded_with_the_runs_counts(
     again = sample(db, "--n", "5", "--agreements", "10", "--seed", "3")
     other = sample(db, "--n", "5", "--agreements", "10", "--seed", "4")
     with open_store(db) as store:
-        first = store.batches.case_ids(int(str(info["id"])))
-        assert store.batches.case_ids(int(str(again["id"]))) == first
-        assert store.batches.case_ids(int(str(other["id"]))) != first
+        first = Batches.of(store).case_ids(int(str(info["id"])))
+        assert Batches.of(store).case_ids(int(str(again["id"]))) == first
+        assert Batches.of(store).case_ids(int(str(other["id"]))) != first
     listed = invoke("batches", "--db", str(db)).output
     assert "batch 1: run 1, rules vs exact, 15 cases (10 agreements), seed 3" in listed
     shown = " ".join(
@@ -179,8 +179,8 @@ def test_zero_agreements_is_the_disagreement_batch_of_before(tmp_path: Path) -> 
     assert zero["agreement_strata"] is None
     assert (zero["agreements_requested"], zero["agreements_sampled"]) == (0, 0)
     with open_store(db) as store:
-        assert store.batches.case_ids(2) == store.batches.case_ids(1)
-        assert {case.population for case in store.batches.cases(2)} == {DISAGREEMENT}
+        assert Batches.of(store).case_ids(2) == Batches.of(store).case_ids(1)
+        assert {case.population for case in Batches.of(store).cases(2)} == {DISAGREEMENT}
     assert plain["strata"] == zero["strata"]
     result = invoke("calibrate", "2", "--db", str(db), "--json")
     assert orjson.loads(result.output)["run_accuracy"]["note"] == NO_AGREEMENT_SAMPLE
@@ -199,7 +199,7 @@ def test_negative_agreements_is_one_line_and_status_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr == "toolscore: error: --agreements: must be 0 or more, not -1\n"
     with open_store(db) as store:
-        assert store.batches.all_batches() == []
+        assert Batches.of(store).all_batches() == []
 
 
 # --- the estimate -----------------------------------------------------------------------------
@@ -312,12 +312,12 @@ def test_calibrate_weighs_both_populations_by_the_runs_strata(support_db: Path) 
     labels["a12"] = "unsure"  # left out
     labels["d1"] = "unsure"
     with open_store(support_db) as store:
-        batch = store.batches.create(
+        batch = Batches.of(store).create(
             1, "exact", 0, 10, 40, {"d": 40}, cases, 20, {"a": 160, "empty": 0}
         )
         for case_id, label in labels.items():
-            store.batches.set_label(batch, case_id, "ann", label)
-        found = calibrate(store.batches, batch)
+            Batches.of(store).set_label(batch, case_id, "ann", label)
+        found = calibrate(Batches.of(store), batch)
     accuracy = found.accuracy
     # d: 9 labelled, 5 right; a: 19 labelled, 18 right
     assert [(c.stratum, c.in_run, c.labelled, c.right) for c in accuracy.cells] == [
@@ -352,9 +352,11 @@ def support_db(tmp_path: Path) -> Path:
 def label_all(db: Path, batch: int, wrong: set[str]) -> None:
     """The person agrees with the rule verdict except on the cases in `wrong`."""
     with open_store(db) as store:
-        for case in store.batches.cases(batch):
+        for case in Batches.of(store).cases(batch):
             right = case.verdicts["rules"] != (case.case_id in wrong)
-            store.batches.set_label(batch, case.case_id, "ann", "correct" if right else "incorrect")
+            Batches.of(store).set_label(
+                batch, case.case_id, "ann", "correct" if right else "incorrect"
+            )
 
 
 def test_calibrate_prints_the_estimate_and_the_report_block_holds_it(tmp_path: Path) -> None:
@@ -362,7 +364,7 @@ def test_calibrate_prints_the_estimate_and_the_report_block_holds_it(tmp_path: P
     assert report_block(db, 1) is None  # nothing labelled yet
     sample(db, "--n", "10", "--agreements", "10")
     with open_store(db) as store:
-        ids = store.batches.case_ids(1)
+        ids = Batches.of(store).case_ids(1)
     wrong = {next(i for i in ids if i.startswith("folded")), next(i for i in ids if "city" in i)}
     label_all(db, 1, wrong)
     report = orjson.loads(invoke("calibrate", "1", "--db", str(db), "--json").output)

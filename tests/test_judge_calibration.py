@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner, Result
 from starlette.testclient import TestClient
 
-from toolscore.calibration.batches import Label
+from toolscore.calibration.batches import Batches, Label
 from toolscore.calibration.rubric_sample import score_stratum
 from toolscore.calibration.web import TOKEN_HEADER, create_app
 from toolscore.cli import cli
@@ -136,7 +136,7 @@ def sample(db: Path, *extra: str) -> dict[str, Any]:
 
 def items(db: Path, batch: int) -> list[Any]:
     with open_store(db, create=False) as store:
-        return store.batches.cases(batch)
+        return Batches.of(store).cases(batch)
 
 
 # --- sampling ------------------------------------------------------------------------------
@@ -312,7 +312,7 @@ def labelled_batch(db: Path) -> int:
         for item in items(db, info["id"])
     ]
     with open_store(db, create=False) as store:
-        store.batches.set_labels(info["id"], labels)
+        Batches.of(store).set_labels(info["id"], labels)
     return int(info["id"])
 
 
@@ -367,8 +367,8 @@ def test_kappa_is_undefined_with_its_reason_when_the_judge_passed_every_labelled
 ) -> None:
     batch = labelled_batch(db)
     with open_store(db, create=False) as store:
-        failed = [c.case_id for c in store.batches.cases(batch) if not c.verdicts["rubric"]]
-        store.batches.set_labels(batch, [Label(c, "alice", "unsure") for c in failed])
+        failed = [c.case_id for c in Batches.of(store).cases(batch) if not c.verdicts["rubric"]]
+        Batches.of(store).set_labels(batch, [Label(c, "alice", "unsure") for c in failed])
     found = json.loads(invoke("calibrate", str(batch), "--db", str(db), "--json").stdout)
     assert found["agreement"]["kappa"] is None
     assert "the rubric tone gave the same verdict" in found["agreement"]["kappa_undefined"]
@@ -407,11 +407,11 @@ def test_a_call_batch_made_before_rubric_batches_reads_as_before(tmp_path: Path)
     old.executescript((Path(__file__).parent / "store" / "schema-3.sql").read_text())
     old.close()
     with open_store(path) as store:
-        info = store.batches.info(1)
+        info = Batches.of(store).info(1)
         assert info.rubric is None
         assert "kind" not in info.to_json()
         assert "rubric" not in info.to_json()
-        assert {case.entry for case in store.batches.cases(1)} == {None}
+        assert {case.entry for case in Batches.of(store).cases(1)} == {None}
     found = json.loads(invoke("calibrate", "1", "--db", str(path), "--json").stdout)
     assert "scorer_bug_rate" in found  # the call batch's calibration, not a rubric's
     assert "per_stratum" not in found

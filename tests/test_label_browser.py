@@ -29,6 +29,7 @@ from playwright.sync_api import (
 )
 
 from test_label_web import PWN, SCRIPT, make_batch
+from toolscore.calibration.batches import Batches
 from toolscore.store import open_store
 
 STARTUP_SECONDS = 30.0
@@ -192,7 +193,7 @@ def test_label_three_cases_with_the_keyboard_reload_and_resume(
     with open_store(server.db, create=False) as store:
         labels = [
             (label.case_id, label.labeller, label.label, label.note)
-            for label in store.batches.labels(1)
+            for label in Batches.of(store).labels(1)
         ]
     assert labels == [
         ("weather", "carol", "correct", ""),

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from test_label_web import client_for, make_batch
 from test_report_html import PWN, Page
-from toolscore.calibration.batches import BatchCase
+from toolscore.calibration.batches import BatchCase, Batches
 from toolscore.calibration.web import SECURITY_HEADERS
 from toolscore.cli import cli
 from toolscore.store import open_store
@@ -90,7 +90,7 @@ def batch_of(folder: Path, spec: str = SPEC) -> Path:
 
 def positions(db: Path) -> dict[str, int]:
     with open_store(db, create=False) as store:
-        return {case.case_id: case.position for case in store.batches.cases(1)}
+        return {case.case_id: case.position for case in Batches.of(store).cases(1)}
 
 
 def text(page: str) -> str:
@@ -148,10 +148,10 @@ def test_a_batch_made_before_views_kept_rules_shows_its_run_s(tmp_path: Path) ->
         old = [
             BatchCase(case.position, case.case_id, case.stratum, case.verdicts,
                       {k: v for k, v in case.view.items() if k != "rules"}, case.population)
-            for case in store.batches.cases(1)
+            for case in Batches.of(store).cases(1)
         ]  # fmt: skip
-        info = store.batches.info(1)
-        batch = store.batches.create(
+        info = Batches.of(store).info(1)
+        batch = Batches.of(store).create(
             run_id=info.run_id, baseline=info.baseline, seed=0, requested=len(old),
             disagreements=info.disagreements, strata=info.strata, cases=old,
         )  # fmt: skip

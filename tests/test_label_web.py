@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
-from toolscore.calibration.batches import BatchCase
+from toolscore.calibration.batches import BatchCase, Batches
 from toolscore.calibration.page import case_page, visible
 from toolscore.calibration.web import TOKEN_HEADER, create_app
 from toolscore.cli import cli, example_dir
@@ -219,7 +219,7 @@ CASES = [
 def make_batch(db: Path) -> int:
     """A store at `db` holding one batch of the five cases above; return its id."""
     with open_store(db) as store:
-        return store.batches.create(
+        return Batches.of(store).create(
             run_id=1,
             baseline="exact",
             seed=0,
@@ -256,7 +256,7 @@ def stored(db: Path, labeller: str | None = None) -> list[tuple[str, str, str, s
     with open_store(db, create=False) as store:
         return [
             (label.case_id, label.labeller, label.label, label.note)
-            for label in store.batches.labels(1, labeller)
+            for label in Batches.of(store).labels(1, labeller)
         ]
 
 
@@ -543,7 +543,7 @@ def test_every_case_of_a_real_batch_renders(tmp_path: Path) -> None:
     sampled = runner.invoke(cli, ["disagreements", "1", "--db", str(db)])
     assert sampled.exit_code == 0, sampled.output
     with open_store(db, create=False) as store:
-        size = store.batches.info(1).size
+        size = Batches.of(store).info(1).size
     assert size > 0
     with client_for(db, batch=1) as client:
         for position in range(1, size + 1):

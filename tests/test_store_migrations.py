@@ -10,11 +10,13 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from toolscore.calibration.batches import Batches
 from toolscore.commands.store import register
 from toolscore.errors import InputError
 from toolscore.store import SCHEMA_VERSION, open_store
 from toolscore.store.connection import connect
 from toolscore.store.migrations import MIGRATIONS, Migration, migrate, schema_version
+from toolscore.store.rescore import rescore
 
 FIRST_SCHEMA = Path(__file__).parent / "store" / "schema-1.sql"
 """A store at schema version 1 holding one run of examples/support (see the file's header)."""
@@ -65,7 +67,7 @@ def test_a_first_schema_store_is_migrated_and_its_run_still_reads(tmp_path: Path
         assert len(store.specs(run).tools) == 2
         new_specs = tmp_path / "tools.yaml"
         new_specs.write_bytes(b"".join(raw for _, raw in store.content_lines(run.specs_sha256)))
-        assert store.rescore(1, new_specs) == 2  # re-scored from the content the fixture kept
+        assert rescore(store, 1, new_specs) == 2  # re-scored from the content the fixture kept
 
 
 def test_a_newer_store_is_refused_with_its_file_named(tmp_path: Path) -> None:
@@ -116,11 +118,11 @@ def test_a_batch_made_before_agreements_still_reads_and_calibrates(tmp_path: Pat
     db.close()
     with open_store(path) as store:
         assert schema_version(store.db) == SCHEMA_VERSION
-        info = store.batches.info(1)
+        info = Batches.of(store).info(1)
         assert (info.size, info.disagreements, info.agreements_requested) == (4, 4, 0)
         assert (info.agreement_strata, info.agreements_sampled) == (None, 0)
-        assert {case.population for case in store.batches.cases(1)} == {"disagreement"}
-        labels = {label.case_id: label.label for label in store.batches.labels(1)}
+        assert {case.population for case in Batches.of(store).cases(1)} == {"disagreement"}
+        labels = {label.case_id: label.label for label in Batches.of(store).labels(1)}
         assert labels == {
             "default-omitted": "correct",
             "unit-alias": "incorrect",

@@ -15,6 +15,7 @@ from toolscore import __version__, load_specs, read_cases, read_outputs, score
 from toolscore.cli import example_dir
 from toolscore.commands.store import register
 from toolscore.store import RunMeta, Store, compare, open_store
+from toolscore.store.rescore import rescore
 
 OLD_UNIT = "values: [EUR, USD], aliases: {euro: EUR, dollar: USD}, default: EUR"
 NEW_UNIT = "values: [EURO, USD], aliases: {euro: EURO, dollar: USD}, default: EURO"
@@ -54,7 +55,7 @@ def test_compare_tests_the_renamed_unit_on_the_paired_cases(tmp_path: Path, exam
     db = tmp_path / "results.db"
     with open_store(db) as store:
         first = save(store, example)
-        second = store.rescore(first, example / "tools-euro.yaml")
+        second = rescore(store, first, example / "tools-euro.yaml")
     assert (first, second) == (1, 2)
 
     shown = invoke("compare", "1", "2", "--db", str(db))

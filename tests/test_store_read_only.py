@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 import toolscore
+from toolscore.calibration.batches import Batches
 from toolscore.cli import cli, example_dir
 from toolscore.store import SCHEMA_VERSION, open_store
 
@@ -140,7 +141,7 @@ def test_an_old_writable_store_is_migrated_when_read(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert '"label": "schema 1 fixture"' in result.stdout
     with open_store(tmp_path / "old.db", read_only=True) as store:
-        assert store.batches.all_batches() == []  # the batches table exists: migrated
+        assert Batches.of(store).all_batches() == []  # the batches table exists: migrated
 
 
 def test_reading_never_creates_a_store(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from toolscore import __version__, load_specs, read_cases, read_outputs, score
 from toolscore.cli import cli, example_dir
 from toolscore.commands.store import register
 from toolscore.store import RunMeta, Store, compare, describe_previous, open_store, spec_diff
+from toolscore.store.rescore import rescore
 
 OLD_UNIT = "unit: {kind: enum, values: [EUR, USD], aliases: {euro: EUR, dollar: USD}, default: EUR}"
 NEW_UNIT = (
@@ -85,7 +86,7 @@ def test_rescore_and_compare_trace_every_flipped_case_to_the_rule(
     example = old_spec.parent
     (example / "cases.jsonl").unlink()  # re-scoring reads the inputs the store kept
     (example / "outputs.jsonl").unlink()
-    second = store.rescore(first, new_spec)
+    second = rescore(store, first, new_spec)
 
     old, new = store.run(first), store.run(second)
     assert new.rescored_from == first
@@ -160,16 +161,16 @@ def test_a_rescore_s_label_says_it_is_one(story: tuple[Store, Path, Path, int]) 
     """The old run's label, marked; a rescore of a rescore names the run it re-scored (not a
     chain of marks); an unlabelled run's rescore is still named one; `--label` is as given."""
     store, _, new_spec, first = story
-    second = store.rescore(first, new_spec)
-    third = store.rescore(second, None)
-    given = store.rescore(first, new_spec, "euro spec")
+    second = rescore(store, first, new_spec)
+    third = rescore(store, second, None)
+    given = rescore(store, first, new_spec, "euro spec")
     labels = [store.run(run_id).label for run_id in (first, second, third, given)]
     assert labels == [
         "agent v1", "agent v1 (rescore of run 1)", "agent v1 (rescore of run 2)", "euro spec",
     ]  # fmt: skip
     store.db.execute("UPDATE runs SET label = NULL WHERE id = ?", (first,))
     store.db.commit()
-    assert store.run(store.rescore(first, None)).label == "rescore of run 1"
+    assert store.run(rescore(store, first, None)).label == "rescore of run 1"
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

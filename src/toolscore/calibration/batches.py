@@ -11,12 +11,15 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from toolscore.errors import InputError
 from toolscore.store.codec import pack_json, unpack_json
+
+if TYPE_CHECKING:
+    from toolscore.store.database import Store
 
 LABELS = ("correct", "incorrect", "unsure")
 """What a person can say of a case: the agent's calls were correct, incorrect, or unsure."""
@@ -149,6 +152,12 @@ class Batches:
         self.db = db
         self.source = source
         """The store's path, for error messages."""
+
+    @classmethod
+    def of(cls, store: Store) -> Batches:
+        """The batches kept in `store`, on its connection (the store does not know them:
+        calibration sits above it)."""
+        return cls(store.db, str(store.path))
 
     def create(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolscore.calibration.batches import Batches
 from toolscore.calibration.calibrate import Calibration, calibrate
 from toolscore.stats import wilson
 
@@ -42,7 +43,7 @@ def _block(store: Store, run_ref: int | str) -> dict[str, Any] | None:
     ).fetchone()
     if row[0] is None:
         return None
-    found = calibrate(store.batches, int(row[0]))
+    found = calibrate(Batches.of(store), int(row[0]))
     return {"labellers": found.labellers, "metrics": metrics(found)}
 
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from toolscore.calibration.batches import AGREEMENT, DISAGREEMENT, BatchCase
+from toolscore.calibration.batches import AGREEMENT, DISAGREEMENT, BatchCase, Batches
 from toolscore.calibration.sample import proportional_sample, stratified_sample
 from toolscore.calibration.view import case_view, stratum, stratum_view
 from toolscore.cases import may_hold_markers, parse_case
@@ -110,7 +110,7 @@ def sample_disagreements(
         for case, view, stored, _ in _views(store, run, specs, order, picked_row)
     ]
     cases.sort(key=lambda c: c.position)
-    return store.batches.create(
+    return Batches.of(store).create(
         run.id, vs, seed, n, sum(counts.values()), counts, cases, agreements, agreement_counts
     )
 

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from toolscore.calibration.batches import BatchCase
+from toolscore.calibration.batches import BatchCase, Batches
 from toolscore.calibration.disagreements import DEFAULT_SIZE, wanted_cases, wanted_outputs
 from toolscore.calibration.sample import stratified_sample
 from toolscore.errors import InputError
@@ -217,7 +217,7 @@ def sample_rubric(
         "unscored": sum(unscored.values()),
         "unscored_reasons": dict(unscored.most_common()),
     }
-    return store.batches.create(
+    return Batches.of(store).create(
         run.id, "rubric", seed, n, sum(counts.values()), counts, cases, rubric=info
     )
 

@@ -128,7 +128,7 @@ class _StoreThread:
 
     async def call(self, work: Callable[[Batches], T]) -> T:
         """Run `work` with the store's batches on the store's thread."""
-        return await self.call_store(lambda store: work(store.batches))
+        return await self.call_store(lambda store: work(Batches.of(store)))
 
     async def call_store(self, work: Callable[[Store], T]) -> T:
         """Run `work` with the store on the store's thread."""
@@ -361,7 +361,7 @@ def run_specs(store: Store, batch_id: int) -> SpecSet | None:
     """The specs of the run a batch samples, or None when the run or its spec file is not
     there to read (the page then shows the rules its views keep, if any)."""
     try:
-        return store.specs(store.run(store.batches.info(batch_id).run_id))
+        return store.specs(store.run(Batches.of(store).info(batch_id).run_id))
     except InputError:  # a SpecError too
         return None
 

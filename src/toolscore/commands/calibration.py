@@ -113,9 +113,9 @@ def disagreements_command(
             batch_id = sample_rubric(store, run, rubric, size, seed)
         else:
             batch_id = sample_disagreements(store, run, vs, size, seed, agreements)
-        info = store.batches.info(batch_id)
+        info = Batches.of(store).info(batch_id)
         if out_path is not None:
-            write_atomically(out_path, batch_jsonl(store.batches, batch_id))
+            write_atomically(out_path, batch_jsonl(Batches.of(store), batch_id))
     if as_json:
         print_json(info.to_json())
         return
@@ -135,11 +135,11 @@ def disagreements_command(
 def batches_command(db_path: str | None, as_json: bool) -> None:
     """List the labelling batches with how far their labelling has gone."""
     with open_store(db_path, read_only=True) as store:
-        found = store.batches.all_batches()
+        found = Batches.of(store).all_batches()
         labelled = {
             info.id: {
-                who: len(store.batches.labels(info.id, who))
-                for who in store.batches.labellers(info.id)
+                who: len(Batches.of(store).labels(info.id, who))
+                for who in Batches.of(store).labellers(info.id)
             }
             for info in found
         }
@@ -189,8 +189,8 @@ def labels_export_command(
 ) -> None:
     """Write a batch's labels (batch, position, case_id, labeller, label, note, updated)."""
     with open_store(db_path, read_only=True) as store:
-        batch_id = store.batches.resolve(batch)
-        rows = export_rows(store.batches, batch_id, labeller)
+        batch_id = Batches.of(store).resolve(batch)
+        rows = export_rows(Batches.of(store), batch_id, labeller)
     _write(out_path, render(rows, file_format(out_path or "", fmt)))
 
 
@@ -207,8 +207,8 @@ def labels_import_command(
     """Store labels given elsewhere (case_id and label required; a label replaces the same
     labeller's earlier one). A row for a case not in the batch refuses the whole file."""
     with open_store(db_path, create=False) as store:
-        batch_id = store.batches.resolve(batch)
-        count = import_labels(store.batches, batch_id, path, file_format(path, fmt), labeller)
+        batch_id = Batches.of(store).resolve(batch)
+        count = import_labels(Batches.of(store), batch_id, path, file_format(path, fmt), labeller)
     console().print(f"stored {count} labels in batch {batch_id}")
 
 
@@ -228,14 +228,14 @@ def calibrate_command(
     """Agreement of the person with each scorer (counts and Cohen's kappa), between
     labellers, the confusion matrix, and the scorer bugs grouped by the rule that decided."""
     with open_store(db_path, read_only=True) as store:
-        if store.batches.info(batch).rubric is not None:
-            judged = calibrate_rubric(store.batches, batch, labeller)
+        if Batches.of(store).info(batch).rubric is not None:
+            judged = calibrate_rubric(Batches.of(store), batch, labeller)
             if as_json:
                 print_json(judged.to_json())
             else:
                 render_rubric_calibration(console(), judged)
             return
-        result = calibrate(store.batches, batch, labeller)
+        result = calibrate(Batches.of(store), batch, labeller)
     if as_json:
         print_json(result.to_json())
     else:

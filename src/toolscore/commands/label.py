@@ -14,6 +14,7 @@ import sys
 
 import click
 
+from toolscore.calibration.batches import Batches
 from toolscore.commands import input_errors
 from toolscore.commands.store import db_option
 from toolscore.errors import InputError
@@ -68,8 +69,8 @@ def label_command(batch: str, labeller: str | None, port: int, db_path: str | No
         raise InputError("--labeller", "must be a non-empty name")
     where = store_path(db_path)
     with open_store(where, create=False) as store:
-        info = store.batches.info(batch)
-        done = len(store.batches.labels(info.id, name))
+        info = Batches.of(store).info(batch)
+        done = len(Batches.of(store).labels(info.id, name))
     listener = listen(port)
     token = secrets.token_urlsafe(24)
     address = f"http://{HOST}:{listener.getsockname()[1]}/?{TOKEN_PARAM}={token}"
@@ -97,7 +98,7 @@ def label_command(batch: str, labeller: str | None, port: int, db_path: str | No
     if not server.started:
         raise InputError(str(where), "the labelling page could not start (see above)")
     with open_store(where, create=False) as store:
-        done = len(store.batches.labels(info.id, name))
+        done = len(Batches.of(store).labels(info.id, name))
     click.echo(
         f"stopped: {done} of {info.size} cases of batch {info.id} labelled by {printable(name)}"
     )

@@ -25,6 +25,7 @@ from toolscore.specs import SpecSet, load_specs
 from toolscore.store import compare, open_store, spec_diff
 from toolscore.store.database import RunInfo, Store
 from toolscore.store.report import stored_report_head, stored_specs
+from toolscore.store.rescore import rescore
 from toolscore.store.restore import result_from_json, summary_from_json
 from toolscore.store.terminal import (
     case_lines,
@@ -201,7 +202,8 @@ def rescore_command(
         raise click.UsageError("--missing and --rubrics-only cannot be used together.")
     with open_store(db_path, create=False) as store:
         old = store.run(run)
-        new_id = store.rescore(
+        new_id = rescore(
+            store,
             old.id,
             specs_path,
             label,

@@ -27,16 +27,16 @@ from toolscore.errors import InputError, ReplayInterrupted
 from toolscore.rules import show
 from toolscore.specs import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.documents_pool import DocumentPool
-from toolscore.state.environment import (
+from toolscore.state.environment_common import (
     COMPARE_MODES,
     DEFAULT_NOW,
     NUMBERS,
     ReplayRules,
     Tool,
-    _import_tools,
-    _now,
     env_error,
+    import_tools,
     load_function,
+    parse_now,
     refuse_unknown_keys,
 )
 from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy, load_policy, unknown_terminal
@@ -171,13 +171,13 @@ def load_documents(config: Mapping[str, Any], base_dir: Path, source: str) -> Do
     numbers = config.get("numbers", "numeric")
     if numbers not in NUMBERS:
         raise fail("numbers", f"must be 'numeric' or 'typed', got {show(numbers)}")
-    now = _now(config.get("now", DEFAULT_NOW), fail)
+    now = parse_now(config.get("now", DEFAULT_NOW), fail)
     timeout = config.get("timeout", DEFAULT_TIMEOUT)
     problem = timeout_problem(timeout)
     if problem is not None:
         raise fail("timeout", problem)
     ignore = ignore_patterns(config.get("ignore", []), fail)
-    module, tools = _import_tools(config["tools"], base_dir, fail)
+    module, tools = import_tools(config["tools"], base_dir, fail)
     data, sha256 = _load_data(config["data"], base_dir, source, fail)
     image = _plain_image(data)
     snapshot_function = None

@@ -25,7 +25,6 @@ from toolscore.store.rubrics import with_rubrics
 from toolscore.store.writer import RunWriter
 
 if TYPE_CHECKING:
-    from toolscore.calibration.batches import Batches
     from toolscore.store.judgments import StoredJudgments
 
 _RESULT_COLUMNS = "case_id, passed, kind, plan, baselines, detail"
@@ -177,13 +176,6 @@ class Store:
         self.db.close()
 
     @property
-    def batches(self) -> Batches:
-        """The store's labelling batches and their labels (`toolscore disagreements`)."""
-        from toolscore.calibration.batches import Batches  # noqa: PLC0415 - it uses the store
-
-        return Batches(self.db, str(self.path))
-
-    @property
     def judgments(self) -> StoredJudgments:
         """The judgments of remote rubrics kept here (a `rubrics.cache.JudgmentCache`)."""
         from toolscore.store.judgments import StoredJudgments  # noqa: PLC0415 - rubric runs only
@@ -299,33 +291,6 @@ class Store:
             raise problems[0]
         assert specs is not None
         return specs
-
-    def rescore(
-        self,
-        run_ref: int | str,
-        specs_path: str | Path | None,
-        label: str | None = None,
-        *,
-        rubrics: bool = True,
-        rubrics_only: bool = False,
-        refresh: bool = False,
-        missing: str | None = None,
-    ) -> int:
-        """Score a stored run's cases and outputs again under the specs at `specs_path`
-        (None: its own), rubrics included; store the result as a new run linked to the old
-        one; return the new run's id (`store.rescore.rescore` says what the options do)."""
-        from toolscore.store.rescore import rescore  # noqa: PLC0415 - rescore uses Store
-
-        return rescore(
-            self,
-            self.resolve(run_ref),
-            specs_path,
-            label,
-            rubrics=rubrics,
-            rubrics_only=rubrics_only,
-            refresh=refresh,
-            missing=missing,
-        )
 
 
 def _run_info(row: tuple[Any, ...]) -> RunInfo:

@@ -49,7 +49,7 @@ def rescore_label(old: RunInfo) -> str:
 
 def rescore(
     store: Store,
-    run_id: int,
+    run_ref: int | str,
     specs_path: str | Path | None,
     label: str | None = None,
     *,
@@ -58,8 +58,9 @@ def rescore(
     refresh: bool = False,
     missing: str | None = None,
 ) -> int:
-    """Score run `run_id`'s stored inputs under the specs at `specs_path` (None: the specs
-    stored with the run); return the new run's id. The label defaults to the old run's,
+    """Score the stored inputs of run `run_ref` (an id, `latest` or -N: `Store.resolve`)
+    under the specs at `specs_path` (None: the specs stored with the run); store the result
+    as a new run linked to the old one and return its id. The label defaults to the old run's,
     marked as a rescore of it (`rescore_label`); a case the new specs cannot read (a tool
     they dropped) is an input error naming the stored file and line.
 
@@ -70,7 +71,7 @@ def rescore(
     is unset is an InputError before anything is sent. `missing` says what a case without
     an output line is (`toolscore.missing`; None: what it was in the old run).
     """
-    old = store.run(run_id)
+    old = store.run(run_ref)
     if missing is None:
         missing = store.summary(old.id).get("missing_policy", "fail")
     if specs_path is None:
