@@ -5,7 +5,8 @@ A file holds a spec (`spec`, native, or `spec_openai`, an OpenAI tool list) and 
 `messages` (a transcript), `output` (an outputs line without its id), `produced_line` (a
 whole outputs line as text, id "golden", read as the outputs reader reads a file) or
 `"missing": true` (a case with no output line); the expected verdict `passed`, the multiset
-of mismatch `codes`, and optionally `baselines`, `name_ok`, `case` (more keys of the case
+of mismatch `codes`, and optionally `plan` (the index of the plan that passed, or of the
+closest one that explains the failure), `baselines`, `name_ok`, `case` (more keys of the case
 line, such as `score_turns`), `explained` (each mismatch as a report words it: `code
 /pointer: message`, in the order given), `message` (text some mismatch message contains) and
 `note` (text some note of the case contains). A case with `load_error` instead expects the
@@ -140,6 +141,8 @@ def test_golden(path: Path, golden: Golden) -> None:
     baselines: dict[str, bool] = data.get("baselines", {})
     for name, expected in baselines.items():
         assert result.baselines[name] is expected, f"baseline {name}\n{explanation}"
+    if "plan" in data:
+        assert result.plan == data["plan"], f"plan\n{explanation}"
     if "name_ok" in data:
         assert result.name_ok is data["name_ok"], f"name_ok\n{explanation}"
     if "message" in data:
