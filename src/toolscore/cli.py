@@ -19,6 +19,11 @@ import click
 from toolscore._version import __version__
 from toolscore.build import build_kind
 from toolscore.commands import console, input_errors
+from toolscore.commands.options import (
+    refresh_rubrics_option,
+    show_failures_option,
+    tool_timeout_option,
+)
 from toolscore.converted import converted_inputs, layout_of
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.escape import printable
@@ -28,7 +33,7 @@ from toolscore.missing import MISSING_POLICIES, likely_cause, missing_fails, mis
 from toolscore.model import Case, CaseResult
 from toolscore.parallel import ALL_RUBRICS, ParallelScoring, default_workers
 from toolscore.scoring import Summary
-from toolscore.specs import MAX_TIMEOUT, SpecSet, load_specs, read_mapping
+from toolscore.specs import SpecSet, load_specs, read_mapping
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -45,13 +50,6 @@ if TYPE_CHECKING:
 PROGRESS_AFTER_SECONDS = 2.0
 SPEC_ENVIRONMENT = "spec"
 """What `--env` given without a file means: the spec file's own environment block."""
-TOOL_TIMEOUT = click.option(
-    "--tool-timeout",
-    type=click.FloatRange(0, MAX_TIMEOUT, min_open=True),
-    metavar="SECONDS",
-    help="How long each replayed tool call may run (overrides the environment's `timeout`; "
-    "default 10).",
-)
 ENGINES = ("local", "ray")
 PARALLEL_MIN_BYTES = 4 << 20
 """Below this size of cases file, `--workers 0` scores in process: starting the workers would
@@ -190,7 +188,7 @@ class _ProgressBar:
     help="Also replay each case's calls against a store and judge its final state: the "
     "spec's environment block, or FILE's (imports the tools module).",
 )
-@TOOL_TIMEOUT
+@tool_timeout_option
 @click.option(
     "--workers",
     default=0,
@@ -205,13 +203,7 @@ class _ProgressBar:
     help="Save the run in the results store ($TOOLSCORE_DB, else ./.toolscore/results.db).",
 )
 @click.option("--label", help="A label for the saved run (a model name, a release).")
-@click.option(
-    "--show-failures",
-    default=10,
-    show_default=True,
-    type=click.IntRange(0),
-    help="How many failing cases to print with their mismatches.",
-)
+@show_failures_option
 @click.option(
     "--cluster-by",
     metavar="FIELD",
@@ -232,12 +224,7 @@ class _ProgressBar:
     help="Skip the rubrics on text arguments (scored apart from the calls; judge and "
     "similarity rubrics ask an endpoint).",
 )
-@click.option(
-    "--refresh-rubrics",
-    is_flag=True,
-    help="Ask judge and similarity rubrics again even where the results store keeps their "
-    "judgment (the new one replaces it).",
-)
+@refresh_rubrics_option
 @click.option(
     "--group-by",
     metavar="KEY",
@@ -757,7 +744,7 @@ def _engine_run(
     help="Also replay each plan against a store (as `score --env`): the spec's environment "
     "block, or FILE's (imports the tools module).",
 )
-@TOOL_TIMEOUT
+@tool_timeout_option
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @input_errors
 def lint_command(
@@ -860,7 +847,7 @@ def environment(
     metavar="N",
     help="The choice of a response object with several to replay (as score --choice).",
 )
-@TOOL_TIMEOUT
+@tool_timeout_option
 @input_errors
 def replay_command(
     specs_path: str,

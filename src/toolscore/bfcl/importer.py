@@ -18,9 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-import yaml
-
 from toolscore.bfcl.answers import (
     AnswerError,
     argument_options,
@@ -32,11 +29,9 @@ from toolscore.bfcl.categories import ABSTENTION_CATEGORIES, category_of, refusa
 from toolscore.bfcl.jsonsafe import escape_surrogates, json_problem, loads, pointer
 from toolscore.bfcl.schema import Node, SchemaError, ToolDraft, parameters, tool_args
 from toolscore.bfcl.strings import standardize_answer, standardize_produced
-from toolscore.cases import parse_case
-from toolscore.documents import safe_loader
-from toolscore.errors import CaseError, InputError
+from toolscore.errors import InputError
 from toolscore.files import write_files
-from toolscore.specs import parse_specs
+from toolscore.import_check import check_loads, spec_yaml
 
 VARIABLE_REASON = (
     "BFCL's answers hold values of another type than the doc's here (a variable name, say); "
@@ -195,7 +190,7 @@ def import_bfcl(
         "version": f"bfcl:{Path(data_path).name}",
         "tools": {name: draft.to_spec() for name, draft in drafts.items()},
     }
-    _check(spec, converted, data_path)
+    check_loads(spec, converted, data_path)
     provenance = {
         "data": _source(data_path),
         "possible_answer": _source(answers_path) if answers_path else None,
@@ -374,30 +369,6 @@ def _prompt(question: Any) -> Any:
     if isinstance(question, list) and len(question) == 1 and isinstance(question[0], list):
         return question[0]
     return question
-
-
-def _check(spec: dict[str, Any], cases: list[dict[str, Any]], source: str) -> None:
-    """Load the result as toolscore's own readers will (the spec from its YAML text, the
-    cases through orjson): what is written must load."""
-    try:
-        loaded = yaml.load(spec_yaml(spec), Loader=safe_loader())  # libyaml's, where present
-    except (yaml.YAMLError, RecursionError) as error:
-        raise InputError(source, f"converted spec does not load: {error}") from None
-    specs, problems = parse_specs(loaded, f"{source} (converted)")
-    if problems or specs is None:
-        raise InputError(
-            source, f"converted spec does not load: {problems[0] if problems else '?'}"
-        )
-    for case in cases:
-        try:
-            parse_case(orjson.loads(orjson.dumps(case)), specs, f"{source} (converted)")
-        except (CaseError, orjson.JSONEncodeError) as error:
-            raise InputError(source, f"case {case['id']} does not convert: {error}") from None
-
-
-def spec_yaml(spec: dict[str, Any]) -> str:
-    """The spec as `tools.yaml` holds it (after the comment header)."""
-    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)
 
 
 def write_import(

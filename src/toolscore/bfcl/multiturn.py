@@ -25,11 +25,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolscore.bfcl.importer import BfclImport, _check, read_records
+from toolscore.bfcl.importer import BfclImport, read_records
 from toolscore.bfcl.pycall import NotLiteralError, literal
 from toolscore.bfcl.runtime import BFCL_EVAL, POSITIONAL
 from toolscore.bfcl.schema import SchemaError, ToolDraft, tool_args
 from toolscore.errors import InputError
+from toolscore.import_check import check_loads
 
 DOC_FILES = {
     "GorillaFileSystem": "gorilla_file_system.json",
@@ -150,7 +151,7 @@ def import_multi_turn(
         "environment": env,
         "tools": {name: draft.to_spec() for name, draft in sorted(drafts.items())},
     }
-    _check({k: v for k, v in spec.items() if k != "environment"}, cases, data_path)
+    check_loads({k: v for k, v in spec.items() if k != "environment"}, cases, data_path)
     classes_ref = classes_module
     if classes_module.endswith(".py"):
         classes_ref = os.path.relpath(Path(classes_module).resolve(), Path(out_dir).resolve())

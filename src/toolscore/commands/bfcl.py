@@ -19,6 +19,7 @@ from toolscore.bfcl.multiturn import import_multi_turn, is_multi_turn, write_mul
 from toolscore.bfcl.multiturn_results import convert_multi_turn_results, is_multi_turn_result
 from toolscore.bfcl.results import dumps
 from toolscore.commands import input_errors
+from toolscore.commands.options import outputs_out_option
 from toolscore.files import write_output
 from toolscore.report.printable import printable
 
@@ -125,7 +126,7 @@ def import_bfcl_command(
 
 @import_group.command("bfcl-outputs")
 @click.argument("result_json")
-@click.option("--out", "out_path", required=True, help="The outputs file (JSON Lines) to write.")
+@outputs_out_option
 @click.option(
     "--bfcl-strings",
     is_flag=True,

@@ -25,7 +25,8 @@ from toolscore.calibration.terminal import (
     render_rubric_calibration,
 )
 from toolscore.commands import console, input_errors
-from toolscore.commands.store import db_option, json_option, print_json
+from toolscore.commands.options import db_option, json_option
+from toolscore.commands.store import print_json
 from toolscore.errors import InputError
 from toolscore.report.printable import printable
 from toolscore.store import open_store

@@ -16,7 +16,7 @@ import click
 
 from toolscore.calibration.batches import Batches
 from toolscore.commands import input_errors
-from toolscore.commands.store import db_option
+from toolscore.commands.options import db_option
 from toolscore.errors import InputError
 from toolscore.report.printable import printable
 from toolscore.store import open_store, store_path

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 import orjson
 
 from toolscore.commands import console, input_errors
+from toolscore.commands.options import (
+    db_option,
+    json_option,
+    refresh_rubrics_option,
+    show_failures_option,
+)
 from toolscore.errors import InputError
 from toolscore.missing import MISSING_POLICIES
 from toolscore.report.printable import printable
@@ -35,25 +40,8 @@ from toolscore.store.terminal import (
     runs_table,
 )
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 RUN_PREFIX = "run:"
 """`spec-diff run:N NEW` diffs the specs stored with run N."""
-
-
-def db_option(command: F) -> F:
-    """`--db PATH`: which results store (default $TOOLSCORE_DB, else ./.toolscore/results.db)."""
-    return click.option(
-        "--db",
-        "db_path",
-        metavar="PATH",
-        help="Results store (default: $TOOLSCORE_DB, else ./.toolscore/results.db).",
-    )(command)
-
-
-def json_option(command: F) -> F:
-    """`--json`: print JSON on stdout instead of tables."""
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(command)
 
 
 def print_json(value: Any) -> None:
@@ -81,13 +69,7 @@ def runs_command(limit: int | None, db_path: str | None, as_json: bool) -> None:
 @click.command("show")
 @click.argument("run")
 @click.option("--case", "case_id", metavar="ID", help="Show this case only.")
-@click.option(
-    "--show-failures",
-    default=10,
-    show_default=True,
-    type=click.IntRange(0),
-    help="How many failing cases to print with their mismatches.",
-)
+@show_failures_option
 @db_option
 @json_option
 @input_errors
@@ -158,19 +140,8 @@ def _write_report(store: Store, info: RunInfo) -> None:
     help="Keep the run's call results and summary as they are and (re)compute only its rubric "
     "results, under --specs when given (which may change nothing but rubrics).",
 )
-@click.option(
-    "--refresh-rubrics",
-    is_flag=True,
-    help="Ask judge and similarity rubrics again even where the results store keeps their "
-    "judgment (the new one replaces it).",
-)
-@click.option(
-    "--show-failures",
-    default=10,
-    show_default=True,
-    type=click.IntRange(0),
-    help="How many failing cases to print with their mismatches.",
-)
+@refresh_rubrics_option
+@show_failures_option
 @click.option(
     "--missing",
     type=click.Choice(MISSING_POLICIES),

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from toolscore.commands import input_errors
+from toolscore.commands.options import outputs_out_option
 from toolscore.files import write_output
 from toolscore.report.printable import printable
 
@@ -59,7 +60,7 @@ def import_taubench_command(repo: str, domain: str, split: str, out_dir: str) ->
 
 @click.command("tau-bench-results")
 @click.argument("results_json")
-@click.option("--out", "out_path", required=True, help="The outputs file (JSON Lines) to write.")
+@outputs_out_option
 @input_errors
 def import_results_command(results_json: str, out_path: str) -> None:
     """Convert a tau-bench results file (its saved trajectories, every trial) into an

@@ -27,14 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-import yaml
-
-from toolscore.cases import parse_case
-from toolscore.documents import safe_loader
-from toolscore.errors import CaseError, InputError
+from toolscore.errors import InputError
 from toolscore.files import write_files
-from toolscore.specs import parse_specs
+from toolscore.import_check import check_loads, spec_yaml
 from toolscore.taubench import schema
 from toolscore.taubench.source import Task, ToolInfo, domain_dir, read_tasks, read_tools
 
@@ -87,7 +82,7 @@ def import_taubench(repo: str, domain: str, split: str = "test") -> TauBenchImpo
         "taubench_data.py": _data_module(checkout, domain),
         "taubench_tools.py": _tools_module(checkout, domain, tools),
     }
-    _check(spec, cases, str(folder / f"tasks_{split}.py"))
+    check_loads(spec, cases, str(folder / f"tasks_{split}.py"), item="task")
     counts = {
         "cases": len(cases),
         "tools": len(tools),
@@ -180,26 +175,6 @@ def _tools_module(checkout: str, domain: str, tools: list[ToolInfo]) -> str:
             f"    return _TOOLS[{tool.name!r}].invoke(state, **kwargs)  # {tool.class_name}",
         ]
     return "\n".join(lines) + "\n"
-
-
-def spec_yaml(spec: dict[str, Any]) -> str:
-    """The spec as `tools.yaml` holds it."""
-    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)
-
-
-def _check(spec: dict[str, Any], cases: list[dict[str, Any]], source: str) -> None:
-    """Load the result as toolscore's own readers will: what is written must load."""
-    loaded = yaml.load(spec_yaml(spec), Loader=safe_loader())
-    specs, problems = parse_specs(loaded, f"{source} (converted)")
-    if problems or specs is None:
-        raise InputError(
-            source, f"converted spec does not load: {problems[0] if problems else '?'}"
-        )
-    for case in cases:
-        try:
-            parse_case(orjson.loads(orjson.dumps(case)), specs, f"{source} (converted)")
-        except (CaseError, orjson.JSONEncodeError) as error:
-            raise InputError(source, f"task {case['id']} does not convert: {error}") from None
 
 
 def write_import(result: TauBenchImport, out_dir: str | Path) -> list[Path]:
