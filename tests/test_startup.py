@@ -179,9 +179,9 @@ def test_a_deterministic_rubric_imports_no_extra_and_a_regex_one_only_its_time_l
     tmp_path: Path, inputs: list[str]
 ) -> None:
     """Rubric runs import what their rubrics need: a `mentions` rubric nothing beyond the
-    scorer; a `regex` one the time limit of `toolscore.state.limits` (which stops a search
-    that backtracks too long) and what the state package brings; neither imports the remote
-    rubrics' module (the `openai` client)."""
+    scorer; a `regex` one the time limit of `toolscore.limits` (which stops a search that
+    backtracks too long), and not the state package that replay shares it with; neither
+    imports the remote rubrics' module (the `openai` client)."""
     for kind, extra in (("mentions", "argument: order_id"), ("regex", "pattern: '^R'")):
         note = f"      note: {{kind: text, rubric: {{kind: {kind}, {extra}}}}}\n"
         spec = SPEC.replace("      order_id: exact\n", "      order_id: exact\n" + note)
@@ -189,8 +189,5 @@ def test_a_deterministic_rubric_imports_no_extra_and_a_regex_one_only_its_time_l
         modules = imported(tmp_path, *inputs, "--json", str(tmp_path / "report.json"))
         assert "toolscore.rubrics.run" in modules
         assert found(modules, ("toolscore.rubrics.remote", "openai")) == []
-        unused = found(modules, UNUSED_BY_SCORE)
-        # The time limit lives in the state package, which brings sqlite3 along.
-        expected = [] if kind == "mentions" else found(modules, ("toolscore.state", "sqlite3"))
-        assert unused == expected
-        assert ("toolscore.state.limits" in modules) is (kind == "regex")
+        assert found(modules, UNUSED_BY_SCORE) == []
+        assert ("toolscore.limits" in modules) is (kind == "regex")

@@ -160,9 +160,9 @@ class BatchScorer:
         if self.env is None and (self.runner is None or not self.runner.has_regex):
             # no call is replayed and no regex searched: nothing to time
             return self._score(groups)
-        from toolscore.state.limits import alarms_installed  # noqa: PLC0415 - only replay
+        from toolscore.limits import alarms_installed  # noqa: PLC0415 - replay or regex only
 
-        with alarms_installed():  # once a batch, not once a case (see state.limits)
+        with alarms_installed():  # once a batch, not once a case (see toolscore.limits)
             return self._score(groups)
 
     def _score(self, groups: Iterable[LineGroup]) -> BatchOutcome:

@@ -25,8 +25,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from toolscore.formats import otel_messages
-from toolscore.formats.otel_messages import Said
+from toolscore.formats.otel_messages import OPENINFERENCE_KIND, Said, is_inference, read_span
 from toolscore.formats.transcript import Transcript, UnreadableError, ident
 from toolscore.model import MISSING
 from toolscore.otlp_ids import SPAN_ID_HEX, TRACE_ID_HEX, hex_id
@@ -56,8 +55,8 @@ def read(node: Any, key: str, t: Transcript) -> None:
     for span in spans:
         if _is_tool(span):
             timeline.append((span, None))
-        elif otel_messages.is_inference(span[1].get("name"), span[2]):
-            said = otel_messages.read_span(span[2], span[0], t)
+        elif is_inference(span[1].get("name"), span[2]):
+            said = read_span(span[2], span[0], t)
             if not said.empty:
                 timeline.append((span, said))
     starts = [_start(where, span, t) for (where, span, _), _ in timeline]
@@ -249,7 +248,7 @@ def _is_tool(span: Span) -> bool:
         return True
     if attributes.get("gen_ai.operation.name") == "execute_tool":
         return True
-    kind = attributes.get(otel_messages.OPENINFERENCE_KIND)
+    kind = attributes.get(OPENINFERENCE_KIND)
     return isinstance(kind, str) and kind.upper() == "TOOL"
 
 

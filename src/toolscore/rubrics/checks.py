@@ -91,10 +91,10 @@ _LIMITS: list[ModuleType] = []
 
 
 def _limits() -> ModuleType:
-    """`toolscore.state.limits`, imported on the first regex search (it brings the state
-    package, which a run without regex rubrics never needs), then kept at hand."""
+    """`toolscore.limits`, imported on the first regex search (a run without regex rubrics
+    never needs it), then kept at hand."""
     if not _LIMITS:
-        from toolscore.state import limits  # noqa: PLC0415
+        from toolscore import limits  # noqa: PLC0415
 
         _LIMITS.append(limits)
     return _LIMITS[0]

@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 
 import orjson
 
+import toolscore.state.resume as resuming
 from toolscore.errors import InputError, ReplayInterrupted
 from toolscore.model import Call, Case
-from toolscore.state import resume
 from toolscore.state.document_hash import document_hash
 from toolscore.state.documents import DocumentEnvironment, plain_copy
 from toolscore.state.environment import Tool, ToolContext
@@ -208,7 +208,7 @@ def _judge_plans(
     try:
         final = replay.compared("after the agent's calls")
         if ending is not None and len(outcomes) == len(calls):
-            resume.AGENT.keep(ending[0], resume.Ended(env, ending[1], replay, outcomes))
+            resuming.AGENT.keep(ending[0], resuming.Ended(env, ending[1], replay, outcomes))
         first = None
         for index in range(max(len(case.plans), 1)):
             met = PlanReplay()
@@ -239,12 +239,12 @@ def _agent_replay(
     """The agent's replay and its outcomes, resumed where an earlier case's replay of the
     same first calls ended (`resume`) when it may be; with the setup and calls to keep it by
     once it ends (None when it is not to be kept)."""
-    setup = resume.setup_key(case.extra.get("setup")) if resume.resumable(env) else None
-    keys = resume.agent_keys(calls) if setup is not None else None
+    setup = resuming.setup_key(case.extra.get("setup")) if resuming.resumable(env) else None
+    keys = resuming.agent_keys(calls) if setup is not None else None
     if setup is None or keys is None:
         replay = start(env, case, fail)
         return replay, replay_calls(env, replay.invoke, replay.ctx, calls), None
-    found = resume.AGENT.take(env, setup, keys)
+    found = resuming.AGENT.take(env, setup, keys)
     if found is None:
         replay = start(env, case, fail)
         outcomes = replay_calls(env, replay.invoke, replay.ctx, calls)
@@ -272,9 +272,9 @@ def _plan_state(
         replay = start(env, case, fail)
         replays.append(replay)
         return replay.compared("at the start"), PlanReplay()
-    setup = resume.setup_key(case.extra.get("setup")) if resume.resumable(env) else None
-    keys = resume.plan_keys(case.plans[index]) if setup is not None else None
-    found = resume.PLANS.take(env, setup, keys) if setup is not None and keys else None
+    setup = resuming.setup_key(case.extra.get("setup")) if resuming.resumable(env) else None
+    keys = resuming.plan_keys(case.plans[index]) if setup is not None else None
+    found = resuming.PLANS.take(env, setup, keys) if setup is not None and keys else None
     first, errors = 0, ()
     if found is None:
         replay = start(env, case, fail)
@@ -295,7 +295,7 @@ def _plan_state(
     state = replay.compared(f"after plan {index}")
     if setup is not None and keys and not met.not_replayed:
         past = (tuple(results), met.errors)
-        resume.PLANS.keep(setup, resume.Ended(env, tuple(keys), replay, past))
+        resuming.PLANS.keep(setup, resuming.Ended(env, tuple(keys), replay, past))
     return state, met
 
 

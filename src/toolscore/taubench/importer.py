@@ -30,7 +30,7 @@ from typing import Any
 from toolscore.errors import InputError
 from toolscore.files import write_files
 from toolscore.import_check import check_loads, spec_yaml
-from toolscore.taubench import schema
+from toolscore.taubench.schema import args as schema_args
 from toolscore.taubench.source import Task, ToolInfo, domain_dir, read_tasks, read_tools
 
 TERMINAL_TOOLS = ("transfer_to_human_agents",)
@@ -102,7 +102,7 @@ def import_taubench(repo: str, domain: str, split: str = "test") -> TauBenchImpo
 
 def _tool(tool: ToolInfo) -> dict[str, Any]:
     function = tool.info["function"]
-    node: dict[str, Any] = {"args": schema.args(function.get("parameters", {}))}
+    node: dict[str, Any] = {"args": schema_args(function.get("parameters", {}))}
     if isinstance(function.get("description"), str):
         node = {"description": " ".join(function["description"].split()), **node}
     return node
