@@ -17,8 +17,9 @@ anthropic's `accumulate_event`) makes of it. Run from the repository root:
 from __future__ import annotations
 
 import json
+import sys
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,6 +36,11 @@ from openai.types.chat.chat_completion_message_function_tool_call import Functio
 from openai.types.responses.response_reasoning_item import Summary
 from pydantic import BaseModel
 
+# The spellings SDK users save their objects in, and the fixture files' text, are the
+# transcript fixtures' (the sibling script; this folder is on the path when either runs).
+sys.path.insert(0, str(Path(__file__).parent))
+from make_sdk_fixtures import GEMINI_SPELLINGS, SPELLINGS, text
+
 HERE = Path(__file__).parent / "responses"
 SCRIPT = "tests/formats/make_response_fixtures.py"
 
@@ -47,32 +53,6 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 OTHER = [("get_order", {"order_id": "order-77"})]
 """The calls of the choice not scored, in the responses with several."""
 IDS = ["call_01", "call_02"]
-
-Dump = Callable[[BaseModel], dict[str, Any]]
-
-SPELLINGS: dict[str, tuple[str, Dump]] = {
-    "dump": ("model_dump(mode='json')", lambda m: m.model_dump(mode="json")),
-    "exclude_none": (
-        "model_dump(mode='json', exclude_none=True)",
-        lambda m: m.model_dump(mode="json", exclude_none=True),
-    ),
-    "to_dict": ("to_dict()", lambda m: m.to_dict(mode="json")),  # type: ignore[attr-defined]
-}
-GEMINI_SPELLINGS: dict[str, tuple[str, Dump]] = {
-    "snake": ("model_dump(mode='json')", lambda m: m.model_dump(mode="json")),
-    "snake_exclude_none": (
-        "model_dump(mode='json', exclude_none=True)",
-        lambda m: m.model_dump(mode="json", exclude_none=True),
-    ),
-    "camel": (
-        "model_dump(mode='json', by_alias=True)",
-        lambda m: m.model_dump(mode="json", by_alias=True),
-    ),
-    "camel_exclude_none": (
-        "model_dump(mode='json', by_alias=True, exclude_none=True), the REST API's shape",
-        lambda m: m.model_dump(mode="json", by_alias=True, exclude_none=True),
-    ),
-}
 
 
 def _args(index: int) -> str:
@@ -563,11 +543,6 @@ def build() -> dict[str, dict[str, Any]]:
             [f"format detected: {fmt} ({kind})"],
         )
     return fixtures
-
-
-def text(data: dict[str, Any]) -> str:
-    """A fixture as the committed file holds it."""
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def main() -> None:
