@@ -127,6 +127,19 @@ def is_linked(plan: Sequence[Call]) -> bool:
     return any(dependencies(plan))
 
 
+def first_options(value: Any) -> Any:
+    """`value` with each `$any` replaced by its first alternative (a first `$omitted` leaves
+    its key out), as replay and `lint` take a plan's values."""
+    if type(value) is AnyOf:
+        return first_options(value[0])
+    if isinstance(value, dict):
+        chosen = {key: first_options(item) for key, item in value.items()}
+        return {key: item for key, item in chosen.items() if item is not OMITTED}
+    if isinstance(value, list):
+        return [first_options(item) for item in value]
+    return value
+
+
 def substitute(value: Any, sources: Mapping[str, Call]) -> Any:
     """`value` with each `$ref` whose source call is known replaced by the value it points to.
 

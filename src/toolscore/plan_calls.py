@@ -11,8 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolscore.dataflow import dependencies, has_unresolved, iter_refs, substitute, topological
-from toolscore.model import MISSING, OMITTED, AnyOf, Call, Plan
+from toolscore.dataflow import (
+    dependencies,
+    first_options,
+    has_unresolved,
+    iter_refs,
+    substitute,
+    topological,
+)
+from toolscore.model import MISSING, Call, Plan
 
 MAX_STAND_IN_INDEX = 1_000
 """Above this index, a stand-in result holds an object with the index as its key rather
@@ -24,33 +31,7 @@ def made_call(call: Call, sources: Mapping[str, Call]) -> Call:
     first `$omitted` leaves the argument out), each `$ref` resolved from `sources` (the
     calls made for the labels, with their results) where it can be."""
     args = call.args or {}
-    return Call(call.name, first_option(substitute(args, sources) if sources else args))
-
-
-def first_option(value: Any) -> Any:
-    """`value` with each `$any` replaced by its first alternative, as replay takes it."""
-    stack: list[tuple[Any, Any]] = []
-    holder = [value]
-    stack.append((holder, 0))
-    while stack:
-        container, key = stack.pop()
-        item = container[key]
-        while type(item) is AnyOf:
-            item = item[0]
-        if isinstance(item, dict):
-            item = {k: v for k, v in item.items() if not _omitted_first(v)}
-            stack.extend((item, k) for k in item)
-        elif isinstance(item, list):
-            item = list(item)
-            stack.extend((item, i) for i in range(len(item)))
-        container[key] = item
-    return holder[0]
-
-
-def _omitted_first(value: Any) -> bool:
-    while type(value) is AnyOf:
-        value = value[0]
-    return value is OMITTED
+    return Call(call.name, first_options(substitute(args, sources) if sources else args))
 
 
 def plan_calls(plan: Plan) -> tuple[Call, ...]:
@@ -75,7 +56,7 @@ def stand_in_results(plan: Plan) -> dict[str, Any]:
     pointer they read (an object, or an array where every key read is an index)."""
     read: dict[str, dict[str, Any]] = {}
     for call in plan:
-        for _, ref in iter_refs(first_option(call.args or {})):
+        for _, ref in iter_refs(first_options(call.args or {})):
             node = read.setdefault(ref.label, {})
             if ref.pointer:
                 for token in ref.pointer[1:].split("/"):

@@ -26,9 +26,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from toolscore.dataflow import dependencies, has_unresolved, substitute, topological
+from toolscore.dataflow import (
+    dependencies,
+    first_options,
+    has_unresolved,
+    substitute,
+    topological,
+)
 from toolscore.errors import CaseError, InputError, ReplayInterrupted
-from toolscore.model import OMITTED, AnyOf, Call, Case
+from toolscore.model import Call, Case
 from toolscore.state.environment import Environment, Tool, ToolContext
 from toolscore.state.errors_policy import ToolReportedError
 from toolscore.state.guard import DeniedError, ReplayConnection, refusing, trusted
@@ -361,18 +367,6 @@ def describe_error(error: BaseException) -> str:
     """An exception as one line: its type and its message."""
     message = " ".join(str(error).split())
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
-
-
-def first_options(value: Any) -> Any:
-    """`value` with each `$any` replaced by its first alternative."""
-    if type(value) is AnyOf:
-        return first_options(value[0])
-    if isinstance(value, dict):
-        chosen = {key: first_options(item) for key, item in value.items()}
-        return {key: item for key, item in chosen.items() if item is not OMITTED}
-    if isinstance(value, list):
-        return [first_options(item) for item in value]
-    return value
 
 
 def _check_open(env: Environment, db: ReplayConnection, ctx: ToolContext, where: str) -> None:
