@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 import tomllib
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -58,6 +59,23 @@ def extension(source: str) -> Extension:
     return Extension(name, [source])
 
 
+def remove_orphans() -> None:
+    """Delete each compiled module in the source tree that pyproject.toml no longer lists (a
+    module moved or removed): left in place, it would still import under a name that has no
+    source, and shadow the move."""
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        listed = {
+            extension(source).name for source in tomllib.load(file)["tool"]["toolscore"]["compiled"]
+        }
+    for built in (ROOT / "src" / "toolscore").rglob("*"):
+        if not built.name.endswith(tuple(EXTENSION_SUFFIXES)):
+            continue
+        folders = built.relative_to(ROOT / "src").parts[:-1]
+        if ".".join((*folders, built.name.split(".", 1)[0])) not in listed:
+            built.unlink()
+            warn(f"removed {built.relative_to(ROOT)}: pyproject.toml lists no such module")
+
+
 def warn(message: str) -> None:
     print(f"WARNING: toolscore: {message}", file=sys.stderr)
 
@@ -72,6 +90,8 @@ class OptionalBuildExt(build_ext):
             self.parallel = os.cpu_count() or 1
 
     def run(self) -> None:
+        if self.inplace:
+            remove_orphans()
         if self.inplace and not self.force:  # `--inplace`, editable installs: only what changed
             self.extensions = [ext for ext in self.extensions if not self.up_to_date(ext)]
         super().run()

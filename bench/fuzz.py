@@ -34,10 +34,10 @@ from fuzz_seeds import fuzz_case, output_groups
 from run import machine, record, revision
 from toolscore import __version__
 from toolscore.errors import InputError, OutputError
-from toolscore.jsonl import parse_line
-from toolscore.outputs import parse_output
+from toolscore.inputs.jsonl import parse_line
+from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring import SummaryBuilder, score_case
+from toolscore.scoring.case import SummaryBuilder, score_case
 
 SOURCE = "outputs.jsonl"
 

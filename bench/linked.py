@@ -14,10 +14,10 @@ import platform
 import time
 from typing import Any
 
-from toolscore.cases import parse_case
-from toolscore.outputs import parse_output
-from toolscore.scoring import score_case
-from toolscore.specs import SpecSet, parse_specs
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.outputs import parse_output
+from toolscore.scoring.case import score_case
+from toolscore.specs.loading import SpecSet, parse_specs
 
 SPEC = {
     "version": "bench",

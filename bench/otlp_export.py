@@ -19,8 +19,8 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from toolscore.converted import Conversion
-from toolscore.otlp_export import convert
+from toolscore.inputs.converted import Conversion
+from toolscore.inputs.otlp_export import convert
 
 LINE_SPANS = 50
 

@@ -27,9 +27,9 @@ from itertools import islice
 from pathlib import Path
 
 from run import machine, revision
-from toolscore.batch import BatchScorer
-from toolscore.join import joined_records
-from toolscore.specs import load_specs
+from toolscore.engines.batch import BatchScorer
+from toolscore.engines.partitions import joined_records
+from toolscore.specs.loading import load_specs
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLSCORE = [sys.executable, "-m", "toolscore"]
@@ -118,8 +118,8 @@ def driver_costs(folder: Path, sample: int) -> None:
 def driver_in_a_run(folder: Path, sizes: list[int]) -> None:
     """Part 3: a Ray run in this process, per batch size: its wall time, and the CPU time
     this process (the driver: Ray's client threads, the merge, the report) spent in it."""
+    from toolscore.engines.partitions import write_joined  # noqa: PLC0415
     from toolscore.engines.ray import RayScoring, start_ray  # noqa: PLC0415
-    from toolscore.join import write_joined  # noqa: PLC0415
     from toolscore.report.json_report import ReportWriter  # noqa: PLC0415
 
     specs = load_specs(folder / "tools.yaml")

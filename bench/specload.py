@@ -23,9 +23,9 @@ from pathlib import Path
 import yaml
 
 from run import Figure, best_of, record
-from toolscore.documents import parse_document
 from toolscore.errors import SpecError
-from toolscore.specs import load_specs, parse_specs
+from toolscore.specs.loading import load_specs, parse_specs
+from toolscore.specs.parsing import parse_document
 
 TOOL = """\
   tool_{n}:

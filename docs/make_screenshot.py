@@ -18,7 +18,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from playwright.sync_api import Route, sync_playwright
 
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
 
 WIDTH, HEIGHT = 900, 800
 MAX_BYTES = 150_000

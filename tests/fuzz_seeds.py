@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from toolscore.cases import parse_case
+from toolscore.core.model import Case
 from toolscore.errors import InputError
-from toolscore.model import Case
-from toolscore.outputs import parse_output
-from toolscore.specs import SpecSet, parse_specs
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.outputs import parse_output
+from toolscore.specs.loading import SpecSet, parse_specs
 
 TESTS = Path(__file__).parent
 EXAMPLES = TESTS.parent / "src" / "toolscore" / "examples"

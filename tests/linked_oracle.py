@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from toolscore.dataflow import Pairs, dependencies, topological
-from toolscore.matching import _best_pairing, _link_fits, plan_passes
-from toolscore.model import Call
-from toolscore.rules import ObjectRule
+from toolscore.core.dataflow import Pairs, dependencies, topological
+from toolscore.core.matching import _best_pairing, _link_fits, plan_passes
+from toolscore.core.model import Call
+from toolscore.core.rules import ObjectRule
 
 OldFits = Callable[[int, int, Mapping[str, Call]], bool]
 OldFinish = Callable[[list[int], list[int]], Pairs | None]

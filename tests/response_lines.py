@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from toolscore.cli import cli
+from toolscore.cli.app import cli
+from toolscore.core.model import Trajectory
 from toolscore.errors import OutputError
-from toolscore.model import Trajectory
-from toolscore.outputs import parse_output
-from toolscore.specs import parse_specs
+from toolscore.inputs.outputs import parse_output
+from toolscore.specs.loading import parse_specs
 
 RESPONSES_DIR = Path(__file__).parent / "formats" / "responses"
 FILES = sorted(path.name for path in RESPONSES_DIR.glob("*.json"))

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from toolscore import assignment
-from toolscore.assignment import assign, shortest_augmenting_path
-from toolscore.matching import (
+from toolscore.core import assignment
+from toolscore.core.assignment import assign, shortest_augmenting_path
+from toolscore.core.matching import (
     _best_pairing,
     _best_sorted_pairing,
     best_plan,
@@ -26,8 +26,8 @@ from toolscore.matching import (
     diagnose_plan,
     plan_passes,
 )
-from toolscore.model import Call
-from toolscore.specs import SpecSet, parse_specs
+from toolscore.core.model import Call
+from toolscore.specs.loading import SpecSet, parse_specs
 
 SETTINGS = settings(deadline=None, max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 
@@ -209,10 +209,10 @@ def test_small_failing_cases_do_not_import_scipy() -> None:
         f"""
         import sys
         sys.path.insert(0, {str(src)!r})
-        from toolscore.cases import parse_case
-        from toolscore.outputs import parse_output
-        from toolscore.scoring import score_case
-        from toolscore.specs import parse_specs
+        from toolscore.inputs.cases import parse_case
+        from toolscore.inputs.outputs import parse_output
+        from toolscore.scoring.case import score_case
+        from toolscore.specs.loading import parse_specs
         specs, _ = parse_specs({SPEC!r})
         refund = {{"name": "refund", "args": {{"order": "a", "amount": 1, "unit": "eur"}}}}
         other = {{"name": "refund", "args": {{"order": "b", "amount": 1, "unit": "eur"}}}}

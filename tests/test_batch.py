@@ -1,8 +1,9 @@
 """The batch interface gives `toolscore score`'s report byte for byte, whatever the batches.
 
 Each golden file becomes a spec, a cases and an outputs file; they are scored once by the
-command line and once through `toolscore.join.joined_records` and `batch.BatchScorer` in
-small batches, merged with `merge_outcomes` and written with `batch.write_report`.
+command line and once through `toolscore.engines.partitions.joined_records` and
+`batch.BatchScorer` in small batches, merged with `merge_outcomes` and written with
+`batch.write_report`.
 """
 
 from __future__ import annotations
@@ -19,11 +20,17 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from toolscore.batch import ALL_RUBRICS, BatchOutcome, BatchScorer, merge_outcomes, write_report
-from toolscore.cli import cli
+from toolscore.cli.app import cli
+from toolscore.engines.batch import (
+    ALL_RUBRICS,
+    BatchOutcome,
+    BatchScorer,
+    merge_outcomes,
+    write_report,
+)
+from toolscore.engines.partitions import joined_records
 from toolscore.errors import CaseError
-from toolscore.join import joined_records
-from toolscore.specs import load_specs
+from toolscore.specs.loading import load_specs
 
 ROOT = Path(__file__).parent.parent
 GOLDEN = sorted((ROOT / "tests" / "cases").glob("*.json"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "support"
 

@@ -10,8 +10,8 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from toolscore.cli import cli
-from toolscore.commands.bfcl import register
+from toolscore.cli.app import cli
+from toolscore.cli.bfcl import register
 
 FIXTURES = Path(__file__).parent / "bfcl"
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from toolscore.bfcl import convert_result, convert_results, import_bfcl, parse_calls, write_import
 from toolscore.bfcl.jsonsafe import MAX_DEPTH, json_problem
 from toolscore.bfcl.results import dumps
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.errors import InputError
 
 SPEC = """\

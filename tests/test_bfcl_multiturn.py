@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from toolscore.bfcl.multiturn import parse_call
 from toolscore.bfcl.runtime import plain
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 
 HERE = Path(__file__).parent
 FIXTURE = HERE / "bfcl_multiturn"

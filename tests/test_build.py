@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 import toolscore
 from toolscore.build import PURE_PYTHON, pure_python_forced
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 
 ROOT = Path(__file__).parent.parent
 PACKAGE = Path(toolscore.__file__).parent
@@ -66,6 +66,22 @@ def test_every_listed_module_exists() -> None:
         assert source.is_file(), f"pyproject.toml lists {name}, which has no source {source}"
 
 
+def test_no_compiled_module_stands_where_no_listed_source_is() -> None:
+    """A module that moved leaves its compiled file behind, which would still import under
+    the old name and hide the move: `make build` removes it (setup.py), and none is left."""
+    listed = set(MODULES)
+    orphans = [
+        str(path.relative_to(PACKAGE.parent))
+        for path in PACKAGE.rglob("*")
+        if path.name.endswith(tuple(EXTENSION_SUFFIXES))
+        and ".".join(
+            (*path.relative_to(PACKAGE.parent).parts[:-1], path.name.split(".")[0])
+        ).removesuffix(".__init__")
+        not in listed
+    ]
+    assert orphans == [], "compiled modules with no listed source; run `make build`"
+
+
 def test_the_compiled_build_is_complete_and_loaded() -> None:
     extensions = built()
     if not extensions:
@@ -101,7 +117,7 @@ def test_pure_python_mode_loads_no_extension_module(tmp_path: Path) -> None:
     script = f"""
 import json, sys
 from importlib import import_module
-from toolscore.cli import main
+from toolscore.cli.app import main
 sys.argv = ["toolscore", "score", "--specs", {str(SUPPORT / "tools.yaml")!r},
             "--cases", {str(SUPPORT / "cases.jsonl")!r}, "--json", {str(report)!r},
             "--outputs", {str(SUPPORT / "outputs.jsonl")!r}, "--workers", "1"]

@@ -22,7 +22,7 @@ from toolscore.calibration.calibrate import calibrate, consensus
 from toolscore.calibration.page import case_page
 from toolscore.calibration.sample import stratified_sample
 from toolscore.calibration.view import stratum as stratum_of_view
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
 from toolscore.store import open_store
 
 UNDEF_RULES = (

@@ -23,7 +23,7 @@ from toolscore.calibration.accuracy import NO_AGREEMENT_SAMPLE, Cell, run_accura
 from toolscore.calibration.batches import AGREEMENT, DISAGREEMENT, BatchCase, Batches
 from toolscore.calibration.calibrate import calibrate
 from toolscore.calibration.sample import allocation, proportional_sample
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.store import open_store
 
 SPEC = """\
@@ -337,7 +337,7 @@ def test_calibrate_weighs_both_populations_by_the_runs_strata(support_db: Path) 
 
 @pytest.fixture
 def support_db(tmp_path: Path) -> Path:
-    from toolscore.cli import example_dir  # noqa: PLC0415
+    from toolscore.cli.app import example_dir  # noqa: PLC0415
 
     example = tmp_path / "support"
     shutil.copytree(example_dir(), example)

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from toolscore import parse_case, parse_output, parse_specs, read_cases, score_case
+from toolscore.core.model import OMITTED, AnyOf, Ref
 from toolscore.errors import CaseError
-from toolscore.jsonl import ByteCounter
-from toolscore.model import OMITTED, AnyOf, Ref
-from toolscore.specs import SpecSet
+from toolscore.inputs.jsonl import ByteCounter
+from toolscore.specs.loading import SpecSet
 
 
 def _specs() -> SpecSet:

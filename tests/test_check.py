@@ -28,7 +28,7 @@ from toolscore import (
     read_outputs,
     score,
 )
-from toolscore.check import failure_message
+from toolscore.scoring.check import failure_message
 
 ROOT = Path(__file__).parent.parent
 TRANSCRIPTS = ROOT / "examples" / "transcripts"

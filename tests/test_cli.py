@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
 
 
 def run(*args: str) -> Result:

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from toolscore.cases import read_cases
-from toolscore.cli import cli
-from toolscore.outputs import read_outputs
-from toolscore.parallel import ParallelScoring
-from toolscore.scoring import score
-from toolscore.specs import load_specs
-from toolscore.stats import Z95
+from toolscore.cli.app import cli
+from toolscore.engines.local import ParallelScoring
+from toolscore.inputs.cases import read_cases
+from toolscore.inputs.outputs import read_outputs
+from toolscore.scoring.case import score
+from toolscore.specs.loading import load_specs
+from toolscore.stats.intervals import Z95
 
 SPEC = "tools:\n  get: {args: {id: exact}}\n"
 

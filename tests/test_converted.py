@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from toolscore.cli import cli
-from toolscore.converted import Conversion, as_json_lines, layout_of
+from toolscore.cli.app import cli
 from toolscore.errors import OutputError
+from toolscore.inputs.converted import Conversion, as_json_lines, layout_of
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"

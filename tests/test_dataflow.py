@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolscore.dataflow import (
+from toolscore.core.dataflow import (
     dependencies,
     find_cycle,
     has_unresolved,
@@ -20,7 +20,7 @@ from toolscore.dataflow import (
     substitute,
     topological,
 )
-from toolscore.model import MISSING, AnyOf, Call, Ref
+from toolscore.core.model import MISSING, AnyOf, Call, Ref
 
 DOC = {"a": {"b": [10, 20, {"c": None}]}, "x/y": 1, "x~y": 2, "~1": 3, "0": "zero", "": "empty"}
 

@@ -11,15 +11,15 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from toolscore.cases import parse_case
-from toolscore.cli import cli
-from toolscore.dataflow import iter_refs, substitute
-from toolscore.model import AnyOf, Call, Ref
-from toolscore.outputs import parse_output
+from toolscore.cli.app import cli
+from toolscore.core.dataflow import iter_refs, substitute
+from toolscore.core.model import AnyOf, Call, Ref
+from toolscore.core.rules import json_equal
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
-from toolscore.rules import json_equal
-from toolscore.scoring import score_case
-from toolscore.specs import parse_specs
+from toolscore.scoring.case import score_case
+from toolscore.specs.loading import parse_specs
 
 LEVELS = 1000
 DEEP_TEXT = "[" * LEVELS + "]" * LEVELS

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from toolscore.cli import cli
-from toolscore.formats import FORMATS
-from toolscore.model import MISMATCH_CODES
-from toolscore.rules import _KIND_OPTIONS, KINDS  # the option table is the spec's vocabulary
-from toolscore.specs import RELAXATIONS
+from toolscore.cli.app import cli
+from toolscore.core.model import MISMATCH_CODES
+from toolscore.core.rules import _KIND_OPTIONS, KINDS  # the option table is the spec's vocabulary
+from toolscore.inputs.formats import FORMATS
+from toolscore.specs.loading import RELAXATIONS
 from toolscore.state.environment import _KEYS as ENVIRONMENT_KEYS
 
 ROOT = Path(__file__).parent.parent

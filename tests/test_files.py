@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
 from toolscore.files import atomic_file, write_atomically
 
 

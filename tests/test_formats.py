@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolscore.cases import parse_case
+from toolscore.core.model import MISSING, Call, Trajectory
 from toolscore.errors import OutputError
-from toolscore.formats import FORMATS, has_transcript, read_transcript
-from toolscore.model import MISSING, Call, Trajectory
-from toolscore.outputs import parse_output
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.formats import FORMATS, has_transcript, read_transcript
+from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring import SummaryBuilder, score, score_case
-from toolscore.specs import parse_specs
+from toolscore.scoring.case import SummaryBuilder, score, score_case
+from toolscore.specs.loading import parse_specs
 
 FORMATS_DIR = Path(__file__).parent / "formats"
 FILES = sorted(path.name for path in FORMATS_DIR.glob("*.json"))

@@ -17,15 +17,15 @@ from hypothesis import strategies as st
 
 import mutate
 from fuzz_seeds import case_seeds, fuzz_case, output_groups, response_seeds, spec_seeds
-from toolscore.cases import parse_case
+from toolscore.core.model import Case, Trajectory
 from toolscore.errors import CaseError, InputError, OutputError
-from toolscore.formats import FORMATS
-from toolscore.jsonl import parse_line
-from toolscore.model import Case, Trajectory
-from toolscore.outputs import parse_output
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.formats import FORMATS
+from toolscore.inputs.jsonl import parse_line
+from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring import score
-from toolscore.specs import SpecSet, parse_specs
+from toolscore.scoring.case import score
+from toolscore.specs.loading import SpecSet, parse_specs
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

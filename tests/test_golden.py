@@ -27,13 +27,13 @@ from typing import Any
 
 import pytest
 
-from toolscore.cases import parse_case
+from toolscore.core.model import MISMATCH_CODES, CaseResult, Trajectory
 from toolscore.errors import CaseError, OutputError
-from toolscore.jsonl import parse_line
-from toolscore.model import MISMATCH_CODES, CaseResult, Trajectory
-from toolscore.outputs import parse_output
-from toolscore.scoring import score_case
-from toolscore.specs import SpecSet, parse_specs
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.jsonl import parse_line
+from toolscore.inputs.outputs import parse_output
+from toolscore.scoring.case import score_case
+from toolscore.specs.loading import SpecSet, parse_specs
 
 CASES_DIR = Path(__file__).parent / "cases"
 

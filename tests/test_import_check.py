@@ -1,6 +1,6 @@
 """The check every benchmark importer makes before writing: the converted spec and cases load.
 
-BFCL's and tau-bench's importers share it (`toolscore.import_check`), so a spec or case
+BFCL's and tau-bench's importers share it (`toolscore.inputs.import_check`), so a spec or case
 toolscore would refuse is refused at import, naming the source file, in the same words.
 """
 
@@ -13,7 +13,7 @@ import pytest
 from toolscore.bfcl import importer as bfcl_importer
 from toolscore.bfcl import multiturn as bfcl_multiturn
 from toolscore.errors import InputError
-from toolscore.import_check import check_loads, spec_yaml
+from toolscore.inputs.import_check import check_loads, spec_yaml
 from toolscore.taubench import importer as taubench_importer
 
 SPEC: dict[str, Any] = {"version": "v1", "tools": {"refund": {"args": {"order_id": "exact"}}}}

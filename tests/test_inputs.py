@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import toolscore
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
 
 ENV_EXAMPLE = Path(__file__).parent.parent / "examples" / "support" / "env"
 _SOURCES = str(Path(toolscore.__file__).resolve().parents[1])
@@ -106,7 +106,7 @@ def test_a_missing_file_or_a_directory_is_still_one_line(example: Path) -> None:
 
 def test_dev_stdin_and_a_pipe_are_read(example: Path) -> None:
     program = (
-        f"import sys; sys.path.insert(0, {_SOURCES!r}); from toolscore.cli import main; main()"
+        f"import sys; sys.path.insert(0, {_SOURCES!r}); from toolscore.cli.app import main; main()"
     )
     outputs = (example / "outputs.jsonl").read_bytes()
     args = score(example, str(example / "cases.jsonl"), "/dev/stdin", "--json", "-")

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mutate
-from toolscore.cli import cli
-from toolscore.converted import Conversion, layout_of
+from toolscore.cli.app import cli
 from toolscore.errors import InputError
-from toolscore.inspect_logs import _messages, convert, sniff
+from toolscore.inputs.converted import Conversion, layout_of
+from toolscore.inputs.inspect_logs import _messages, convert, sniff
 
 ROOT = Path(__file__).parent.parent
 HERE = Path(__file__).parent / "inspect"
@@ -328,7 +328,7 @@ def test_a_member_that_claims_too_much_is_refused_before_it_is_decompressed(
         if log.endswith(".eval")
         else write_eval(tmp_path / "d.eval", twin()["samples"])
     )
-    monkeypatch.setattr("toolscore.inspect_logs.MAX_RATIO", 1)
+    monkeypatch.setattr("toolscore.inputs.inspect_logs.MAX_RATIO", 1)
     result = score(path)
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()

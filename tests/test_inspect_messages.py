@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolscore.formats import read_transcript
+from toolscore.inputs.formats import read_transcript
 
 USER = {"role": "user", "content": "Where is order-12?"}
 

@@ -34,7 +34,7 @@ from inspect_ai.scorer._scorer import scorer_create  # noqa: E402
 
 from toolscore.errors import CaseError  # noqa: E402
 from toolscore.integrations import inspect as integration  # noqa: E402
-from toolscore.specs import load_specs  # noqa: E402
+from toolscore.specs.loading import load_specs  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 HERE = Path(__file__).parent / "inspect"

@@ -9,9 +9,9 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from toolscore.batch import RECORD_KEYS
-from toolscore.cli import cli
-from toolscore.join import MANIFEST, joined_records, read_joined
+from toolscore.cli.app import cli
+from toolscore.engines.batch import RECORD_KEYS
+from toolscore.engines.partitions import MANIFEST, joined_records, read_joined
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "support"
 

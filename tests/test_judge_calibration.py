@@ -27,7 +27,7 @@ from starlette.testclient import TestClient
 from toolscore.calibration.batches import Batches, Label
 from toolscore.calibration.rubric_sample import score_stratum
 from toolscore.calibration.web import TOKEN_HEADER, create_app
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.rubrics.base import RubricTarget, RubricVerdict
 from toolscore.store import open_store
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from junitparser import JUnitXml
 
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.report.junit import xml_attribute, xml_text
 
 FIXTURES = Path(__file__).parent / "parquet"

@@ -73,7 +73,7 @@ class Server:
     def __init__(self, db: Path, labeller: str) -> None:
         self.db = db
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from toolscore.cli import main; main()", "label", "1",
+            [sys.executable, "-c", "from toolscore.cli.app import main; main()", "label", "1",
              "--db", str(db), "--labeller", labeller],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

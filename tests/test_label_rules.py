@@ -18,7 +18,7 @@ from test_label_web import client_for, make_batch
 from test_report_html import PWN, Page
 from toolscore.calibration.batches import BatchCase, Batches
 from toolscore.calibration.web import SECURITY_HEADERS
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.store import open_store
 
 SPEC = """

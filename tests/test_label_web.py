@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from toolscore.calibration.batches import BatchCase, Batches
 from toolscore.calibration.page import case_page, visible
 from toolscore.calibration.web import TOKEN_HEADER, create_app
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
 from toolscore.store import open_store
 
 TOKEN = "test-token-0123456789"

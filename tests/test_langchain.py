@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from fixture_scripts import load_script
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.errors import OutputError
-from toolscore.formats import read_transcript
-from toolscore.formats.detect import detect
+from toolscore.inputs.formats import read_transcript
+from toolscore.inputs.formats.detect import detect
 
 FORMATS_DIR = Path(__file__).parent / "formats"
 

@@ -15,11 +15,11 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.errors import OutputError, SpecError
-from toolscore.lenient import Junk, first_junk, loads, text_of
-from toolscore.outputs import read_outputs
-from toolscore.specs import load_specs
+from toolscore.inputs.lenient import Junk, first_junk, loads, text_of
+from toolscore.inputs.outputs import read_outputs
+from toolscore.specs.loading import load_specs
 
 GOLDEN = json.loads((Path(__file__).parent / "cases" / "junk.json").read_text(encoding="utf-8"))
 

@@ -10,15 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linked_oracle import old_links_kept, old_passes
-from toolscore import dataflow, matching
-from toolscore.cases import parse_case
-from toolscore.dataflow import SearchGaveUpError, link_problems, search_pairing
+from toolscore.core import dataflow, matching
+from toolscore.core.dataflow import SearchGaveUpError, link_problems, search_pairing
+from toolscore.core.matching import _link_fits, _links_kept, linked_plan_passes, matches
+from toolscore.core.model import Call, Case
 from toolscore.errors import CaseError
-from toolscore.matching import _link_fits, _links_kept, linked_plan_passes, matches
-from toolscore.model import Call, Case
-from toolscore.outputs import parse_output
-from toolscore.scoring import score_case
-from toolscore.specs import SpecSet, parse_specs
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.outputs import parse_output
+from toolscore.scoring.case import score_case
+from toolscore.specs.loading import SpecSet, parse_specs
 
 TOOLS = {
     "get": {"args": {"order_id": "exact"}},

@@ -19,13 +19,13 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolscore.cli import cli, environment, example_dir
+from toolscore.cli.app import cli, environment, example_dir
+from toolscore.core.model import Call, Case, Ref, Trajectory
+from toolscore.core.plan_calls import plan_calls
 from toolscore.errors import CaseError
-from toolscore.lint import Finding, lint_cases
-from toolscore.model import Call, Case, Ref, Trajectory
-from toolscore.plan_calls import plan_calls
-from toolscore.scoring import score_case
-from toolscore.specs import SpecSet, load_specs, parse_specs
+from toolscore.lint.checks import Finding, lint_cases
+from toolscore.scoring.case import score_case
+from toolscore.specs.loading import SpecSet, load_specs, parse_specs
 
 ROOT = Path(__file__).parent.parent
 CASES_DIR = Path(__file__).parent / "lint_cases"

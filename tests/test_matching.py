@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from toolscore import parse_case, parse_output, parse_specs, score_case
-from toolscore.matching import diagnose_plan, iter_mismatches, matches
-from toolscore.model import MISSING, OMITTED, AnyOf, Call, Mismatch
-from toolscore.rules import ObjectRule, compile_args, compile_rule
-from toolscore.specs import SpecSet
+from toolscore.core.matching import diagnose_plan, iter_mismatches, matches
+from toolscore.core.model import MISSING, OMITTED, AnyOf, Call, Mismatch
+from toolscore.core.rules import ObjectRule, compile_args, compile_rule
+from toolscore.specs.loading import SpecSet
 
 TOOL = ObjectRule(
     args=compile_args(

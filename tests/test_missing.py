@@ -20,14 +20,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolscore import parse_case, parse_output, parse_specs, score
-from toolscore.cli import cli
-from toolscore.matching import best_plan
-from toolscore.missing import JoinTally, likely_cause, nothing_calls
-from toolscore.model import Trajectory
-from toolscore.parallel import ParallelScoring
+from toolscore.cli.app import cli
+from toolscore.core.matching import best_plan
+from toolscore.core.model import Trajectory
+from toolscore.engines.local import ParallelScoring
+from toolscore.inputs.missing import JoinTally, likely_cause, nothing_calls
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring import SummaryBuilder, score_case, with_state
-from toolscore.specs import SpecSet
+from toolscore.scoring.case import SummaryBuilder, score_case, with_state
+from toolscore.specs.loading import SpecSet
 from toolscore.state import check_state, load_environment, unreplayed
 from toolscore.store.codec import baseline_bits, case_json
 

@@ -57,7 +57,7 @@ def optional_among(modules: set[str]) -> list[str]:
     "statement",
     [
         "import toolscore",
-        "import toolscore.cli",
+        "import toolscore.cli.app",
         "from toolscore import load_specs, read_cases, read_outputs, score",
     ],
 )

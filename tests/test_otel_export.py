@@ -19,11 +19,11 @@ from click.testing import CliRunner, Result
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolscore.cli import cli
-from toolscore.converted import HEAD_BYTES, Conversion, layout_of
+from toolscore.cli.app import cli
 from toolscore.errors import InputError
-from toolscore.otlp_export import convert, sniff
-from toolscore.otlp_ids import hex_id
+from toolscore.inputs.converted import HEAD_BYTES, Conversion, layout_of
+from toolscore.inputs.otlp_export import convert, sniff
+from toolscore.inputs.otlp_ids import hex_id
 
 HERE = Path(__file__).parent / "formats" / "otel_export"
 EXPORT = HERE / "collector.jsonl"

@@ -9,11 +9,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolscore.cases import parse_case
-from toolscore.formats import read_transcript
-from toolscore.model import MISSING, Trajectory
-from toolscore.scoring import score_case
-from toolscore.specs import parse_specs
+from toolscore.core.model import MISSING, Trajectory
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.formats import read_transcript
+from toolscore.scoring.case import score_case
+from toolscore.specs.loading import parse_specs
 
 ORDER = {"order_id": "order-12"}
 

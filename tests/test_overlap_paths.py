@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolscore import matching
-from toolscore.matching import (
+from toolscore.core import matching
+from toolscore.core.matching import (
     _accepted_keys,
     _call_matches,
     _mismatch_count,
@@ -29,9 +29,9 @@ from toolscore.matching import (
     narrowed,
     plan_passes,
 )
-from toolscore.model import OMITTED, AnyOf, Call, Ref
-from toolscore.rules import CasefoldRule, ExactRule, LowercaseRule, Rule
-from toolscore.specs import SpecSet, parse_specs
+from toolscore.core.model import OMITTED, AnyOf, Call, Ref
+from toolscore.core.rules import CasefoldRule, ExactRule, LowercaseRule, Rule
+from toolscore.specs.loading import SpecSet, parse_specs
 
 SETTINGS = settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 

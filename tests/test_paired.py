@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from toolscore.paired import Table, mcnemar_exact, paired_test, table_test
+from toolscore.stats.paired import Table, mcnemar_exact, paired_test, table_test
 
 
 @pytest.mark.parametrize(

@@ -10,15 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolscore.cases import read_cases
+from toolscore.engines.local import ParallelScoring
 from toolscore.errors import CaseError, InputError, OutputError
-from toolscore.jsonl import read_jsonl
-from toolscore.outputs import read_outputs
-from toolscore.parallel import ParallelScoring
-from toolscore.rawjoin import joined_chunks, leading_id, pairs
+from toolscore.inputs.cases import read_cases
+from toolscore.inputs.join import join_groups_by_id, joined_chunks, leading_id, pairs
+from toolscore.inputs.jsonl import read_jsonl
+from toolscore.inputs.outputs import read_outputs
 from toolscore.report.json_report import case_to_json, plain
-from toolscore.scoring import join_groups_by_id, score
-from toolscore.specs import load_specs
+from toolscore.scoring.case import score
+from toolscore.specs.loading import load_specs
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 RUNS = [
@@ -76,7 +76,7 @@ def test_by_default_a_large_input_is_scored_on_every_core(
 ) -> None:
     from click.testing import CliRunner  # noqa: PLC0415
 
-    from toolscore import cli as cli_module  # noqa: PLC0415
+    from toolscore.cli import app as cli_module  # noqa: PLC0415
 
     example = cli_module.example_dir()
     args = [

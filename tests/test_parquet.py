@@ -18,10 +18,10 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 from click.testing import CliRunner, Result
 
-from toolscore import parquet_input
-from toolscore.cli import cli
-from toolscore.converted import Conversion, Kind
+from toolscore.cli.app import cli
 from toolscore.errors import CaseError, OutputError
+from toolscore.inputs import parquet as parquet_input
+from toolscore.inputs.converted import Conversion, Kind
 
 FIXTURES = Path(__file__).parent / "parquet"
 SPECS = str(FIXTURES / "tools.yaml")

@@ -18,14 +18,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from toolscore.cases import parse_case
+from toolscore.core.matching import best_plan, matches
+from toolscore.core.model import Case, CaseResult, Trajectory
+from toolscore.core.rules import KINDS, compile_rule, enum_key, json_equal
 from toolscore.errors import OutputError
-from toolscore.matching import best_plan, matches
-from toolscore.model import Case, CaseResult, Trajectory
-from toolscore.outputs import parse_output
-from toolscore.rules import KINDS, compile_rule, enum_key, json_equal
-from toolscore.scoring import score, score_case
-from toolscore.specs import SpecSet, parse_specs
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.outputs import parse_output
+from toolscore.scoring.case import score, score_case
+from toolscore.specs.loading import SpecSet, parse_specs
 
 Node = dict[str, Any]
 """A spec node (`{"kind": ..., ...}`) or a call as JSON (`{"name": ..., "args": ...}`)."""

@@ -16,7 +16,7 @@ import yaml.nodes  # noqa: F401 - see below
 from toolscore import load_specs, read_cases, read_outputs, score
 from toolscore.integrations import pytest_plugin
 from toolscore.report.terminal import interval, metric_rows
-from toolscore.stats import wilson
+from toolscore.stats.intervals import wilson
 
 pytest_plugins = ["pytester"]
 # pytester's in-process runs forget the modules first imported during a run; PyYAML, which

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.engines.ray import EXIT_ONCE, LOCAL_HOST, LOCAL_ONLY
 
 ROOT = Path(__file__).parent.parent

@@ -18,10 +18,10 @@ import yaml
 from click.testing import CliRunner
 
 from toolscore import load_specs, read_cases, read_outputs
-from toolscore.cases import parse_case
-from toolscore.cli import cli
-from toolscore.converted import converted_inputs
-from toolscore.specs import parse_specs
+from toolscore.cli.app import cli
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.converted import converted_inputs
+from toolscore.specs.loading import parse_specs
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from test_startup import found, imported
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.html_report.embed import Caps, select_cases
 from toolscore.html_report.html import Provenance, report_html
 

@@ -25,7 +25,7 @@ from toolscore.html_report.embed import Caps, select_cases
 from toolscore.html_report.html import Provenance, report_html
 from toolscore.html_report.page import write_page
 from toolscore.html_report.sources import ReportFile, details_from_files
-from toolscore.specs import load_specs
+from toolscore.specs.loading import load_specs
 
 
 @pytest.fixture

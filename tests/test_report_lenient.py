@@ -7,11 +7,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.report.json_report import report_header
 from toolscore.report.lenient import lenient_rules
 from toolscore.report.terminal import LENIENT_LINES, relaxations
-from toolscore.specs import SpecSet, parse_specs
+from toolscore.specs.loading import SpecSet, parse_specs
 
 EVERY_KIND = {
     "version": "1",

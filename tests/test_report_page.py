@@ -1,5 +1,5 @@
 """How the HTML report writes a rate and an interval: the digits the terminal writes for the
-same number (one rounding, `toolscore.stats`), never two equal-looking bounds for two
+same number (one rounding, `toolscore.stats.intervals`), never two equal-looking bounds for two
 different numbers, never 100.0% (or 0.0%) for a bound the report JSON writes short of 1 (or
 above 0)."""
 
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from toolscore.html_report.page import interval, percent, points
 from toolscore.report import terminal
-from toolscore.scoring import Rate, interval_json
-from toolscore.stats import percent_digits, wilson
+from toolscore.scoring.case import Rate, interval_json
+from toolscore.stats.intervals import percent_digits, wilson
 
 
 @pytest.mark.parametrize(

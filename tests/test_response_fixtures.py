@@ -23,8 +23,8 @@ from openai.types.responses import Response
 from pydantic import BaseModel
 
 from fixture_scripts import load_script
-from toolscore.formats import responses
-from toolscore.outputs import parse_output
+from toolscore.inputs.formats import responses
+from toolscore.inputs.outputs import parse_output
 
 RESPONSES_DIR = Path(__file__).parent / "formats" / "responses"
 

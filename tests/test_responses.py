@@ -28,11 +28,11 @@ from response_lines import (
     unread,
     write_run,
 )
-from toolscore.check import check
 from toolscore.errors import OutputError
-from toolscore.formats import FORMATS
+from toolscore.inputs.formats import FORMATS
+from toolscore.inputs.outputs import parse_output, read_outputs
 from toolscore.integrations.evaluators import produced_of
-from toolscore.outputs import parse_output, read_outputs
+from toolscore.scoring.check import check
 
 ONE_PER_PROVIDER = [
     "openai_chat_dump.json",
@@ -384,8 +384,8 @@ def test_read_outputs_passes_the_runs_choice_on(tmp_path: Path) -> None:
 def test_the_common_call_is_built_whole() -> None:
     """`produced_call` builds the common call without the named tuple's defaults: it must
     still be the `Call` those defaults make."""
-    from toolscore.calls import produced_call  # noqa: PLC0415
-    from toolscore.model import Call  # noqa: PLC0415
+    from toolscore.core.model import Call  # noqa: PLC0415
+    from toolscore.inputs.calls import produced_call  # noqa: PLC0415
 
     made = produced_call({"name": "f", "args": {"x": 1}, "id": "c", "result": 2})
     assert made == Call("f", {"x": 1}, call_id="c", result=2)

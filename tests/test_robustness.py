@@ -7,11 +7,11 @@ from typing import Any
 import orjson
 import pytest
 
-from toolscore.cases import parse_case
-from toolscore.outputs import parse_output
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring import score_case
-from toolscore.specs import parse_specs
+from toolscore.scoring.case import score_case
+from toolscore.specs.loading import parse_specs
 
 SPEC = {
     "tools": {

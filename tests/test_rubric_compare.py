@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from test_report_html import Page
-from toolscore.cli import cli
-from toolscore.paired import Clusters, Table, cluster_test, table_test
+from toolscore.cli.app import cli
+from toolscore.stats.paired import Clusters, Table, cluster_test, table_test
 
 SPEC = """\
 version: "g1"

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from test_properties import ANY_JSON, SETTINGS, Node, build_specs, plans_and_calls, spec_dicts
-from toolscore.parallel import LOCAL_RUBRICS, ParallelScoring
+from toolscore.engines.local import LOCAL_RUBRICS, ParallelScoring
 from toolscore.rubrics.checks import LocalRubric
 from toolscore.rubrics.spec import parse_rubric
 from toolscore.state.limits import alarms_installed

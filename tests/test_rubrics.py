@@ -14,11 +14,11 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from toolscore.cli import cli
-from toolscore.parallel import ALL_RUBRICS, LOCAL_RUBRICS, ParallelScoring
+from toolscore.cli.app import cli
+from toolscore.engines.local import ALL_RUBRICS, LOCAL_RUBRICS, ParallelScoring
 from toolscore.rubrics.base import JudgeRubric, RubricTarget, RubricVerdict, SimilarityRubric
 from toolscore.rubrics.remote import check_keys
-from toolscore.specs import load_specs, parse_specs
+from toolscore.specs.loading import load_specs, parse_specs
 from toolscore.store.judgments import StoredJudgments
 
 SPEC = """\

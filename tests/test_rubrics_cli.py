@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fake_openai import FakeOpenAI, Reply, judge_answer, serving
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 
 KEY_VAR = "TOOLSCORE_TEST_CLI_JUDGE_KEY"
 SECRET = "sk-test-cli-9d41c07be2a54f3e"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from toolscore.matching import matches
-from toolscore.model import MISSING, OMITTED
-from toolscore.rules import (
+from toolscore.core.matching import matches
+from toolscore.core.model import MISSING, OMITTED
+from toolscore.core.rules import (
     KINDS,
     EnumRule,
     ExactRule,

@@ -11,11 +11,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from toolscore import documents
-from toolscore.cli import cli, example_dir
-from toolscore.documents import MAX_ALIAS_VALUES, MAX_DEPTH
+from toolscore.cli.app import cli, example_dir
 from toolscore.errors import SpecError
-from toolscore.specs import load_specs, parse_specs
+from toolscore.specs import parsing as documents
+from toolscore.specs.loading import load_specs, parse_specs
+from toolscore.specs.parsing import MAX_ALIAS_VALUES, MAX_DEPTH
 
 
 def load(tmp_path: Path, text: str, name: str = "tools.yaml") -> object:

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
+from toolscore.core.matching import matches
+from toolscore.core.rules import EnumRule, ListRule, NumberRule, ObjectRule
 from toolscore.errors import SpecError
-from toolscore.matching import matches
-from toolscore.rules import EnumRule, ListRule, NumberRule, ObjectRule
-from toolscore.specs import check_specs, load_specs, parse_specs, read_mapping
+from toolscore.specs.loading import check_specs, load_specs, parse_specs, read_mapping
 
 NATIVE: dict[str, Any] = {
     "version": "2026.11",

@@ -16,11 +16,11 @@ import click
 import orjson
 import pytest
 
-from toolscore.cli import LAZY_COMMANDS, cli
+from toolscore.cli.app import LAZY_COMMANDS, cli
 
 PROBE = """
 import sys
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 
 try:
     cli.main(sys.argv[2:], prog_name="toolscore", standalone_mode=False)
@@ -42,12 +42,12 @@ UNUSED_BY_SCORE = (
     "toolscore.state",
     "toolscore.calibration",
     "toolscore.bfcl",
-    "toolscore.lint",
-    "toolscore.demo",
-    "toolscore.commands.store",
-    "toolscore.commands.calibration",
-    "toolscore.commands.label",
-    "toolscore.commands.bfcl",
+    "toolscore.lint.checks",
+    "toolscore.cli.demo",
+    "toolscore.cli.store",
+    "toolscore.cli.calibration",
+    "toolscore.cli.label",
+    "toolscore.cli.bfcl",
     "openai",
     "toolscore.rubrics.remote",
 )
@@ -112,7 +112,7 @@ def test_saving_a_run_imports_no_scipy_and_compare_does(tmp_path: Path, inputs: 
     """The paired statistics of `compare` import scipy when they run, not with the store."""
     db = str(tmp_path / "results.db")
     saved = imported(tmp_path, *inputs, "--db", db)
-    assert "toolscore.paired" in saved
+    assert "toolscore.stats.paired" in saved
     assert found(saved, ("scipy",)) == []
     imported(tmp_path, *inputs, "--db", db)
     assert "scipy.stats" in imported(tmp_path, "compare", "1", "2", "--db", db)
@@ -136,8 +136,8 @@ def test_a_tool_list_spec_imports_json_schema_and_a_native_one_does_not(
 def test_lint_and_version_import_neither_rich_nor_the_scorer_s_extras(tmp_path: Path) -> None:
     (tmp_path / "tools.yaml").write_text(SPEC)
     lint = imported(tmp_path, "lint", "--specs", str(tmp_path / "tools.yaml"))
-    assert "toolscore.lint" in lint
-    assert found(lint, ("rich", *UNUSED_BY_SCORE)) == ["toolscore.lint"]
+    assert "toolscore.lint.checks" in lint
+    assert found(lint, ("rich", *UNUSED_BY_SCORE)) == ["toolscore.lint.checks"]
     version = imported(tmp_path, "--version")
     assert found(version, ("rich", "yaml", *UNUSED_BY_SCORE)) == []
 
@@ -147,8 +147,15 @@ def test_the_package_alone_imports_no_command_line_nor_optional_library(tmp_path
     code = f"import sys, toolscore; open({str(listing)!r}, 'w').write(' '.join(sys.modules))"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
     modules = set(listing.read_text().split())
-    assert "toolscore.scoring" in modules
-    heavy = ("click", "rich", "yaml", "toolscore.report", "toolscore.parallel", *UNUSED_BY_SCORE)
+    assert "toolscore.scoring.case" in modules
+    heavy = (
+        "click",
+        "rich",
+        "yaml",
+        "toolscore.report",
+        "toolscore.engines.local",
+        *UNUSED_BY_SCORE,
+    )
     assert found(modules, heavy) == []
 
 
@@ -187,7 +194,7 @@ def test_a_deterministic_rubric_imports_no_extra_and_a_regex_one_only_its_time_l
         spec = SPEC.replace("      order_id: exact\n", "      order_id: exact\n" + note)
         (tmp_path / "tools.yaml").write_text(spec)
         modules = imported(tmp_path, *inputs, "--json", str(tmp_path / "report.json"))
-        assert "toolscore.rubrics.run" in modules
+        assert "toolscore.scoring.rubric_run" in modules
         assert found(modules, ("toolscore.rubrics.remote", "openai")) == []
         assert found(modules, UNUSED_BY_SCORE) == []
         assert ("toolscore.limits" in modules) is (kind == "regex")

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolscore import Case, SpecSet, parse_case, parse_output, parse_specs
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.errors import ReplayInterrupted
 from toolscore.state import DocumentDiff, DocumentEnvironment, check_state, load_environment
 from toolscore.state.document_hash import document_hash

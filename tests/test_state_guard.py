@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolscore import Case, parse_case, parse_output, parse_specs
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.state import Environment, StateVerdict, check_state, load_environment
 from toolscore.state.guard import DENIED_PRAGMAS
 

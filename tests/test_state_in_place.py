@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolscore import Case, SpecSet, parse_case, parse_output, parse_specs
-from toolscore.model import Call
+from toolscore.core.model import Call
 from toolscore.state import Environment, check_state, load_environment
 from toolscore.state import verdict as verdict_module
 from toolscore.state.touched import full_copies, split_statements, workspace

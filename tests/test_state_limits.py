@@ -25,9 +25,9 @@ from click.testing import CliRunner
 
 import toolscore
 from toolscore import Case, parse_case, parse_output, parse_specs
-from toolscore.cli import cli
+from toolscore.cli.app import cli
 from toolscore.errors import CaseError, InputError, ReplayInterrupted, SpecError
-from toolscore.specs import MAX_TIMEOUT
+from toolscore.specs.loading import MAX_TIMEOUT
 from toolscore.state import Environment, StateVerdict, check_state, load_environment
 
 LIMIT = 0.2
@@ -300,7 +300,7 @@ def _args(folder: Path, cases: Path, outputs: Path) -> list[str]:
 
 def _toolscore(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the command line on the toolscore these tests import, in a process of its own."""
-    command = [sys.executable, "-c", "from toolscore.cli import main; main()", *args]
+    command = [sys.executable, "-c", "from toolscore.cli.app import main; main()", *args]
     source = str(Path(toolscore.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": source}
     return subprocess.run(

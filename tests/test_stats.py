@@ -1,4 +1,5 @@
-"""The closed-form intervals of `toolscore.stats` against scipy.stats and textbook values."""
+"""The closed-form intervals of `toolscore.stats.intervals` against scipy.stats and textbook
+values."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest, norm
 
-from toolscore.stats import Z95, clustered_se, normal_interval, wilson
+from toolscore.stats.intervals import Z95, clustered_se, normal_interval, wilson
 
 
 def test_z_is_the_normal_quantile() -> None:

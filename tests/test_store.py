@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from toolscore import __version__, load_specs, read_cases, read_outputs, score
-from toolscore.cli import example_dir
-from toolscore.commands.store import register
+from toolscore.cli.app import example_dir
+from toolscore.cli.store import register
+from toolscore.core.model import MISMATCH_CODES, MISSING, Call, CaseResult, Mismatch
 from toolscore.errors import InputError
-from toolscore.model import MISMATCH_CODES, MISSING, Call, CaseResult, Mismatch
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring import Summary
+from toolscore.scoring.case import Summary
 from toolscore.store import RunMeta, Store, compare, describe_previous, open_store
 from toolscore.store.codec import REPORTED_FIELDS
 from toolscore.store.restore import summary_from_json

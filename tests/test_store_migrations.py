@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolscore.calibration.batches import Batches
-from toolscore.commands.store import register
+from toolscore.cli.store import register
 from toolscore.errors import InputError
 from toolscore.store import SCHEMA_VERSION, open_store
 from toolscore.store.connection import connect
@@ -129,7 +129,7 @@ def test_a_batch_made_before_agreements_still_reads_and_calibrates(tmp_path: Pat
             "computed-amount": "correct",
         }
     group = click.Group()
-    from toolscore.commands.calibration import register as register_calibration  # noqa: PLC0415
+    from toolscore.cli.calibration import register as register_calibration  # noqa: PLC0415
 
     register_calibration(group)
     result = CliRunner().invoke(group, ["calibrate", "1", "--db", str(path), "--json"])

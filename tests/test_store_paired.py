@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from toolscore import __version__, load_specs, read_cases, read_outputs, score
-from toolscore.cli import example_dir
-from toolscore.commands.store import register
+from toolscore.cli.app import example_dir
+from toolscore.cli.store import register
 from toolscore.store import RunMeta, Store, compare, open_store
 from toolscore.store.rescore import rescore
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from toolscore.cli import example_dir
+from toolscore.cli.app import example_dir
 from toolscore.store import Store, open_store
 
 SAVER = """
 import sys, time
-from toolscore.model import CaseResult, Mismatch
-from toolscore.scoring import Summary
-from toolscore.specs import load_specs
+from toolscore.core.model import CaseResult, Mismatch
+from toolscore.scoring.case import Summary
+from toolscore.specs.loading import load_specs
 from toolscore.store import RunMeta, open_store
 from toolscore.store import writer as writer_module
 

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 import toolscore
 from toolscore.calibration.batches import Batches
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
 from toolscore.store import SCHEMA_VERSION, open_store
 
 FIRST_SCHEMA = Path(__file__).parent / "store" / "schema-1.sql"
@@ -39,7 +39,7 @@ def read_only(directory: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 def toolscore_read_only(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The toolscore command line, run with `directory` mounted read-only."""
     program = (
-        f"import sys; sys.path.insert(0, {_SOURCES!r}); from toolscore.cli import main; main()"
+        f"import sys; sys.path.insert(0, {_SOURCES!r}); from toolscore.cli.app import main; main()"
     )
     return read_only(directory, sys.executable, "-c", program, *args)
 

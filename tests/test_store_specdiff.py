@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from toolscore.cli import cli
-from toolscore.specs import SpecSet, parse_specs
+from toolscore.cli.app import cli
+from toolscore.specs.loading import SpecSet, parse_specs
 from toolscore.store import Change, spec_diff
 
 BASE: dict[str, Any] = {

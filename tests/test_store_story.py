@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from toolscore import __version__, load_specs, read_cases, read_outputs, score
-from toolscore.cli import cli, example_dir
-from toolscore.commands.store import register
+from toolscore.cli.app import cli, example_dir
+from toolscore.cli.store import register
 from toolscore.store import RunMeta, Store, compare, describe_previous, open_store, spec_diff
 from toolscore.store.rescore import rescore
 

@@ -13,22 +13,22 @@ from typing import Any
 
 import pytest
 
-from toolscore import parse_case, parse_output, parse_specs, score, scoring
+from toolscore import parse_case, parse_output, parse_specs, score
+from toolscore.core.model import Case, CaseResult, Trajectory
 from toolscore.errors import CaseError, OutputError
-from toolscore.model import Case, CaseResult, Trajectory
-from toolscore.scoring import (
+from toolscore.inputs.join import join, join_by_id
+from toolscore.scoring import case as scoring
+from toolscore.scoring.case import (
     BaselineTally,
     Summary,
     SummaryBuilder,
     exact_baseline,
     exact_difference,
-    join,
-    join_by_id,
     outcome_passed,
     score_case,
     with_state,
 )
-from toolscore.specs import SpecSet
+from toolscore.specs.loading import SpecSet
 from toolscore.state import load_environment
 
 

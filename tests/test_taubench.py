@@ -14,8 +14,8 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from toolscore.cli import cli
-from toolscore.commands.bfcl import register
+from toolscore.cli.app import cli
+from toolscore.cli.bfcl import register
 
 FIXTURE = Path(__file__).parent / "taubench_fixture"
 GOLDEN = FIXTURE / "golden"
@@ -223,8 +223,8 @@ def test_results_saved_trial_by_trial_come_out_by_task(group: click.Group, tmp_p
 
 def test_converted_results_read_as_transcripts(group: click.Group, tmp_path: Path) -> None:
     from toolscore.errors import OutputError  # noqa: PLC0415
-    from toolscore.jsonl import parse_line  # noqa: PLC0415
-    from toolscore.outputs import parse_output  # noqa: PLC0415
+    from toolscore.inputs.jsonl import parse_line  # noqa: PLC0415
+    from toolscore.inputs.outputs import parse_output  # noqa: PLC0415
 
     out = tmp_path / "outputs.jsonl"
     run(group, "import", "tau-bench-results", str(FIXTURE / "results.json"), "--out", str(out))

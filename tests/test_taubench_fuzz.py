@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import mutate
 from toolscore.errors import InputError, OutputError
-from toolscore.jsonl import parse_line
-from toolscore.outputs import parse_output
+from toolscore.inputs.jsonl import parse_line
+from toolscore.inputs.outputs import parse_output
 from toolscore.taubench.results import convert_results
 
 SEED = json.loads((Path(__file__).parent / "taubench_fixture" / "results.json").read_text())

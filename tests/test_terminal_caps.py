@@ -12,7 +12,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
 from toolscore.report.terminal import LINES_PER_CASE
 
 EXTRA = 10_000

@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
 from toolscore.report.printable import printable
 
 HOSTILE = "\x1b[2J\x1b]0;pwned\x07[red]boom[/red]:x:\u202eevil\x9b31m\r\nFAKE\x7f"

@@ -19,15 +19,15 @@ from hypothesis import strategies as st
 import mutate
 from fuzz_seeds import fuzz_case, output_groups
 from toolscore import parse_case, parse_output, score
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
+from toolscore.engines.local import ParallelScoring
 from toolscore.errors import CaseError, OutputError
-from toolscore.jsonl import parse_line
-from toolscore.parallel import ParallelScoring
+from toolscore.inputs.jsonl import parse_line
+from toolscore.inputs.trials import pass_at, pass_hat
 from toolscore.report.json_report import case_to_json
-from toolscore.specs import load_specs
+from toolscore.specs.loading import load_specs
 from toolscore.state import load_environment
 from toolscore.state.outputs import missing_outputs
-from toolscore.trials import pass_at, pass_hat
 
 SPECS = load_specs(example_dir() / "tools.yaml")
 

@@ -16,12 +16,12 @@ import orjson
 import pytest
 
 from response_lines import REFUNDS, SPEC, line_of, read, refused, run, stream_of, write_run
-from toolscore.cases import parse_case
 from toolscore.errors import OutputError
-from toolscore.jsonl import parse_line
-from toolscore.outputs import parse_output
-from toolscore.scoring import SummaryBuilder, score
-from toolscore.specs import parse_specs
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.jsonl import parse_line
+from toolscore.inputs.outputs import parse_output
+from toolscore.scoring.case import SummaryBuilder, score
+from toolscore.specs.loading import parse_specs
 from toolscore.store.restore import summary_from_json
 
 

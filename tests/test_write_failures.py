@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from toolscore import files
-from toolscore.cli import cli, example_dir
+from toolscore.cli.app import cli, example_dir
 from toolscore.store import connection, open_store, writer
 
 

@@ -6,15 +6,23 @@ from toolscore.build import build_kind
 
 # isort: split
 from toolscore._version import __version__
-from toolscore.cases import parse_case, read_cases
-from toolscore.check import assert_tool_calls, check
+from toolscore.core.matching import best_plan, iter_mismatches, matches
+from toolscore.core.model import (
+    MISMATCH_CODES,
+    MISSING,
+    Call,
+    Case,
+    CaseResult,
+    Mismatch,
+    Trajectory,
+)
+from toolscore.core.rules import Rule, compile_rule
 from toolscore.errors import CaseError, InputError, OutputError, SpecError
-from toolscore.matching import best_plan, iter_mismatches, matches
-from toolscore.model import MISMATCH_CODES, MISSING, Call, Case, CaseResult, Mismatch, Trajectory
-from toolscore.outputs import parse_output, read_outputs
-from toolscore.rules import Rule, compile_rule
-from toolscore.scoring import Scoring, Summary, score, score_case
-from toolscore.specs import SpecSet, load_specs, parse_specs
+from toolscore.inputs.cases import parse_case, read_cases
+from toolscore.inputs.outputs import parse_output, read_outputs
+from toolscore.scoring.case import Scoring, Summary, score, score_case
+from toolscore.scoring.check import assert_tool_calls, check
+from toolscore.specs.loading import SpecSet, load_specs, parse_specs
 
 __all__ = [
     "MISMATCH_CODES",

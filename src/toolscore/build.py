@@ -56,7 +56,7 @@ def build_kind() -> str:
     """The string "compiled" when the scoring modules in use were loaded from compiled
     extensions, "pure-python" when they run from their .py sources (no compiler at install time, or
     `TOOLSCORE_PURE_PYTHON=1`). It tells what was loaded, not what was built."""
-    import_module("toolscore.scoring")  # the scoring path, so that there is one to judge
+    import_module("toolscore.scoring.case")  # the scoring path, so that there is one to judge
     for name, module in list(sys.modules.items()):
         origin = getattr(getattr(module, "__spec__", None), "origin", None)
         if name.startswith("toolscore.") and str(origin).endswith(tuple(EXTENSION_SUFFIXES)):

@@ -31,7 +31,7 @@ from toolscore.bfcl.schema import Node, SchemaError, ToolDraft, parameters, tool
 from toolscore.bfcl.strings import standardize_answer, standardize_produced
 from toolscore.errors import InputError
 from toolscore.files import write_files
-from toolscore.import_check import check_loads, spec_yaml
+from toolscore.inputs.import_check import check_loads, spec_yaml
 
 VARIABLE_REASON = (
     "BFCL's answers hold values of another type than the doc's here (a variable name, say); "

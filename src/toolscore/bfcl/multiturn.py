@@ -30,7 +30,7 @@ from toolscore.bfcl.pycall import NotLiteralError, literal
 from toolscore.bfcl.runtime import BFCL_EVAL, POSITIONAL
 from toolscore.bfcl.schema import SchemaError, ToolDraft, tool_args
 from toolscore.errors import InputError
-from toolscore.import_check import check_loads
+from toolscore.inputs.import_check import check_loads
 
 DOC_FILES = {
     "GorillaFileSystem": "gorilla_file_system.json",

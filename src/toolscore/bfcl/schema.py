@@ -34,8 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolscore.matching import value_problem
-from toolscore.rules import RuleError, compile_rule
+from toolscore.core.matching import value_problem
+from toolscore.core.rules import RuleError, compile_rule
 
 Node = dict[str, Any]
 """A rule node as written in `tools.yaml`: `{"kind": ..., options...}`."""

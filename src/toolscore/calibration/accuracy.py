@@ -23,7 +23,7 @@ from typing import Any
 
 from toolscore.calibration.batches import AGREEMENT, DISAGREEMENT
 from toolscore.calibration.bugrate import scaled_count
-from toolscore.stats import wilson
+from toolscore.stats.intervals import wilson
 
 WILSON = "Wilson interval of the share of right verdicts (the run is one stratum)"
 STRATIFIED = (

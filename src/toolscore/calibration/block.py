@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolscore.calibration.batches import Batches
 from toolscore.calibration.calibrate import Calibration, calibrate
-from toolscore.stats import wilson
+from toolscore.stats.intervals import wilson
 
 if TYPE_CHECKING:
     from toolscore.store.database import Store

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolscore.stats import Z95, wilson
+from toolscore.stats.intervals import Z95, wilson
 
 WILSON_SCALED = "Wilson interval of the bug rate times the run's disagreements (one stratum)"
 STRATIFIED = (

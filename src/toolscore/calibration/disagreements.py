@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from toolscore.calibration.batches import AGREEMENT, DISAGREEMENT, BatchCase, Batches
 from toolscore.calibration.sample import proportional_sample, stratified_sample
 from toolscore.calibration.view import case_view, stratum, stratum_view
-from toolscore.cases import may_hold_markers, parse_case
+from toolscore.core.model import Case, Trajectory
 from toolscore.errors import CaseError, InputError, OutputError
-from toolscore.jsonl import parse_line
-from toolscore.model import Case, Trajectory
-from toolscore.outputs import parse_output
-from toolscore.rawjoin import leading_id
-from toolscore.scoring import join_groups_by_id, score_case
-from toolscore.specs import SpecSet
+from toolscore.inputs.cases import may_hold_markers, parse_case
+from toolscore.inputs.join import join_groups_by_id, leading_id
+from toolscore.inputs.jsonl import parse_line
+from toolscore.inputs.outputs import parse_output
+from toolscore.scoring.case import score_case
+from toolscore.specs.loading import SpecSet
 from toolscore.store.codec import BASELINES, ResultRow, case_json
 
 if TYPE_CHECKING:

@@ -25,8 +25,8 @@ import orjson
 
 from toolscore.calibration.batches import Batches, Label
 from toolscore.errors import InputError
-from toolscore.inputs import close_input, open_input
-from toolscore.jsonl import read_jsonl
+from toolscore.inputs.jsonl import read_jsonl
+from toolscore.inputs.paths import close_input, open_input
 
 FIELDS = ("batch", "position", "case_id", "labeller", "label", "note", "updated")
 FORMATS = ("jsonl", "csv")

@@ -20,7 +20,7 @@ from toolscore.calibration.batches import SCORERS, BatchCase, Label
 from toolscore.calibration.spec_notes import names_in, rules_view
 
 if TYPE_CHECKING:
-    from toolscore.specs import SpecSet
+    from toolscore.specs.loading import SpecSet
 
 _INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cs"})
 """Unicode categories shown as their code point: control, format (bidirectional overrides,

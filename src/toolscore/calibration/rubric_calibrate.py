@@ -22,7 +22,7 @@ from toolscore.calibration.batches import BatchCase, Batches, BatchInfo
 from toolscore.calibration.calibrate import PERSON, PERSON_LABELS, person_labels
 from toolscore.calibration.rubric_sample import VERDICT
 from toolscore.errors import InputError
-from toolscore.stats import wilson
+from toolscore.stats.intervals import wilson
 
 POPULATION = "scored"
 """The population of a rubric batch's cells: the run's scored entries of the rubric."""

@@ -23,13 +23,14 @@ from toolscore.calibration.batches import BatchCase, Batches
 from toolscore.calibration.disagreements import DEFAULT_SIZE, wanted_cases, wanted_outputs
 from toolscore.calibration.sample import stratified_sample
 from toolscore.errors import InputError
+from toolscore.inputs.join import join
 from toolscore.rubrics.base import JudgeRubric, SimilarityRubric
 from toolscore.rubrics.checks import LocalRubric, PhrasesCheck
-from toolscore.scoring import join, score_case
+from toolscore.scoring.case import score_case
 from toolscore.store.rubrics import has_rubric_table
 
 if TYPE_CHECKING:
-    from toolscore.specs import SpecSet
+    from toolscore.specs.loading import SpecSet
     from toolscore.store.database import Store
 
 BIN_WIDTH = 0.1

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from toolscore.model import MISSING
+from toolscore.core.model import MISSING
+from toolscore.core.rules import Rule
 from toolscore.report.json_report import safe_value
 from toolscore.report.lenient import forgiven, with_nested
-from toolscore.rules import Rule
-from toolscore.specs import SpecSet
+from toolscore.specs.loading import SpecSet
 
 MAX_NESTED = 50
 """Rules kept under one top-level argument at most (an object may nest hundreds)."""

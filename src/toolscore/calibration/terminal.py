@@ -13,9 +13,9 @@ from toolscore.calibration.agreement import Agreement
 from toolscore.calibration.batches import SCORERS, BatchInfo
 from toolscore.calibration.calibrate import PERSON_LABELS, Calibration
 from toolscore.calibration.rubric_calibrate import RubricCalibration
+from toolscore.core.rules import show
 from toolscore.report.printable import printable, safe_text
 from toolscore.report.terminal import LINES_PER_CASE, capped, interval, percent
-from toolscore.rules import show
 
 
 def render_batch(out: Console, info: BatchInfo, labelled: int) -> None:

@@ -14,11 +14,11 @@ from typing import Any
 import orjson
 
 from toolscore.calibration.spec_notes import rules_view
-from toolscore.model import MISSING, OMITTED, AnyOf, Call, Case, CaseResult, Ref, pointer_of
+from toolscore.core.model import MISSING, OMITTED, AnyOf, Call, Case, CaseResult, Ref, pointer_of
+from toolscore.core.rules import json_equal, show
 from toolscore.report.json_report import safe_value
-from toolscore.rules import json_equal, show
-from toolscore.scoring import exact_difference
-from toolscore.specs import SpecSet
+from toolscore.scoring.case import exact_difference
+from toolscore.specs.loading import SpecSet
 
 CALL_LEVEL = (
     "missing_call", "extra_call", "unknown_tool", "wrong_tool", "arguments_unparseable",

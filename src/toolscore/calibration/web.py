@@ -37,7 +37,7 @@ from toolscore.calibration.batches import LABELS, MAX_NOTE, Batches, Label
 from toolscore.calibration.page import case_page, visible
 from toolscore.calibration.rubric_page import WORDS, rubric_item_page
 from toolscore.errors import InputError
-from toolscore.specs import SpecSet
+from toolscore.specs.loading import SpecSet
 from toolscore.store import DEFAULT_PATH, Store, open_store
 
 T = TypeVar("T")

@@ -1,2 +1,2 @@
 """Distributed engines that score joined records (`toolscore join`) with the batch
-interface (`toolscore.batch`): each imports its engine only when it runs."""
+interface (`toolscore.engines.batch`): each imports its engine only when it runs."""

@@ -1,7 +1,7 @@
 """`score --engine ray`: joined records scored on a Ray cluster, with the local run's report.
 
-Ray Data reads the parts of a join (`toolscore.join`), and `map_batches` hands batches of
-records to a pool of actors; each actor loads and compiles the spec once (and opens the
+Ray Data reads the parts of a join (`toolscore.engines.partitions`), and `map_batches` hands
+batches of records to a pool of actors; each actor loads and compiles the spec once (and opens the
 environment once, for `--env`) and scores its batches with a `batch.BatchScorer`. The driver
 puts the batches' outcomes back in cases-file order (each record carries its place, `seq`)
 and merges their summaries, so the report, the summary and the saved rows are the local
@@ -23,13 +23,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolscore.batch import BatchOutcome, BatchScorer
+from toolscore.engines.batch import BatchOutcome, BatchScorer
+from toolscore.engines.partitions import Joined
 from toolscore.errors import InputError
-from toolscore.join import Joined
-from toolscore.scoring import SummaryBuilder
+from toolscore.scoring.case import SummaryBuilder
 
 if TYPE_CHECKING:
-    from toolscore.rubrics.run import Pending
+    from toolscore.scoring.rubric_run import Pending
     from toolscore.state import AnyEnvironment as Environment
 
 BATCH = 2000
@@ -55,7 +55,7 @@ class _ScoreBatches:
         parts: str,
         exit_once: str | None = None,
     ) -> None:
-        from toolscore.specs import load_specs  # noqa: PLC0415 - loaded once per actor
+        from toolscore.specs.loading import load_specs  # noqa: PLC0415 - loaded once per actor
 
         self.parts = parts
         self.exit_once = exit_once
@@ -277,7 +277,7 @@ def ray_scoring(
     if joined is not None:
         yield RayScoring(scorer, specs_path, joined, address=address)
         return
-    from toolscore.join import write_joined  # noqa: PLC0415
+    from toolscore.engines.partitions import write_joined  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory(prefix="toolscore-join-") as directory:
         made = write_joined(*scorer.sources, directory)

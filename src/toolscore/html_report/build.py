@@ -24,7 +24,7 @@ from toolscore.html_report.sources import (
 )
 
 if TYPE_CHECKING:
-    from toolscore.specs import SpecSet
+    from toolscore.specs.loading import SpecSet
     from toolscore.store.database import Store
 
 
@@ -108,7 +108,7 @@ def html_from_score(
 ) -> str:
     """The page of a `score` run that has just written its report JSON to `report_path`;
     the chosen cases are scored again from the input files (not from a stream)."""
-    from toolscore.inputs import is_stream  # noqa: PLC0415
+    from toolscore.inputs.paths import is_stream  # noqa: PLC0415
 
     report = ReportFile(report_path)
     try:

@@ -19,9 +19,9 @@ import jinja2
 import orjson
 from markupsafe import Markup
 
-from toolscore import stats
 from toolscore.errors import InputError
 from toolscore.files import write_output
+from toolscore.stats import intervals as stats
 
 _PACKAGE = "toolscore.html_report"
 

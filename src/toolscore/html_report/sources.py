@@ -18,7 +18,7 @@ from typing import IO, Any
 import orjson
 
 from toolscore.errors import InputError
-from toolscore.specs import SpecSet
+from toolscore.specs.loading import SpecSet
 
 _OPENING = b',"cases":['
 
@@ -109,7 +109,7 @@ def details_from_files(
 ) -> dict[str, dict[str, Any]]:
     """The plans, produced calls and tags of the chosen cases (by id, their report entries),
     scored again from a cases and an outputs file."""
-    from toolscore.jsonl import iter_lines  # noqa: PLC0415
+    from toolscore.inputs.jsonl import iter_lines  # noqa: PLC0415
 
     return _details(
         specs, iter_lines(cases_path), iter_lines(outputs_path), (cases_path, outputs_path), chosen
@@ -157,7 +157,7 @@ def _details(
 
 def file_sha256(path: str) -> str | None:
     """The sha256 of a regular file's bytes, or None for a stream or an unreadable file."""
-    from toolscore.inputs import is_stream  # noqa: PLC0415
+    from toolscore.inputs.paths import is_stream  # noqa: PLC0415
     from toolscore.store.content import file_sha256 as sha256  # noqa: PLC0415
 
     if is_stream(path) or not Path(path).is_file():

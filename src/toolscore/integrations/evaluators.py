@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolscore.check import as_specs, check, failure_message
+from toolscore.core.model import CaseResult
 from toolscore.errors import CaseError, OutputError
-from toolscore.formats import TRANSCRIPT_KEYS
-from toolscore.formats.responses import shape_of
-from toolscore.model import CaseResult
+from toolscore.inputs.formats import TRANSCRIPT_KEYS
+from toolscore.inputs.formats.responses import shape_of
+from toolscore.scoring.check import as_specs, check, failure_message
 
 KEY = "tool_calls"
 """The name of the main result: 1 when the calls pass the case, else 0."""

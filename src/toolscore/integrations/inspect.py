@@ -33,14 +33,14 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from toolscore.calls import json_text
-from toolscore.cases import parse_case
-from toolscore.formats import read_transcript
-from toolscore.inspect_plans import PlansError, case_data
-from toolscore.model import Call, Case, CaseResult
-from toolscore.report.terminal import mismatch_line
-from toolscore.scoring import SummaryBuilder, score_case
-from toolscore.specs import SpecSet, load_specs
+from toolscore.core.matching import mismatch_line
+from toolscore.core.model import Call, Case, CaseResult
+from toolscore.inputs.calls import json_text
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.formats import read_transcript
+from toolscore.inputs.inspect_plans import PlansError, case_data
+from toolscore.scoring.case import SummaryBuilder, score_case
+from toolscore.specs.loading import SpecSet, load_specs
 
 __all__ = ["argument_accuracy", "case_accuracy", "tool_calls"]
 

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from toolscore.cases import read_cases
-from toolscore.check import assert_tool_calls, failure_message
-from toolscore.converted import converted_inputs
+from toolscore.core.model import CaseResult
 from toolscore.errors import InputError
 from toolscore.escape import printable
-from toolscore.model import CaseResult
-from toolscore.outputs import read_outputs
-from toolscore.scoring import Summary, score
-from toolscore.specs import SpecSet, load_specs
+from toolscore.inputs.cases import read_cases
+from toolscore.inputs.converted import converted_inputs
+from toolscore.inputs.outputs import read_outputs
+from toolscore.scoring.case import Summary, score
+from toolscore.scoring.check import assert_tool_calls, failure_message
+from toolscore.specs.loading import SpecSet, load_specs
 
 __all__ = ["assert_tool_calls"]
 

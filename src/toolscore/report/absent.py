@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from toolscore.missing import IDS_SHOWN, IdSample
+from toolscore.inputs.missing import IDS_SHOWN, IdSample
 from toolscore.report.printable import safe_text
-from toolscore.scoring import Summary
+from toolscore.scoring.case import Summary
 
 
 def _ids_row(label: str, sample: IdSample) -> tuple[Text, str, str, str] | None:

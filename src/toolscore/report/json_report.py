@@ -19,13 +19,13 @@ from typing import IO, Any
 import orjson
 
 from toolscore.build import build_kind
+from toolscore.core.model import MISSING, OMITTED, AnyOf, CaseResult, Mismatch, Ref
+from toolscore.core.rules import show
 from toolscore.errors import InputError
 from toolscore.files import atomic_file
-from toolscore.model import MISSING, OMITTED, AnyOf, CaseResult, Mismatch, Ref
 from toolscore.report.lenient import lenient_rules
-from toolscore.rules import show
-from toolscore.scoring import Summary
-from toolscore.specs import SpecSet
+from toolscore.scoring.case import Summary
+from toolscore.specs.loading import SpecSet
 
 
 def plain(value: Any, markers: bool = False) -> Any:
@@ -215,7 +215,7 @@ class ReportWriter:
         """Rewrite the spool with each case's late rubric entries merged into its list, in
         report order (each spooled case is one line: it is read again, and written anew only
         when it has late entries). Runs with remote rubrics only: they are slow anyway."""
-        from toolscore.rubrics.run import entry_order  # noqa: PLC0415 - only remote rubrics
+        from toolscore.scoring.rubric_run import entry_order  # noqa: PLC0415 - only remote rubrics
 
         self._spool.seek(0)
         with _writing(self.target):

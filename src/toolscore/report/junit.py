@@ -30,8 +30,8 @@ import orjson
 
 from toolscore.errors import InputError
 from toolscore.files import atomic_file
-from toolscore.inputs import is_stream
-from toolscore.jsonl import read_jsonl
+from toolscore.inputs.jsonl import read_jsonl
+from toolscore.inputs.paths import is_stream
 
 _FORBIDDEN: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _PLAIN_ATTRIBUTE: Final = re.compile('[^&<>"\t\n\r\x00-\x1f\ud800-\udfff\ufffe\uffff]*')

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from toolscore.rules import (
+from toolscore.core.rules import (
     BooleanRule,
     CasefoldRule,
     DateRule,
@@ -25,7 +25,7 @@ from toolscore.rules import (
     Rule,
     TextRule,
 )
-from toolscore.specs import SpecSet
+from toolscore.specs.loading import SpecSet
 
 
 class LenientRule(NamedTuple):

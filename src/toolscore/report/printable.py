@@ -5,7 +5,7 @@ there; printed raw, an escape sequence in it could clear the screen, recolour th
 retitle the window, or (with bidirectional overrides) make a line read other than it is.
 Every terminal view passes such text through `printable`, which shows each control
 character as a Python-style escape (`\\x1b`, `\\n`, `\\u202e`) instead of sending it. Rich
-markup (`[red]`) is left as it is: `Text` objects and the consoles of `toolscore.commands`
+markup (`[red]`) is left as it is: `Text` objects and the consoles of `toolscore.cli.common`
 never interpret it.
 """
 

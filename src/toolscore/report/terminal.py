@@ -10,14 +10,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from toolscore.model import CaseResult, Mismatch
+from toolscore.core.matching import mismatch_line
+from toolscore.core.model import CaseResult
 from toolscore.report.absent import join_rows, nothing_lines
 from toolscore.report.lenient import lenient_rules
 from toolscore.report.printable import printable, safe_text
-from toolscore.scoring import OutcomeTally, Rate, Summary, Tally
-from toolscore.specs import SpecSet
-from toolscore.stats import interval_percents, wilson
-from toolscore.stats import percent as percent_of
+from toolscore.scoring.case import OutcomeTally, Rate, Summary, Tally
+from toolscore.specs.loading import SpecSet
+from toolscore.stats.intervals import interval_percents, wilson
+from toolscore.stats.intervals import percent as percent_of
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally
@@ -299,20 +300,6 @@ def worst_table(title: str, tallies: dict[str, Tally], limit: int = 5) -> Table 
             safe_text(name), str(tally.passed), str(tally.failed), str(tally.extra or ""), codes
         )
     return table
-
-
-def mismatch_line(mismatch: Mismatch) -> str:
-    """One mismatch as a printable line: where, which rule, what."""
-    where = []
-    if mismatch.call is not None:
-        where.append(f"call {mismatch.call}")
-    elif mismatch.plan_call is not None:
-        where.append(f"plan call {mismatch.plan_call}")
-    if mismatch.path:
-        where.append(mismatch.pointer)
-    rule = f" [{mismatch.rule}]" if mismatch.rule else ""
-    head = " ".join([mismatch.code, *where])
-    return printable(f"{head}{rule}: {mismatch.message}")
 
 
 def capped(lines: Iterable[str], total: int, what: str, limit: int = LINES_PER_CASE) -> list[str]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
 
+from toolscore.core.rules import json_type
 from toolscore.rubrics.base import RubricVerdict
-from toolscore.rules import json_type
 
 REGEX_SECONDS = 1.0
 """How long one regex search may run on one text before the target is left unscored: a

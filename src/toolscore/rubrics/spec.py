@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolscore.core.rules import ListRule, ObjectRule, Rule, TextRule, show, suggest
 from toolscore.rubrics.base import Endpoint, JudgeRubric, SimilarityRubric
 from toolscore.rubrics.checks import (
     Check,
@@ -24,7 +25,6 @@ from toolscore.rubrics.checks import (
     PhrasesCheck,
     RegexCheck,
 )
-from toolscore.rules import ListRule, ObjectRule, Rule, TextRule, show, suggest
 
 Rubric = LocalRubric | JudgeRubric | SimilarityRubric
 """Any rubric a spec can declare."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolscore.rubrics.entries import RubricEntry
-from toolscore.stats import Rate
+from toolscore.stats.intervals import Rate
 
 REASONS_KEPT = 50
 """Distinct unscored reasons a tally keeps; the rest are counted under `OTHER_REASONS`

@@ -23,9 +23,9 @@ from typing import Any, ClassVar, Literal
 
 import orjson
 
+from toolscore.core.rules import show
 from toolscore.errors import InputError, ReplayInterrupted
-from toolscore.rules import show
-from toolscore.specs import DEFAULT_TIMEOUT, timeout_problem
+from toolscore.specs.loading import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.documents_pool import DocumentPool
 from toolscore.state.environment_common import (
     COMPARE_MODES,

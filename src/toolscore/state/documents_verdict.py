@@ -18,8 +18,8 @@ from typing import Any, NamedTuple
 import orjson
 
 import toolscore.state.resume as resuming
+from toolscore.core.model import Call, Case
 from toolscore.errors import InputError, ReplayInterrupted
-from toolscore.model import Call, Case
 from toolscore.state.document_hash import document_hash
 from toolscore.state.documents import DocumentEnvironment, plain_copy
 from toolscore.state.environment import Tool, ToolContext

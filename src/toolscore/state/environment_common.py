@@ -22,8 +22,8 @@ from random import Random
 from types import ModuleType
 from typing import Any, Literal, NamedTuple
 
+from toolscore.core.rules import show, suggest
 from toolscore.errors import InputError, ReplayInterrupted
-from toolscore.rules import show, suggest
 from toolscore.state.limits import exit_call
 
 COMPARE_MODES = ("diff", "exact")

@@ -20,8 +20,8 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 
+from toolscore.core.rules import show
 from toolscore.errors import InputError
-from toolscore.rules import show
 
 ON_ERROR = ("rollback", "keep")
 POLICY_KEYS = ("on_error", "error_prefix", "error_predicate", "terminal_tools")

@@ -27,8 +27,8 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from toolscore.core.rules import show
 from toolscore.errors import InputError
-from toolscore.rules import show
 
 PLACES = ("final", "any")
 """The values of `required_outputs_in`."""

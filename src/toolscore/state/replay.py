@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from toolscore.dataflow import (
+from toolscore.core.dataflow import (
     dependencies,
     first_options,
     has_unresolved,
     substitute,
     topological,
 )
+from toolscore.core.model import Call, Case
 from toolscore.errors import CaseError, InputError, ReplayInterrupted
-from toolscore.model import Call, Case
 from toolscore.state.environment import Environment, Tool, ToolContext
 from toolscore.state.errors_policy import ToolReportedError
 from toolscore.state.guard import DeniedError, ReplayConnection, refusing, trusted

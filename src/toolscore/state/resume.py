@@ -19,8 +19,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from toolscore.dataflow import first_options
-from toolscore.model import Call
+from toolscore.core.dataflow import first_options
+from toolscore.core.model import Call
 
 KEPT = 16
 """How many ended replays of each kind a process keeps (the cases of several results of one

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from random import Random
 from typing import Any
 
-from toolscore.model import Case
+from toolscore.core.model import Case
 from toolscore.state.environment import Environment, ToolContext
 from toolscore.state.guard import Guard, ReplayConnection, trusted
 from toolscore.state.snapshot import Snapshot, TableShape, TableState, quote

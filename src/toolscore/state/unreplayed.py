@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from toolscore.model import Case
+from toolscore.core.model import Case
 from toolscore.state.environment import Environment
 from toolscore.state.outputs import missing_outputs, output_options
 from toolscore.state.replay import case_error

@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from toolscore.model import Call, Case
+from toolscore.core.model import Call, Case
 from toolscore.state.diff import StateDiff, diff_states
 from toolscore.state.environment import Environment
 from toolscore.state.goal import GOAL_FORMS, annotated_goal

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolscore.specs import SpecSet
-from toolscore.stats import percent
+from toolscore.specs.loading import SpecSet
+from toolscore.stats.intervals import percent
 from toolscore.store.compare import Cause, Comparison, Flip, Metric, compare
 from toolscore.store.connection import DEFAULT_PATH, ENV_VAR, store_path
 from toolscore.store.database import PreviousScore, RunInfo, Store, open_store

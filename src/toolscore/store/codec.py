@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from toolscore.model import CaseResult
+from toolscore.core.model import CaseResult
 
 COMPRESS_ABOVE = 1024
 """Detail blobs longer than this are zlib-compressed when that makes them smaller (below

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from toolscore.core.rules import ListRule, ObjectRule, Rule
 from toolscore.errors import InputError
-from toolscore.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, Table, table_test
-from toolscore.rules import ListRule, ObjectRule, Rule
-from toolscore.specs import SpecSet
+from toolscore.specs.loading import SpecSet
+from toolscore.stats.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, Table, table_test
 from toolscore.store.codec import BASELINES, case_json
 from toolscore.store.database import RunInfo, Store
 from toolscore.store.restore import pointer_path

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 import yaml
 
-from toolscore.documents import safe_loader
 from toolscore.errors import InputError, SpecError
-from toolscore.specs import Relaxation, SpecSet, parse_specs
+from toolscore.specs.loading import Relaxation, SpecSet, parse_specs
+from toolscore.specs.parsing import safe_loader
 from toolscore.store.codec import case_json, unpack_json
 from toolscore.store.connection import connect, connect_read_only, store_path
 from toolscore.store.content import iter_content_lines, read_content

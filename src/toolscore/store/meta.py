@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from toolscore.errors import InputError
-from toolscore.specs import SpecSet
+from toolscore.specs.loading import SpecSet
 from toolscore.store.content import file_sha256
 
 GIT_TIMEOUT_SECONDS = 5

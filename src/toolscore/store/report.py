@@ -8,7 +8,7 @@ from typing import Any
 
 from toolscore.errors import SpecError
 from toolscore.report.lenient import lenient_rules
-from toolscore.specs import SpecSet
+from toolscore.specs.loading import SpecSet
 from toolscore.store.database import RunInfo, Store
 
 

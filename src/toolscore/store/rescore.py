@@ -16,20 +16,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolscore._version import __version__
-from toolscore.cases import may_hold_markers, parse_case
+from toolscore.core.model import Case, Trajectory
+from toolscore.core.rules import ListRule, ObjectRule, Rule, TextRule
 from toolscore.errors import CaseError, InputError, OutputError
-from toolscore.jsonl import parse_line
-from toolscore.model import Case, Trajectory
-from toolscore.outputs import parse_output
-from toolscore.rules import ListRule, ObjectRule, Rule, TextRule
-from toolscore.scoring import Scoring, score
-from toolscore.specs import SpecSet, load_specs
+from toolscore.inputs.cases import may_hold_markers, parse_case
+from toolscore.inputs.jsonl import parse_line
+from toolscore.inputs.outputs import parse_output
+from toolscore.scoring.case import Scoring, score
+from toolscore.specs.loading import SpecSet, load_specs
 from toolscore.store.meta import InputFile, RunMeta, git_revision, now
 from toolscore.store.restore import summary_from_json
 
 if TYPE_CHECKING:
-    from toolscore.rubrics.run import RubricRunner
     from toolscore.rubrics.summary import RubricTally
+    from toolscore.scoring.rubric_run import RubricRunner
     from toolscore.store.database import RunInfo, Store
     from toolscore.store.writer import RunWriter
 
@@ -69,7 +69,7 @@ def rescore(
     run's, byte for byte, but for the rubric results: the new specs may change nothing but
     rubrics (an InputError says what else they change). A remote rubric whose key variable
     is unset is an InputError before anything is sent. `missing` says what a case without
-    an output line is (`toolscore.missing`; None: what it was in the old run).
+    an output line is (`toolscore.inputs.missing`; None: what it was in the old run).
     """
     old = store.run(run_ref)
     if missing is None:
@@ -133,8 +133,8 @@ def _rubric_runner(specs: SpecSet, source: str) -> tuple[RubricRunner | None, Ru
     a remote rubric's unset key variable is an InputError naming `source`."""
     if not specs.rubric_uses:
         return None, None
-    from toolscore.rubrics.run import RubricRunner, check_remote_keys  # noqa: PLC0415
     from toolscore.rubrics.summary import RubricTally  # noqa: PLC0415
+    from toolscore.scoring.rubric_run import RubricRunner, check_remote_keys  # noqa: PLC0415
 
     check_remote_keys(specs, source)
     return RubricRunner(specs), RubricTally()
@@ -147,7 +147,7 @@ def _run_remote(
     unless `refresh`), counting and staging their entries."""
     if not run.pending:
         return
-    from toolscore.rubrics.run import remote_scorer, run_remote  # noqa: PLC0415
+    from toolscore.scoring.rubric_run import remote_scorer, run_remote  # noqa: PLC0415
 
     found = run_remote(specs.rubrics, run.pending, remote_scorer(refresh), store.judgments)
     run.add_rubrics(found)

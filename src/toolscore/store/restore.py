@@ -11,9 +11,10 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolscore.missing import IdSample, JoinTally
-from toolscore.model import MISSING, CaseResult, Mismatch
-from toolscore.scoring import (
+from toolscore.core.model import MISSING, CaseResult, Mismatch
+from toolscore.inputs.missing import IdSample, JoinTally
+from toolscore.inputs.trials import TrialsTally
+from toolscore.scoring.case import (
     BaselineTally,
     ClusteredAccuracy,
     OutcomeTally,
@@ -22,7 +23,6 @@ from toolscore.scoring import (
     Tally,
 )
 from toolscore.state.verdict import StateVerdict
-from toolscore.trials import TrialsTally
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally

@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from toolscore.paired import CONFIDENCE, Clusters, PairedTest, cluster_test
+from toolscore.stats.paired import CONFIDENCE, Clusters, PairedTest, cluster_test
 from toolscore.store.database import RunInfo
 from toolscore.store.rubrics import has_rubric_table
 

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from toolscore.model import MISSING
-from toolscore.rules import EnumRule, ListRule, ObjectRule, Rule, enum_key, json_equal
-from toolscore.specs import SpecSet
+from toolscore.core.model import MISSING
+from toolscore.core.rules import EnumRule, ListRule, ObjectRule, Rule, enum_key, json_equal
+from toolscore.specs.loading import SpecSet
 
 Verdicts = Literal["can fail", "can pass", "either", "none"]
 """Which way a change can move past verdicts: passes to failures, failures to passes, both."""

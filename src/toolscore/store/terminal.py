@@ -9,9 +9,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from toolscore.core.matching import mismatch_line
 from toolscore.report.printable import printable, safe_text
-from toolscore.report.terminal import LINES_PER_CASE, capped, mismatch_line, percent
-from toolscore.stats import points
+from toolscore.report.terminal import LINES_PER_CASE, capped, percent
+from toolscore.stats.intervals import points
 from toolscore.store.compare import COUNT, Cause, Comparison, RateMove
 from toolscore.store.database import RunInfo
 from toolscore.store.restore import result_from_json

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from toolscore.core.model import CaseResult
 from toolscore.errors import InputError
-from toolscore.model import CaseResult
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring import Summary
+from toolscore.scoring.case import Summary
 from toolscore.store.codec import (
     ResultRow,
     case_row,

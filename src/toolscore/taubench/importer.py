@@ -29,7 +29,7 @@ from typing import Any
 
 from toolscore.errors import InputError
 from toolscore.files import write_files
-from toolscore.import_check import check_loads, spec_yaml
+from toolscore.inputs.import_check import check_loads, spec_yaml
 from toolscore.taubench.schema import args as schema_args
 from toolscore.taubench.source import Task, ToolInfo, domain_dir, read_tasks, read_tools
 

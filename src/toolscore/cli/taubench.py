@@ -1,0 +1,77 @@
+"""`toolscore import tau-bench` and `toolscore import tau-bench-results`: a tau-bench
+checkout's domain, and its saved trajectories, in toolscore's formats.
+
+The commands only parse options, call `toolscore.taubench` (imported when a command runs)
+and print; input errors are one line on stderr with exit status 2 (`input_errors`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from toolscore.cli.common import input_errors
+from toolscore.cli.options import outputs_out_option
+from toolscore.files import write_output
+from toolscore.report.printable import printable
+
+NOTES_SHOWN = 5
+
+
+def register(group: click.Group) -> None:
+    """Add `tau-bench` and `tau-bench-results` to the `import` group."""
+    group.add_command(import_taubench_command)
+    group.add_command(import_results_command)
+
+
+@click.command("tau-bench")
+@click.argument("repo")
+@click.option("--domain", required=True, help="The domain: retail or airline.")
+@click.option(
+    "--split", default="test", show_default=True, help="The task split: test, dev or train."
+)
+@click.option(
+    "--out", "out_dir", required=True, help="Directory to write the spec, cases and modules to."
+)
+@input_errors
+def import_taubench_command(repo: str, domain: str, split: str, out_dir: str) -> None:
+    """Convert a domain of the tau-bench checkout REPO into a spec with a documents
+    environment, cases, and the modules that call the checkout's own tools under --env.
+
+    Nothing of REPO runs here (its schemas and tasks are read as literals)."""
+    from toolscore.taubench import import_taubench, write_import  # noqa: PLC0415
+
+    result = import_taubench(repo, domain, split)
+    written = write_import(result, out_dir)
+    counts = result.counts
+    click.echo(
+        f"{counts['cases']} cases ({counts['actions']} annotated actions, "
+        f"{counts['cases_with_outputs']} with required outputs, "
+        f"{counts['cases_without_actions']} without actions), {counts['tools']} tools"
+    )
+    for note in result.notes[:NOTES_SHOWN]:
+        click.echo(printable(f"note: {note}"))
+    if len(result.notes) > NOTES_SHOWN:
+        click.echo(f"... {len(result.notes) - NOTES_SHOWN} more notes in {written[-1]}")
+    click.echo("wrote " + ", ".join(str(path) for path in written))
+
+
+@click.command("tau-bench-results")
+@click.argument("results_json")
+@outputs_out_option
+@input_errors
+def import_results_command(results_json: str, out_path: str) -> None:
+    """Convert a tau-bench results file (its saved trajectories, every trial) into an
+    outputs file."""
+    from toolscore.taubench.results import Counts, convert_results  # noqa: PLC0415
+
+    counts = Counts()
+    lines = [json.dumps(line) + "\n" for line in convert_results(results_json, counts)]
+    write_output(out_path, "".join(lines))
+    target = Path(out_path)
+    click.echo(
+        f"{counts.lines} outputs ({counts.calls} tool calls; {counts.dropped_texts} assistant "
+        f"texts beside a tool call dropped, as tau-bench's reward never reads them); wrote {target}"
+    )

@@ -1,0 +1,229 @@
+"""Read a cases file (JSON Lines) into `Case` values, checked against the spec set.
+
+A case is the target of scoring: a broken one is an input error naming the line and the field
+(it cannot be scored), unlike a broken produced call, which is a scored failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from toolscore.core.dataflow import find_cycle, is_linked, pointer_problem
+from toolscore.core.model import NO_EXTRA, OMITTED, AnyOf, Call, Case, Plan, Ref
+from toolscore.core.rules import ListRule, ObjectRule, Rule
+from toolscore.errors import CaseError
+from toolscore.inputs.jsonl import ByteCounter, read_jsonl
+from toolscore.specs.loading import SpecSet
+
+_CALL_KEYS = frozenset({"name", "args", "id", "after"})
+_PLAIN_CASE_KEYS = frozenset({"id", "plans", "prompt"})
+_MARKER_KEYS = frozenset({"$any", "$ref", "$omitted"})
+_OMITTED_NODE = {"$omitted": True}
+
+Fail = Callable[[str, str], CaseError]
+"""Builds the error for a field of the case being read."""
+
+
+def read_cases(
+    path: str | Path, specs: SpecSet, counter: ByteCounter | None = None
+) -> Iterator[Case]:
+    """Stream the cases of a JSONL file, validating each line against `specs`."""
+    source = str(path)
+    for number, raw, data in read_jsonl(path, CaseError, counter):
+        yield parse_case(data, specs, source, number, has_markers=may_hold_markers(raw))
+
+
+def may_hold_markers(raw: bytes) -> bool:
+    """False when a case's JSON line surely holds no `$any`/`$ref`/`$omitted` key (no `"$`,
+    nor a `$` written as the escape `\\u0024`): `parse_case` may then skip that walk."""
+    return b'"$' in raw or b"\\u0024" in raw
+
+
+def parse_case(
+    data: Mapping[str, Any],
+    specs: SpecSet,
+    source: str = "<cases>",
+    line: int | None = None,
+    has_markers: bool = True,
+) -> Case:
+    """Build one `Case` from its parsed JSON object; CaseError names the field at fault.
+
+    `has_markers=False` promises that no value is a `$any`/`$ref` marker, skipping that walk.
+    This runs once per case of files with millions of lines, so it checks cheaply first and
+    builds error messages only when something is wrong.
+    """
+
+    def fail(where: str, message: str) -> CaseError:
+        return CaseError(source, message, line=line, field=where)
+
+    case_id = data.get("id")
+    if type(case_id) is not str or not case_id:
+        raise fail("id", "every case needs a non-empty string id")
+    plans_node = data.get("plans")
+    if type(plans_node) is not list:
+        raise fail("plans", "must be a list of plans (use [] when no call is expected)")
+    plans: list[Plan] = []
+    linked = False
+    for p, plan_node in enumerate(plans_node):
+        if type(plan_node) is not list:
+            raise fail(f"plans[{p}]", "a plan must be a list of calls")
+        plan, links = _plan(plan_node, specs, p, fail, has_markers)
+        plans.append(plan)
+        linked = linked or links
+    if data.keys() <= _PLAIN_CASE_KEYS:
+        return Case(case_id, tuple(plans), data.get("prompt"), (), line, NO_EXTRA, linked)
+    tags = data.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise fail("tags", "must be a list of strings")
+    if data.get("score_turns", "final") not in ("final", "all"):
+        raise fail("score_turns", "must be 'final' (the default) or 'all'")
+    extra = {k: v for k, v in data.items() if k not in _PLAIN_CASE_KEYS}
+    return Case(case_id, tuple(plans), data.get("prompt"), tuple(tags), line, extra, linked)
+
+
+def _plan(
+    nodes: list[Any], specs: SpecSet, p: int, fail: Fail, has_markers: bool
+) -> tuple[Plan, bool]:
+    """One plan's calls, and whether any of them is linked to another (`$ref`, `after`)."""
+    calls: list[Call] = []
+    tools = specs.tools
+    labels = [n["id"] for n in nodes if type(n) is dict and n.get("id") is not None]
+    for c, node in enumerate(nodes):
+        if type(node) is not dict:
+            raise fail(f"plans[{p}][{c}]", "a call must be an object with name and args")
+        if not node.keys() <= _CALL_KEYS:
+            unknown = sorted(node.keys() - _CALL_KEYS)[0]
+            raise fail(
+                f"plans[{p}][{c}].{unknown}", "unknown key (a call has name, args, id, after)"
+            )
+        name = node.get("name")
+        tool = tools.get(name) if type(name) is str else None
+        if tool is None:
+            known = ", ".join(sorted(tools))
+            raise fail(
+                f"plans[{p}][{c}].name", f"{name!r} is not a tool in the spec (tools: {known})"
+            )
+        args = node.get("args", {})
+        if type(args) is not dict:
+            raise fail(f"plans[{p}][{c}].args", "must be an object")
+        rules = tool.args.args
+        if not args.keys() <= rules.keys():
+            arg = next(a for a in args if a not in rules)
+            raise fail(f"plans[{p}][{c}].args.{arg}", f"tool {name!r} has no argument {arg!r}")
+        if labels or "after" in node:
+            call = _labelled(node, tool.name, args, labels, f"plans[{p}][{c}]", fail)
+        else:
+            call = Call(tool.name, args)
+        if has_markers:
+            args = _markers(args, tool.args, labels, f"plans[{p}][{c}].args", fail)
+            call = call._replace(args=args)
+        calls.append(call)
+        nested = tool.args.nested_args
+        if nested and not nested.isdisjoint(args):
+            for arg, value in args.items():
+                rule = rules[arg]
+                if not rule.scalar:
+                    _known_keys(value, rule, f"plans[{p}][{c}].args.{arg}", fail)
+    if not labels:  # a link (`$ref`, `after`) names a label: a plan without labels has none
+        return tuple(calls), False
+    cycle = find_cycle(calls)
+    if cycle:
+        raise fail(f"plans[{p}]", f"$ref/after links form a cycle: {' -> '.join(cycle)}")
+    return tuple(calls), is_linked(calls)
+
+
+def _labelled(
+    node: dict[str, Any], name: str, args: dict[str, Any], labels: list[Any], where: str, fail: Fail
+) -> Call:
+    """A call that has a label or lists calls it must come `after`."""
+    label = node.get("id")
+    if label is not None and (not isinstance(label, str) or labels.count(label) > 1):
+        raise fail(f"{where}.id", "a call label must be a string, unique within its plan")
+    after = node.get("after", [])
+    if not isinstance(after, list) or not all(a in labels for a in after):
+        raise fail(f"{where}.after", f"must list labels of calls in this plan {labels}")
+    return Call(name, args, label=label, after=tuple(after))
+
+
+def _markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) -> Any:
+    """Turn `{"$any": [...]}` and `{"$ref": "L#/p"}` into AnyOf and Ref, recursively.
+
+    A marker stands where the spec has a rule for the value (an argument, a key of an
+    `object` argument, an item of a `list`), since that rule compares its alternatives.
+    """
+    if not isinstance(value, dict | list):
+        return value  # a scalar: neither a marker nor a place for one
+    if isinstance(value, dict) and "$any" in value:
+        options = value["$any"]
+        if len(value) != 1 or not isinstance(options, list) or not options:
+            raise fail(where, "$any must be the only key, with a non-empty list")
+        return AnyOf(
+            OMITTED if o == _OMITTED_NODE else _markers(o, rule, labels, where, fail)
+            for o in options
+        )
+    if isinstance(value, dict) and "$omitted" in value:
+        raise fail(where, '{"$omitted": true} stands only among the alternatives of $any')
+    if isinstance(value, dict) and "$ref" in value:
+        return _ref(value, labels, where, fail)
+    if isinstance(rule, ObjectRule) and isinstance(value, dict):
+        return {
+            k: _markers(v, rule.args[k], labels, f"{where}.{k}", fail)
+            if k in rule.args and isinstance(v, dict | list)
+            else v
+            for k, v in value.items()
+        }
+    if isinstance(rule, ListRule) and isinstance(value, list):
+        return [_markers(v, rule.items, labels, f"{where}[{i}]", fail) for i, v in enumerate(value)]
+    if _has_marker(value):
+        raise fail(
+            where,
+            f"$any and $ref cannot stand inside a value compared as {rule.kind}; "
+            "put them where the spec has a rule (an argument, object key or list item)",
+        )
+    return value
+
+
+def _known_keys(value: Any, rule: Rule, where: str, fail: Fail) -> None:
+    """Refuse a key of an expected object that the spec lacks, at any depth: the agent could
+    never match it (a produced key outside the spec fails), so such a case is unscorable."""
+    if type(value) is AnyOf:
+        for option in value:
+            _known_keys(option, rule, where, fail)
+    elif isinstance(rule, ObjectRule) and type(value) is dict:
+        for key, item in value.items():
+            sub = rule.args.get(key)
+            if sub is None:
+                raise fail(f"{where}.{key}", f"not in the spec (keys: {', '.join(rule.args)})")
+            if not sub.scalar:
+                _known_keys(item, sub, f"{where}.{key}", fail)
+    elif isinstance(rule, ListRule) and type(value) is list and not rule.items.scalar:
+        for index, item in enumerate(value):
+            _known_keys(item, rule.items, f"{where}[{index}]", fail)
+
+
+def _has_marker(value: Any) -> bool:
+    stack = [value]  # not recursion: a case's value may be nested deeper than Python recurses
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if value.keys() & _MARKER_KEYS:
+                return True
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
+def _ref(value: Mapping[str, Any], labels: list[Any], where: str, fail: Fail) -> Ref:
+    target = value["$ref"]
+    if len(value) != 1 or not isinstance(target, str) or "#" not in target:
+        raise fail(where, '$ref must be the only key, a string "LABEL#/json/pointer"')
+    label, pointer = target.split("#", 1)
+    if label not in labels:
+        raise fail(where, f"$ref to unknown label {label!r} (labels in this plan: {labels})")
+    problem = pointer_problem(pointer)
+    if problem:
+        raise fail(where, problem)
+    return Ref(label, pointer)

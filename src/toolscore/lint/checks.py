@@ -1,0 +1,167 @@
+"""`toolscore lint`: find problems in a spec and its cases before they distort a score.
+
+Errors are things that make scoring wrong or impossible (a broken spec, an expected value its
+own rule rejects, a call to a tool the spec lacks, a plan that does not pass its own case);
+warnings are things that make a score say less than it seems to (a lenient rule with no
+reason, a case that doing nothing passes, a goal state that is the initial state). The gold
+checks, which score each plan as an agent's output, are `lint_gold`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolscore.core.matching import value_problem
+from toolscore.core.model import OMITTED, AnyOf, Ref
+from toolscore.core.rules import ListRule, ObjectRule, Rule
+from toolscore.errors import CaseError, InputError
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.converted import Conversion, as_json_lines, layout_of, named_record
+from toolscore.inputs.jsonl import read_jsonl
+from toolscore.lint.gold import Severity, gold_problems
+from toolscore.specs.fields import RulePath
+from toolscore.specs.loading import SpecSet, check_specs
+
+if TYPE_CHECKING:
+    from toolscore.state import AnyEnvironment as Environment
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem `lint` found, located like an input error."""
+
+    severity: Severity
+    problem: InputError
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.problem}"
+
+
+def lint_files(
+    specs_path: str | Path,
+    cases_path: str | Path | None = None,
+    environment: Callable[[SpecSet], Environment] | None = None,
+) -> list[Finding]:
+    """Every problem of a spec file and, when given, of a cases file checked against it.
+    `environment` makes the store to replay on from the spec set (an input error when it
+    cannot be loaded); the cases' plans are then replayed on it."""
+    specs, errors = check_specs(specs_path)
+    findings = [Finding("error", error) for error in errors]
+    if specs is None:
+        return findings
+    findings += lenient_without_reason(specs)
+    env = None if environment is None else environment(specs)
+    if cases_path is not None:
+        findings += lint_cases(specs, cases_path, env)
+    return findings
+
+
+def lenient_without_reason(specs: SpecSet) -> list[Finding]:
+    """Warn where a lenient rule (casefold, coerce) does not say why it is harmless."""
+    found: list[Finding] = []
+
+    def walk(tool: str, rule: Rule, path: RulePath) -> None:
+        if rule.is_lenient() and not rule.reason:
+            message = (
+                f"{rule.describe()} forgives differences: add a reason saying why that is safe"
+            )
+            where = specs.rule_field(tool, path)
+            found.append(Finding("warning", InputError(specs.source, message, field=where)))
+        if isinstance(rule, ObjectRule):
+            for name, sub in rule.args.items():
+                walk(tool, sub, (*path, name))
+        elif isinstance(rule, ListRule):
+            walk(tool, rule.items, (*path, "items"))
+
+    for name, tool in specs.tools.items():
+        walk(name, tool.args, ())
+    return found
+
+
+def lint_cases(
+    specs: SpecSet, cases_path: str | Path, env: Environment | None = None
+) -> list[Finding]:
+    """Errors for every case line that is invalid or expects a value its own rule rejects,
+    then the gold checks of each case (`lint_gold`), replayed on `env` when given. A cases
+    file in another layout (Parquet, an Inspect log) is read as `score` reads it, and its
+    findings name its records (`cases.parquet: row 3: plans[0]: ...`)."""
+    path = str(cases_path)
+    converter = layout_of(path)
+    with as_json_lines(path, Conversion("cases")) as lines:
+        found = _lint_lines(specs, lines, env)
+    if converter is None:
+        return found
+    return [
+        Finding(f.severity, named_record(f.problem, path, converter.unit))
+        if f.problem.source == lines
+        else f
+        for f in found
+    ]
+
+
+def _lint_lines(specs: SpecSet, cases_path: str, env: Environment | None) -> list[Finding]:
+    """`lint_cases` on a JSON Lines file."""
+    source = cases_path
+    found: list[Finding] = []
+    seen: set[str] = set()
+    for number, _raw, data in read_jsonl(cases_path, CaseError):
+        try:
+            case = parse_case(data, specs, source, number)
+        except CaseError as error:
+            found.append(Finding("error", error))
+            continue
+        if case.id in seen:
+            found.append(
+                Finding(
+                    "error",
+                    CaseError(source, f"duplicate case id {case.id!r}", line=number, field="id"),
+                )
+            )
+        seen.add(case.id)
+        rejected: set[int] = set()
+        for p, plan in enumerate(case.plans):
+            for c, call in enumerate(plan):
+                rule = specs.rules[call.name]
+                for where, message in _rejected(rule, call.args or {}, f"plans[{p}][{c}].args"):
+                    rejected.add(p)
+                    found.append(
+                        Finding(
+                            "error",
+                            CaseError(
+                                source,
+                                f"expected value rejected by its own rule: {message}",
+                                line=number,
+                                field=where,
+                            ),
+                        )
+                    )
+        problems = gold_problems(specs, case, source, env, skip=rejected)
+        found += [Finding(severity, problem) for severity, problem in problems]
+    return found
+
+
+def _rejected(rule: Rule, value: Any, where: str) -> list[tuple[str, str]]:
+    """(field, why) for each part of an expected value that `rule` would never accept."""
+    if type(value) is AnyOf:
+        return [found for option in value for found in _rejected(rule, option, where)]
+    if type(value) is Ref or value is None or value is OMITTED:
+        return []
+    if isinstance(rule, ObjectRule) and isinstance(value, dict):
+        problems: list[tuple[str, str]] = []
+        for name, sub in value.items():
+            if name in rule.args:
+                problems += _rejected(rule.args[name], sub, f"{where}.{name}")
+            else:
+                problems.append((f"{where}.{name}", "not an argument in the spec"))
+        return problems
+    if isinstance(rule, ListRule) and isinstance(value, list):
+        return [
+            found
+            for i, item in enumerate(value)
+            for found in _rejected(rule.items, item, f"{where}[{i}]")
+        ]
+    problem = value_problem(rule, value)
+    return [] if problem is None else [(where, problem)]
