@@ -9,10 +9,10 @@ STAMP := $(VENV)/.installed-dev
 
 # The core's tests, run a second time on the pure-Python modules (what runs where no C compiler
 # was) when `make test` has run the whole suite on the compiled ones.
-PURE_TESTS := tests/test_golden.py tests/test_properties.py tests/test_linked_search.py \
-	tests/test_matching.py tests/test_rules.py tests/test_dataflow.py tests/test_cases.py \
-	tests/test_summary.py tests/test_parallel.py tests/test_assignment.py \
-	tests/test_overlap_paths.py
+PURE_TESTS := tests/scoring/test_golden.py tests/core/test_properties.py tests/core/test_linked_search.py \
+	tests/core/test_matching.py tests/core/test_rules.py tests/core/test_dataflow.py tests/inputs/test_cases.py \
+	tests/scoring/test_summary.py tests/engines/test_parallel.py tests/core/test_assignment.py \
+	tests/core/test_overlap_paths.py
 
 .PHONY: demo build test lint typecheck pytest bench mutation clean
 

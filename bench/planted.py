@@ -31,12 +31,13 @@ class Bug(NamedTuple):
     tests: tuple[str, ...]
 
 
-GOLDEN = ("tests/test_golden.py",)
+GOLDEN = ("tests/scoring/test_golden.py",)
 BUGS = (
     Bug("an infinite tol is accepted", "rules.py",
-        "if not math.isfinite(value) or value < 0:", "if value < 0:", ("tests/test_specs.py",)),
+        "if not math.isfinite(value) or value < 0:", "if value < 0:",
+        ("tests/specs/test_specs.py",)),
     Bug("an alias may be a value", "rules.py",
-        "if enum_key(alias) in keys:", "if False:", ("tests/test_specs.py",)),
+        "if enum_key(alias) in keys:", "if False:", ("tests/specs/test_specs.py",)),
     Bug("an explicit null is taken for a match", "matching.py",
         "        if expected is not produced:\n",
         "        if expected is not produced and expected is not None:\n", GOLDEN),
@@ -49,14 +50,15 @@ BUGS = (
     Bug("baseline disagreement counters swapped", "scoring.py",
         "            if rules:\n                self.only_rules_pass",
         "            if not rules:\n                self.only_rules_pass",
-        ("tests/test_summary.py",)),
+        ("tests/scoring/test_summary.py",)),
     Bug("score_turns all ignored", "scoring.py",
         'case.extra.get("score_turns") == "all"', 'case.extra.get("score_turns") == "every"',
         GOLDEN),
     Bug("a mismatched pair counted as argument-accurate", "scoring.py",
-        "self.arg_ok += not found", "self.arg_ok += 1", ("tests/test_summary.py",)),
+        "self.arg_ok += not found", "self.arg_ok += 1", ("tests/scoring/test_summary.py",)),
     Bug("no goal state fails the outcome", "scoring.py",
-        "state.passed is not False and", "state.passed is True and", ("tests/test_summary.py",)),
+        "state.passed is not False and", "state.passed is True and",
+        ("tests/scoring/test_summary.py",)),
     Bug("the search orders a call after its first source only", "dataflow.py",
         "earliest = max((assigned[d]", "earliest = min((assigned[d]", GOLDEN),
     Bug("the report checks a call's first source only", "dataflow.py",
@@ -70,14 +72,14 @@ BUGS = (
     Bug("unknown_args also excuses extra calls", "specs.py",
         'if r.allow == "extra_calls" for t', 'if r.allow != "" for t', GOLDEN),
     Bug("a whitespace reason is a reason", "specs.py",
-        "or not reason.strip():", "or not reason:", ("tests/test_specs.py",)),
+        "or not reason.strip():", "or not reason:", ("tests/specs/test_specs.py",)),
     Bug("a plan argument the spec lacks is kept", "cases.py",
         "        if not args.keys() <= tool.args.args.keys():", "        if False:", GOLDEN),
     Bug("a nested key the spec lacks is kept", "cases.py",
         "            if not rule.scalar:\n                _known_keys(",
         "            if False:\n                _known_keys(", GOLDEN),
     Bug("after is dropped on a line without $", "cases.py",
-        "if not (has_markers or labels):", "if not has_markers:", ("tests/test_cases.py",)),
+        "if not (has_markers or labels):", "if not has_markers:", ("tests/inputs/test_cases.py",)),
     Bug("duplicate labels accepted", "cases.py",
         "labels.count(label) > 1", "labels.count(label) > 2", GOLDEN),
 )  # fmt: skip

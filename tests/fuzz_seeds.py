@@ -3,7 +3,7 @@
 Outputs lines (every provider transcript under tests/formats/, SDK-written ones included, the
 response objects and streams under tests/formats/responses/, the malformed and unread lines,
 the golden cases' `calls`, the packaged examples), cases lines and spec files. Used by
-tests/test_fuzz_readers.py and bench/fuzz.py.
+tests/inputs/test_fuzz_readers.py and bench/fuzz.py.
 """
 
 from __future__ import annotations

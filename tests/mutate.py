@@ -3,7 +3,7 @@
 A mutation changes the type of a value, deletes or duplicates a key or an element, inserts
 junk, renames a key (often to another provider's spelling), swaps a string for a word the
 readers dispatch on, wraps a value, or truncates the line. Every choice goes through `pick`,
-so Hypothesis (tests/test_fuzz_readers.py) and a seeded `random.Random` (bench/fuzz.py) drive
+so Hypothesis (tests/inputs/test_fuzz_readers.py) and a seeded `random.Random` (bench/fuzz.py) drive
 the same code. `line()` returns the bytes of one mutated JSON line.
 """
 

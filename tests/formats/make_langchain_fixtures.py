@@ -4,8 +4,8 @@ One conversation (a lookup; then two refunds, one refused by its tool, and a thi
 arguments LangChain could not parse) is built from `langchain_core.messages` objects, offline,
 and saved as LangChain users get it: each message's `model_dump()`, and `messages_to_dict()`
 (`{"type": "ai", "data": {...}}`). Each file holds the line, its plain `calls` twin and the
-expected reading, as every file under tests/formats/ does (tests/test_formats.py);
-`tests/test_langchain.py` runs `build()` again and fails when langchain-core's output drifts
+expected reading, as every file under tests/formats/ does (tests/inputs/test_formats.py);
+`tests/inputs/test_langchain.py` runs `build()` again and fails when langchain-core's output drifts
 from the committed files. Run from the repository root:
 `python tests/formats/make_langchain_fixtures.py`.
 """

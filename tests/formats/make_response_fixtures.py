@@ -7,7 +7,7 @@ request returns (a ChatCompletion, a Responses `Response`, an Anthropic `Message
 that delivers it, built from the SDKs' own event types. Each is saved as its users save it:
 dumped in every spelling the SDK writes, as the outputs line itself (`{**dump, "id": ...}`)
 or under `response`. Each file holds the line, its plain `calls` twin and the expected
-reading. `tests/test_response_fixtures.py` runs `build()` again and compares with the
+reading. `tests/inputs/test_response_fixtures.py` runs `build()` again and compares with the
 committed files, and reads every stream beside what the SDK's own accumulator
 (`accumulated()`: openai's `ChatCompletionStreamState` and `ResponseStreamState`,
 anthropic's `accumulate_event`) makes of it. Run from the repository root:

@@ -4,8 +4,9 @@ One conversation (a lookup, then two parallel refunds, one refused) is built wit
 anthropic, openai and google-genai SDKs, offline, and saved in each spelling their users get:
 `model_dump()` with null fields, `model_dump(exclude_none=True)`, the SDKs' `to_dict()`, and for
 Gemini the snake_case of `model_dump` and the camelCase of `by_alias=True` (the REST shape).
-Each file holds the line, its plain `calls` twin and the expected reading (tests/test_formats.py).
-`tests/test_sdk_fixtures.py` runs `build()` again and fails when the SDKs' output drifts from
+Each file holds the line, its plain `calls` twin and the expected reading
+(tests/inputs/test_formats.py).
+`tests/inputs/test_sdk_fixtures.py` runs `build()` again and fails when the SDKs' output drifts from
 the committed files. Run from the repository root: `python tests/formats/make_sdk_fixtures.py`.
 """
 

@@ -4,7 +4,7 @@ The same cases and outputs are written three ways: as JSON Lines (`cases.jsonl`,
 `outputs.jsonl`), as Parquet with nested columns (structs and lists: `*_nested.parquet`; a
 plan call's `args` there is JSON text), and as Parquet whose structured columns hold JSON text
 (`*_text.parquet`). Scoring any of them
-must give the same report (tests/test_parquet.py). The malformed files: one without an `id`
+must give the same report (tests/inputs/test_parquet.py). The malformed files: one without an `id`
 column, one whose JSON text does not parse on row 2, one cut short. It also writes the README's
 example, examples/parquet/, from examples/transcripts/ (cases with nested plans, outputs with
 their OpenAI Chat messages as JSON text). Run from the repository root:

@@ -12,7 +12,7 @@ the three spellings toolscore reads from inference spans:
 The conversation id is set on each trace's root span only. The spans are encoded by the SDK's
 OTLP encoder (opentelemetry-exporter-otlp-proto-common) and written as the collector writes
 OTLP JSON: protobuf's JSON mapping, except trace and span ids in hex (not base64), two
-export requests per line, like batches. `tests/test_otel_export.py` runs `build()` again and
+export requests per line, like batches. `tests/report/test_otel_export.py` runs `build()` again and
 fails when the SDK's output drifts from the committed file.
 Run from the repository root: `python tests/formats/otel_export/make_fixtures.py`.
 """
