@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from toolscore.core.matching import best_plan, matches
+from toolscore.core.arguments import matches
+from toolscore.core.diagnosis import best_plan
 from toolscore.core.model import Case, CaseResult, Trajectory
 from toolscore.core.rules import KINDS, compile_rule, enum_key, json_equal
 from toolscore.errors import OutputError
