@@ -27,7 +27,9 @@ MUTANTS = ROOT / "mutants"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 CORE = (
     "rules.py",
-    "matching.py",
+    "core/arguments.py",
+    "core/plans.py",
+    "core/diagnosis.py",
     "scoring.py",
     "dataflow.py",
     "specs.py",

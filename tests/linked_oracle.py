@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from toolscore.core.dataflow import Pairs, dependencies, topological
-from toolscore.core.matching import _best_pairing, _link_fits, plan_passes
+from toolscore.core.diagnosis import _best_pairing
 from toolscore.core.model import Call
+from toolscore.core.plans import link_fits, plan_passes
 from toolscore.core.rules import ObjectRule
 
 OldFits = Callable[[int, int, Mapping[str, Call]], bool]
@@ -62,7 +63,7 @@ def old_passes(
     calls: Sequence[Call],
 ) -> Pairs | None:
     """The old `linked_plan_passes`."""
-    fits = _link_fits(tools, plan, calls)
+    fits = link_fits(tools, plan, calls)
 
     def finish(free: list[int], rest: list[int]) -> Pairs | None:
         if not free:
@@ -76,7 +77,7 @@ def old_links_kept(
     tools: Mapping[str, ObjectRule], plan: Sequence[Call], calls: Sequence[Call], ordered: bool
 ) -> Pairs | None:
     """The old search for a pairing that keeps every link (for the diagnosis)."""
-    fits = _link_fits(tools, plan, calls)
+    fits = link_fits(tools, plan, calls)
 
     def finish(free: list[int], rest: list[int]) -> Pairs | None:
         found = _best_pairing(tools, [plan[i] for i in free], [calls[j] for j in rest])

@@ -6,7 +6,8 @@ from toolscore.build import build_kind
 
 # isort: split
 from toolscore._version import __version__
-from toolscore.core.matching import best_plan, iter_mismatches, matches
+from toolscore.core.arguments import iter_mismatches, matches
+from toolscore.core.diagnosis import best_plan
 from toolscore.core.model import (
     MISMATCH_CODES,
     MISSING,

@@ -18,15 +18,15 @@ from scipy.optimize import linear_sum_assignment
 
 from toolscore.core import assignment
 from toolscore.core.assignment import assign, shortest_augmenting_path
-from toolscore.core.matching import (
+from toolscore.core.diagnosis import (
     _best_pairing,
     _best_sorted_pairing,
     best_plan,
     canonical_order,
     diagnose_plan,
-    plan_passes,
 )
 from toolscore.core.model import Call
+from toolscore.core.plans import plan_passes
 from toolscore.specs.loading import SpecSet, parse_specs
 
 SETTINGS = settings(deadline=None, max_examples=400, suppress_health_check=[HealthCheck.too_slow])

@@ -10,10 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linked_oracle import old_links_kept, old_passes
-from toolscore.core import dataflow, matching
+from toolscore.core import dataflow, diagnosis, plans
+from toolscore.core.arguments import matches
 from toolscore.core.dataflow import SearchGaveUpError, link_problems, search_pairing
-from toolscore.core.matching import _link_fits, _links_kept, linked_plan_passes, matches
+from toolscore.core.diagnosis import _links_kept
 from toolscore.core.model import Call, Case
+from toolscore.core.plans import link_fits, linked_plan_passes
 from toolscore.errors import CaseError
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.outputs import parse_output
@@ -196,7 +198,7 @@ def test_a_search_that_gives_up_raises_instead_of_running_on() -> None:
     case = parse_case(case_data, specs)
     calls = parse_output(output).calls
     plan = case.plans[0]
-    fits = _link_fits(specs.rules, plan, calls)
+    fits = link_fits(specs.rules, plan, calls)
     with pytest.raises(SearchGaveUpError, match="gave up after 3 checks"):
         search_pairing(plan, calls, fits, lambda assigned, check: None, budget=3)
 
@@ -227,7 +229,8 @@ def no_giving_up(monkeypatch: pytest.MonkeyPatch, budget: int) -> list[str]:
             raise
 
     monkeypatch.setattr(dataflow, "SEARCH_BUDGET", budget)
-    monkeypatch.setattr(matching, "search_pairing", watched)
+    monkeypatch.setattr(plans, "search_pairing", watched)
+    monkeypatch.setattr(diagnosis, "search_pairing", watched)
     return gave_up
 
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from toolscore import parse_case, parse_output, parse_specs, score_case
-from toolscore.core.matching import diagnose_plan, iter_mismatches, matches
+from toolscore.core.arguments import iter_mismatches, matches
+from toolscore.core.diagnosis import diagnose_plan
 from toolscore.core.model import MISSING, OMITTED, AnyOf, Call, Mismatch
 from toolscore.core.rules import ObjectRule, compile_args, compile_rule
 from toolscore.specs.loading import SpecSet

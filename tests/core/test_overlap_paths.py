@@ -1,7 +1,7 @@
 """The fast paths for many overlapping calls (issue 12) against the straightforward ones.
 
-`matching.narrowed` strikes candidates by looking produced calls up by a keyed argument, and
-`matching.mismatch_counts` counts mismatches an argument at a time; on random cases with
+`plans.narrowed` strikes candidates by looking produced calls up by a keyed argument, and
+`arguments.mismatch_counts` counts mismatches an argument at a time; on random cases with
 many calls drawn from small pools of tricky values, each must give exactly what trying every
 pair gives: the same pairing, the same counts, the same verdicts and mismatches.
 """
@@ -17,19 +17,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolscore.core import matching
-from toolscore.core.matching import (
-    _accepted_keys,
-    _call_matches,
-    _mismatch_count,
-    best_plan,
-    cover,
+from toolscore.core import arguments, diagnosis, plans
+from toolscore.core.arguments import (
+    accepted_keys,
+    call_matches,
     matches,
+    mismatch_count,
     mismatch_counts,
-    narrowed,
-    plan_passes,
 )
+from toolscore.core.diagnosis import best_plan
 from toolscore.core.model import OMITTED, AnyOf, Call, Ref
+from toolscore.core.plans import cover, narrowed, plan_passes
 from toolscore.core.rules import CasefoldRule, ExactRule, LowercaseRule, Rule
 from toolscore.specs.loading import SpecSet, parse_specs
 
@@ -151,12 +149,12 @@ CASES = st.tuples(calls(True, 0, 12), calls(False, 0, 14), st.booleans())
 @contextmanager
 def fast_paths(on: bool) -> Iterator[None]:
     """Take the fast paths on every problem (`on`), or never."""
-    saved = matching.NARROW_FROM, matching.COUNT_TABLE_FROM
-    matching.NARROW_FROM = matching.COUNT_TABLE_FROM = 0 if on else 10**9
+    saved = plans.NARROW_FROM, diagnosis.COUNT_TABLE_FROM
+    plans.NARROW_FROM = diagnosis.COUNT_TABLE_FROM = 0 if on else 10**9
     try:
         yield
     finally:
-        matching.NARROW_FROM, matching.COUNT_TABLE_FROM = saved
+        plans.NARROW_FROM, diagnosis.COUNT_TABLE_FROM = saved
 
 
 KEYED: list[Rule] = [ExactRule(), LowercaseRule(), CasefoldRule()]
@@ -184,7 +182,7 @@ def test_keys_agree_with_the_rules(rule: Rule, expected: Any, produced: Any) -> 
 def test_values_a_key_cannot_stand_for(rule: Rule, value: Any) -> None:
     """NaN equals nothing, containers are walked, and casefold keys only strings."""
     assert rule.key(value) is None
-    assert _accepted_keys(rule, AnyOf(["a", value])) is None
+    assert accepted_keys(rule, AnyOf(["a", value])) is None
 
 
 @SETTINGS
@@ -202,7 +200,7 @@ def test_narrowing_strikes_only_pairs_that_do_not_fit(case: Any) -> None:
         for i, (before, after) in enumerate(zip(every, kept, strict=True)):
             assert after == [j for j in before if j in after]  # a subsequence, order kept
             for j in set(before) - set(after):
-                assert not _call_matches(rules[plan[i].name], plan[i], produced[j])
+                assert not call_matches(rules[plan[i].name], plan[i], produced[j])
 
 
 @SETTINGS
@@ -213,7 +211,7 @@ def test_narrowed_cover_finds_the_pairing_every_pair_finds(case: Any) -> None:
     for rules in (specs.rules, specs.lowercase_rules):
 
         def fits(i: int, j: int, rules: Any = rules) -> bool:
-            return _call_matches(rules[plan[i].name], plan[i], produced[j])
+            return call_matches(rules[plan[i].name], plan[i], produced[j])
 
         with fast_paths(True):
             found = plan_passes(rules, specs.extra_ok, plan, produced)
@@ -230,7 +228,7 @@ def test_counts_table_is_the_count_of_every_pair(case: Any) -> None:
             rows = [e for e in plan if e.name == name]
             cols = [p for p in produced if p.name == name]
             table = mismatch_counts(rule, rows, cols)
-            assert table == [[_mismatch_count(rule, e, p) for p in cols] for e in rows]
+            assert table == [[mismatch_count(rule, e, p) for p in cols] for e in rows]
 
 
 @SETTINGS
@@ -269,14 +267,14 @@ def test_overlapping_calls_are_tried_against_their_two_candidates_only(
     specs = spec_set(False)
     plan, produced = overlap(1000, wrong)
     judged = 0
-    real = matching._call_matches
+    real = arguments.call_matches
 
     def counting(rule: Any, expected: Call, call: Call) -> bool:
         nonlocal judged
         judged += 1
         return real(rule, expected, call)
 
-    monkeypatch.setattr(matching, "_call_matches", counting)
+    monkeypatch.setattr(plans, "call_matches", counting)
     found = plan_passes(specs.rules, specs.extra_ok, plan, produced)
     assert (found is None) is (wrong is not None)
     if found is not None:
@@ -338,7 +336,7 @@ def graphs(draw: st.DrawFn) -> tuple[list[list[int]], int, list[list[bool]], lis
 @given(graphs())
 def test_matching_without_recursion_is_the_recursive_one(graph: Any) -> None:
     candidates, n_right, fits, order = graph
-    found = matching.max_matching(candidates, n_right, lambda i, j: fits[i][j], order=order)
+    found = arguments.max_matching(candidates, n_right, lambda i, j: fits[i][j], order=order)
     assert found == recursive_matching(candidates, n_right, fits, order)
 
 
@@ -351,10 +349,10 @@ def test_pairs_counted_right_are_described_as_such(case: Any) -> None:
     specs = spec_set(relax)
     for on in (True, False):
         with fast_paths(on):
-            found = matching._best_pairing(specs.rules, plan, produced)
+            found = diagnosis._best_pairing(specs.rules, plan, produced)
         assert found is not None
         pairs, described = found
         assert described == [
-            matching._call_mismatches(specs.rules[plan[i].name], plan[i], produced[j])
+            arguments.call_mismatches(specs.rules[plan[i].name], plan[i], produced[j])
             for i, j in pairs
         ]

@@ -29,7 +29,8 @@ from spec_strategies import (
     spec_dicts,
     valid_values,
 )
-from toolscore.core.matching import best_plan, matches
+from toolscore.core.arguments import matches
+from toolscore.core.diagnosis import best_plan
 from toolscore.core.model import Case, CaseResult, Trajectory
 from toolscore.core.rules import compile_rule
 from toolscore.errors import OutputError

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolscore.core.matching import matches
+from toolscore.core.arguments import matches
 from toolscore.core.model import MISSING, OMITTED
 from toolscore.core.rules import (
     KINDS,
@@ -85,7 +85,7 @@ def test_lenient_rules_are_the_ones_that_should_say_why(node: Any, lenient: bool
 
 def test_containers_are_walked_never_judged() -> None:
     for rule in (ListRule(), ObjectRule()):
-        with pytest.raises(TypeError, match=r"walked by matching\.iter_mismatches"):
+        with pytest.raises(TypeError, match=r"walked by arguments\.iter_mismatches"):
             rule.judge([], [])
     with pytest.raises(NotImplementedError):
         Rule().judge(1, 1)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from html_pages import run, score_args, write_inputs
 from label_pages import MISMATCH_NOTE, client_for, make_batch, post_label
 from toolscore.cli.app import cli
-from toolscore.core.matching import mismatch_line
+from toolscore.core.diagnosis import mismatch_line
 from toolscore.core.model import Mismatch
 
 ROW = re.compile(r'<tr data-metric="([^"]+)"[^>]*>(.*?)</tr>', re.S)

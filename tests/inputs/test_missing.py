@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from toolscore import parse_case, parse_output, parse_specs, score
 from toolscore.cli.app import cli
-from toolscore.core.matching import best_plan
+from toolscore.core.diagnosis import best_plan
 from toolscore.core.model import Trajectory
 from toolscore.engines.local import ParallelScoring
 from toolscore.inputs.missing import JoinTally, likely_cause, nothing_calls

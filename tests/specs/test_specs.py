@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from toolscore.core.matching import matches
+from toolscore.core.arguments import matches
 from toolscore.core.rules import EnumRule, ListRule, NumberRule, ObjectRule
 from toolscore.errors import SpecError
 from toolscore.specs.loading import check_specs, load_specs, parse_specs, read_mapping

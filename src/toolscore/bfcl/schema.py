@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolscore.core.matching import value_problem
+from toolscore.core.arguments import value_problem
 from toolscore.core.rules import RuleError, compile_rule
 
 Node = dict[str, Any]

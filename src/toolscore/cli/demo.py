@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from toolscore.core.matching import mismatch_line
+from toolscore.core.diagnosis import mismatch_line
 from toolscore.inputs.cases import read_cases
 from toolscore.inputs.outputs import read_outputs
 from toolscore.report.terminal import relaxations

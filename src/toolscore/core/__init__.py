@@ -4,20 +4,16 @@
 - `rules`: one frozen rule object per argument kind, compiled from a spec, and the JSON
   helpers every layer shares.
 - `assignment`, `dataflow`: minimum-cost assignment; `$ref` values and `after` orderings.
-- `matching`: the one argument walk, order-free matching of calls to plans, the diagnosis.
+- `arguments`: the one argument walk (whether, why and how often arguments differ).
+- `plans`: order-free matching of produced calls to a plan: whether it passes.
+- `diagnosis`: why a plan fails, the best of a case's plans, a mismatch's line.
 - `plan_calls`: the calls a correct agent makes for a plan.
 """
 
+from toolscore.core.arguments import iter_mismatches, matches
 from toolscore.core.assignment import assign
 from toolscore.core.dataflow import first_options, substitute, topological
-from toolscore.core.matching import (
-    best_plan,
-    iter_mismatches,
-    matches,
-    mismatch_line,
-    names_match,
-    plan_passes,
-)
+from toolscore.core.diagnosis import best_plan, mismatch_line
 from toolscore.core.model import (
     MISMATCH_CODES,
     MISSING,
@@ -32,6 +28,7 @@ from toolscore.core.model import (
     Trajectory,
 )
 from toolscore.core.plan_calls import plan_calls
+from toolscore.core.plans import names_match, plan_passes
 from toolscore.core.rules import Rule, RuleError, compile_args, compile_rule, json_equal, show
 
 __all__ = [

@@ -5,7 +5,7 @@ in the produced trajectory, and must use exactly what it returned.
 A plan with such links passes when some pairing satisfies every link; the search tries
 pairings for the linked calls (in dependency order, pruned by arguments and positions) and
 matches the rest optimally, so the verdict never depends on first fits. This module knows
-links and positions only; comparing values is left to `matching`, which calls it.
+links and positions only; comparing values is left to `plans` and `diagnosis`, which call it.
 """
 
 from __future__ import annotations

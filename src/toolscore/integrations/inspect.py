@@ -33,7 +33,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from toolscore.core.matching import mismatch_line
+from toolscore.core.diagnosis import mismatch_line
 from toolscore.core.model import Call, Case, CaseResult
 from toolscore.inputs.calls import json_text
 from toolscore.inputs.cases import parse_case

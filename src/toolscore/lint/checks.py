@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolscore.core.matching import value_problem
+from toolscore.core.arguments import value_problem
 from toolscore.core.model import OMITTED, AnyOf, Ref
 from toolscore.core.rules import ListRule, ObjectRule, Rule
 from toolscore.errors import CaseError, InputError

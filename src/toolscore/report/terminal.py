@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from toolscore.core.matching import mismatch_line
+from toolscore.core.diagnosis import mismatch_line
 from toolscore.core.model import CaseResult
 from toolscore.report.absent import join_rows, nothing_lines
 from toolscore.report.lenient import lenient_rules

@@ -16,8 +16,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from toolscore.core.matching import best_plan, names_match
+from toolscore.core.diagnosis import best_plan
 from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
+from toolscore.core.plans import names_match
 from toolscore.core.rules import json_equal, show
 from toolscore.errors import CaseError
 from toolscore.inputs.join import join_groups_by_id

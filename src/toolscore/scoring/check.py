@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolscore.core.matching import mismatch_line
+from toolscore.core.diagnosis import mismatch_line
 from toolscore.core.model import Case, CaseResult, Trajectory
 from toolscore.errors import CaseError, OutputError, SpecError
 from toolscore.inputs.cases import parse_case

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolscore.core.matching import value_problem
+from toolscore.core.arguments import value_problem
 from toolscore.core.model import MISSING
 from toolscore.core.rules import ListRule, ObjectRule, Rule, RuleError, compile_rule, show, suggest
 from toolscore.errors import SpecError

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from toolscore.core.matching import mismatch_line
+from toolscore.core.diagnosis import mismatch_line
 from toolscore.report.printable import printable, safe_text
 from toolscore.report.terminal import LINES_PER_CASE, capped, percent
 from toolscore.stats.intervals import points

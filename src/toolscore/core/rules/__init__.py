@@ -1,7 +1,7 @@
 """One small, frozen rule object per argument kind, and the factory that builds them from a spec.
 
 A scalar rule only *judges* two present, non-null values and returns a code and a message; it
-never builds paths or walks containers (that is `matching.iter_mismatches`).
+never builds paths or walks containers (that is `arguments.iter_mismatches`).
 Container rules (`list`, `object`) only carry what the walker needs.
 """
 
@@ -693,7 +693,7 @@ class ListRule(Rule):
         return f"list{order} of {self.items.describe()}"
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
-        raise TypeError("lists are walked by matching.iter_mismatches, not judged")
+        raise TypeError("lists are walked by arguments.iter_mismatches, not judged")
 
     def lowercased(self) -> Rule:
         return replace(self, items=self.items.lowercased())
@@ -734,7 +734,7 @@ class ObjectRule(Rule):
         return "object"
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
-        raise TypeError("objects are walked by matching.iter_mismatches, not judged")
+        raise TypeError("objects are walked by arguments.iter_mismatches, not judged")
 
     def lowercased(self) -> Rule:
         args = {name: rule.lowercased() for name, rule in self.args.items()}
