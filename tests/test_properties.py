@@ -20,7 +20,8 @@ from hypothesis.strategies import SearchStrategy
 
 from toolscore.core.matching import best_plan, matches
 from toolscore.core.model import Case, CaseResult, Trajectory
-from toolscore.core.rules import KINDS, compile_rule, enum_key, json_equal
+from toolscore.core.rules import KINDS, compile_rule
+from toolscore.core.values import enum_key, json_equal
 from toolscore.errors import OutputError
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.outputs import parse_output

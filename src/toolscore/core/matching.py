@@ -24,7 +24,8 @@ from toolscore.core.dataflow import (
     substitute,
 )
 from toolscore.core.model import MISSING, OMITTED, AnyOf, Call, Mismatch, Ref
-from toolscore.core.rules import ListRule, ObjectRule, Rule, show
+from toolscore.core.rules import ListRule, ObjectRule, Rule
+from toolscore.core.values import show
 from toolscore.escape import printable
 
 Path = tuple[str | int, ...]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolscore.core.matching import best_plan, names_match
 from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
-from toolscore.core.rules import json_equal, show
+from toolscore.core.values import json_equal, show
 from toolscore.errors import CaseError
 from toolscore.inputs.join import join_groups_by_id
 from toolscore.inputs.missing import (
