@@ -26,7 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "mutants"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 CORE = (
-    "rules.py",
+    "core/values.py",
+    "core/rules/base.py",
+    "core/rules/text.py",
+    "core/rules/numbers.py",
+    "core/rules/enums.py",
+    "core/rules/times.py",
+    "core/rules/structures.py",
+    "core/rules/compile.py",
     "core/arguments.py",
     "core/plans.py",
     "core/diagnosis.py",

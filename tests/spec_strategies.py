@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from toolscore.core.rules import KINDS, enum_key, json_equal
+from toolscore.core.rules import KINDS
+from toolscore.core.values import enum_key, json_equal
 from toolscore.specs.loading import SpecSet, parse_specs
 
 Node = dict[str, Any]

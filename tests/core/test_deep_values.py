@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from toolscore.cli.app import cli
 from toolscore.core.dataflow import iter_refs, substitute
 from toolscore.core.model import AnyOf, Call, Ref
-from toolscore.core.rules import json_equal
+from toolscore.core.values import json_equal
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json

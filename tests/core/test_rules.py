@@ -24,12 +24,9 @@ from toolscore.core.rules import (
     RuleError,
     TextRule,
     compile_rule,
-    json_equal,
-    json_type,
     parse_timezone,
-    show,
-    suggest,
 )
+from toolscore.core.values import json_equal, json_type, show, suggest
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from toolscore.cli.app import cli
 from toolscore.core.model import MISMATCH_CODES
-from toolscore.core.rules import _KIND_OPTIONS, KINDS  # the option table is the spec's vocabulary
+from toolscore.core.rules import KINDS
+from toolscore.core.rules.compile import _KIND_OPTIONS  # the option table is the spec's vocabulary
 from toolscore.inputs.formats import FORMATS
 from toolscore.specs.loading import RELAXATIONS
 from toolscore.state.environment import _KEYS as ENVIRONMENT_KEYS

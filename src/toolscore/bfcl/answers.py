@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from toolscore.bfcl.schema import DICT_TYPES, LIST_TYPES, Node, canonical
-from toolscore.core.rules import json_equal
+from toolscore.core.values import json_equal
 
 OMIT: Final = ""
 """BFCL's marker for "this argument may be omitted"."""

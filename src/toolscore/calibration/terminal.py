@@ -13,7 +13,7 @@ from toolscore.calibration.agreement import Agreement
 from toolscore.calibration.batches import SCORERS, BatchInfo
 from toolscore.calibration.calibrate import PERSON_LABELS, Calibration
 from toolscore.calibration.rubric_calibrate import RubricCalibration
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.report.printable import printable, safe_text
 from toolscore.report.terminal import LINES_PER_CASE, capped, interval, percent
 

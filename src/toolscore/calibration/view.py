@@ -15,7 +15,7 @@ import orjson
 
 from toolscore.calibration.spec_notes import rules_view
 from toolscore.core.model import MISSING, OMITTED, AnyOf, Call, Case, CaseResult, Ref, pointer_of
-from toolscore.core.rules import json_equal, show
+from toolscore.core.values import json_equal, show
 from toolscore.report.json_report import safe_value
 from toolscore.scoring.case import exact_difference
 from toolscore.specs.loading import SpecSet

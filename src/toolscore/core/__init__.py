@@ -1,8 +1,9 @@
 """The comparison itself, values in and verdicts out, with no I/O and no command line.
 
 - `model`: the value types (calls, plans, cases, trajectories, verdicts, mismatch codes).
-- `rules`: one frozen rule object per argument kind, compiled from a spec, and the JSON
-  helpers every layer shares.
+- `values`: the JSON value helpers every layer shares (`json_equal`, `show`, ...).
+- `rules/`: one frozen rule object per argument kind, a module per family of kinds, compiled
+  from a spec.
 - `assignment`, `dataflow`: minimum-cost assignment; `$ref` values and `after` orderings.
 - `arguments`: the one argument walk (whether, why and how often arguments differ).
 - `plans`: order-free matching of produced calls to a plan: whether it passes.
@@ -29,7 +30,8 @@ from toolscore.core.model import (
 )
 from toolscore.core.plan_calls import plan_calls
 from toolscore.core.plans import names_match, plan_passes
-from toolscore.core.rules import Rule, RuleError, compile_args, compile_rule, json_equal, show
+from toolscore.core.rules import Rule, RuleError, compile_args, compile_rule
+from toolscore.core.values import json_equal, show
 
 __all__ = [
     "MISMATCH_CODES",

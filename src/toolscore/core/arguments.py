@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from toolscore.core.model import MISSING, OMITTED, AnyOf, Call, Mismatch, Ref
-from toolscore.core.rules import ListRule, ObjectRule, Rule, show
+from toolscore.core.rules import ListRule, ObjectRule, Rule
+from toolscore.core.values import show
 
 Path = tuple[str | int, ...]
 

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from toolscore.core.model import MISSING, OMITTED, AnyOf, Call, Mismatch, Ref
-from toolscore.core.rules import show
+from toolscore.core.values import show
 
 Pairs = tuple[tuple[int, int], ...]
 

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from toolscore.core.model import MISSING, Call
-from toolscore.core.rules import json_type, show
+from toolscore.core.values import json_type, show
 from toolscore.inputs.lenient import Junk, loads
 
 _new_call = tuple.__new__

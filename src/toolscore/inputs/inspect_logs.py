@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from toolscore.core.rules import json_type
+from toolscore.core.values import json_type
 from toolscore.errors import InputError
 from toolscore.inputs.conversion import Conversion
 from toolscore.inputs.inspect_plans import PlansError, case_data

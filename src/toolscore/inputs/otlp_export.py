@@ -23,7 +23,7 @@ from typing import IO, Any
 
 import orjson
 
-from toolscore.core.rules import json_type
+from toolscore.core.values import json_type
 from toolscore.errors import InputError
 from toolscore.inputs.conversion import Conversion
 from toolscore.inputs.otlp_ids import TRACE_ID_HEX, hex_id

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from toolscore.core.model import Trajectory
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.errors import OutputError
 from toolscore.stats.intervals import normal_interval
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from toolscore.core.dataflow import dependencies, iter_refs, result_document, topological
 from toolscore.core.model import MISSING, Call, Case, Plan
 from toolscore.core.plan_calls import made_call
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.state.environment import Environment, Tool, ToolContext
 from toolscore.state.limits import alarms_installed
 from toolscore.state.outputs import missing_outputs, output_options

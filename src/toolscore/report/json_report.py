@@ -20,7 +20,7 @@ import orjson
 
 from toolscore.build import build_kind
 from toolscore.core.model import MISSING, OMITTED, AnyOf, CaseResult, Mismatch, Ref
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.errors import InputError
 from toolscore.files import atomic_file
 from toolscore.report.lenient import lenient_rules

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
 
-from toolscore.core.rules import json_type
+from toolscore.core.values import json_type
 from toolscore.rubrics.base import RubricVerdict
 
 REGEX_SECONDS = 1.0

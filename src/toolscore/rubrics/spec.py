@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolscore.core.rules import ListRule, ObjectRule, Rule, TextRule, show, suggest
+from toolscore.core.rules import ListRule, ObjectRule, Rule, TextRule
+from toolscore.core.values import show, suggest
 from toolscore.rubrics.base import Endpoint, JudgeRubric, SimilarityRubric
 from toolscore.rubrics.checks import (
     Check,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from toolscore.core.diagnosis import best_plan
 from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
 from toolscore.core.plans import names_match
-from toolscore.core.rules import json_equal, show
+from toolscore.core.values import json_equal, show
 from toolscore.errors import CaseError
 from toolscore.inputs.join import join_groups_by_id
 from toolscore.inputs.missing import (

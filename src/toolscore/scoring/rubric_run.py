@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolscore.core.model import MISSING, Case, CaseResult
-from toolscore.core.rules import json_type
+from toolscore.core.values import json_type
 from toolscore.rubrics.base import RemoteRubric, RubricTarget, RubricVerdict
 from toolscore.rubrics.checks import LocalRubric
 from toolscore.rubrics.entries import RubricEntry

@@ -14,7 +14,8 @@ from typing import Any
 
 from toolscore.core.arguments import value_problem
 from toolscore.core.model import MISSING
-from toolscore.core.rules import ListRule, ObjectRule, Rule, RuleError, compile_rule, show, suggest
+from toolscore.core.rules import ListRule, ObjectRule, Rule, RuleError, compile_rule
+from toolscore.core.values import show, suggest
 from toolscore.errors import SpecError
 from toolscore.rubrics.spec import Rubric, RubricSpecError, RubricUse, parse_rubric, rubric_uses
 from toolscore.specs.fields import RulePath, ToolFields, native_field

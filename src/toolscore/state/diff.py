@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.state.snapshot import Snapshot, TableState, jsonable, same, sort_key
 
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 
 import orjson
 
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.errors import InputError, ReplayInterrupted
 from toolscore.specs.loading import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.documents_pool import DocumentPool

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 from urllib.parse import quote as quote_uri
 
-from toolscore.core.rules import show, suggest
+from toolscore.core.values import show, suggest
 from toolscore.errors import InputError
 from toolscore.specs.loading import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.documents import DocumentEnvironment, load_documents

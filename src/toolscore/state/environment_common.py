@@ -22,7 +22,7 @@ from random import Random
 from types import ModuleType
 from typing import Any, Literal, NamedTuple
 
-from toolscore.core.rules import show, suggest
+from toolscore.core.values import show, suggest
 from toolscore.errors import InputError, ReplayInterrupted
 from toolscore.state.limits import exit_call
 

@@ -20,7 +20,7 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.errors import InputError
 
 ON_ERROR = ("rollback", "keep")

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from toolscore.core.rules import show, suggest
+from toolscore.core.values import show, suggest
 from toolscore.state.replay import Fail
 from toolscore.state.snapshot import Ignore, Snapshot, TableShape, TableState
 

@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.errors import InputError
 
 PLACES = ("final", "any")

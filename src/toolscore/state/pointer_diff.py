@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.state.snapshot import canonical
 
 MAX_CHANGES = 1000

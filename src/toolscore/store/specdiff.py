@@ -13,7 +13,8 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from toolscore.core.model import MISSING
-from toolscore.core.rules import EnumRule, ListRule, ObjectRule, Rule, enum_key, json_equal
+from toolscore.core.rules import EnumRule, ListRule, ObjectRule, Rule
+from toolscore.core.values import enum_key, json_equal
 from toolscore.specs.loading import SpecSet
 
 Verdicts = Literal["can fail", "can pass", "either", "none"]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from toolscore.core.model import Trajectory
-from toolscore.core.rules import suggest
+from toolscore.core.values import suggest
 from toolscore.errors import OutputError
 from toolscore.inputs.calls import json_text
 from toolscore.inputs.formats import (

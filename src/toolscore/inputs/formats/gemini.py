@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.inputs.formats.transcript import Transcript, UnreadableError, field_of
 
 ROLES = ("user", "model", "function")

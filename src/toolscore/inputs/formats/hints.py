@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from toolscore.core.rules import json_type, show
+from toolscore.core.values import json_type, show
 from toolscore.errors import OutputError
 from toolscore.inputs.formats.responses import shape_of
 from toolscore.inputs.formats.streams import ANTHROPIC_EVENTS

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolscore.core.rules import json_type
+from toolscore.core.values import json_type
 from toolscore.inputs.formats.transcript import Transcript, UnreadableError, result_value, text_of
 
 ROLES = ("system", "user", "assistant", "tool")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from toolscore.core.rules import json_type, show
+from toolscore.core.values import json_type, show
 from toolscore.inputs.formats.transcript import Transcript, UnreadableError, result_value, text_of
 
 KINDS: Final = {

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from toolscore.core.model import MISSING
-from toolscore.core.rules import show
+from toolscore.core.values import show
 from toolscore.inputs.formats.otel_messages import OPENINFERENCE_KIND, Said, is_inference, read_span
 from toolscore.inputs.formats.transcript import Transcript, UnreadableError, ident
 from toolscore.inputs.otlp_ids import SPAN_ID_HEX, TRACE_ID_HEX, hex_id

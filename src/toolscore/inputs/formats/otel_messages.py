@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from toolscore.core.rules import json_type
+from toolscore.core.values import json_type
 from toolscore.inputs.formats.transcript import Transcript, UnreadableError
 
 INFERENCE_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})

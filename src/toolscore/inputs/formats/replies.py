@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolscore.core.model import Trajectory
-from toolscore.core.rules import json_type, show, suggest
+from toolscore.core.values import json_type, show, suggest
 from toolscore.errors import OutputError
 from toolscore.inputs.formats import FORMATS
 from toolscore.inputs.formats.detect import evidence

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
-from toolscore.core.rules import json_type
+from toolscore.core.values import json_type
 from toolscore.inputs.formats import anthropic, gemini, langchain, openai_chat, openai_responses
 from toolscore.inputs.formats.transcript import Transcript
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
-from toolscore.core.rules import json_type, show
+from toolscore.core.values import json_type, show
 from toolscore.inputs.formats.responses import (
     CHAT_COMPLETION,
     MESSAGE,

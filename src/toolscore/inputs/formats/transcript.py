@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolscore.core.model import MISSING, Call, Trajectory
-from toolscore.core.rules import json_type, show, suggest
+from toolscore.core.values import json_type, show, suggest
 from toolscore.errors import OutputError
 from toolscore.inputs.calls import produced_call
 
