@@ -28,7 +28,10 @@ RESULTS = ROOT / "bench" / "RESULTS.md"
 CORE = (
     "rules.py",
     "matching.py",
-    "scoring.py",
+    "scoring/case.py",
+    "scoring/tallies.py",
+    "scoring/summary.py",
+    "scoring/stream.py",
     "dataflow.py",
     "specs.py",
     "cases.py",

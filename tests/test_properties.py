@@ -24,7 +24,8 @@ from toolscore.core.rules import KINDS, compile_rule, enum_key, json_equal
 from toolscore.errors import OutputError
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.outputs import parse_output
-from toolscore.scoring.case import score, score_case
+from toolscore.scoring.case import score_case
+from toolscore.scoring.stream import score
 from toolscore.specs.loading import SpecSet, parse_specs
 
 Node = dict[str, Any]

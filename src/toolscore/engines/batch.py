@@ -22,13 +22,9 @@ from toolscore.inputs.cases import may_hold_markers, parse_case
 from toolscore.inputs.jsonl import parse_line
 from toolscore.inputs.missing import check_policy
 from toolscore.inputs.outputs import parse_output
-from toolscore.scoring.case import (
-    SummaryBuilder,
-    outcome_passed,
-    score_case,
-    score_trials,
-    with_state,
-)
+from toolscore.scoring.case import outcome_passed, score_case, with_state
+from toolscore.scoring.stream import score_trials
+from toolscore.scoring.summary import SummaryBuilder
 from toolscore.specs.loading import SpecSet
 
 if TYPE_CHECKING:
