@@ -121,6 +121,19 @@ def unread_mismatches(unread: Sequence[str]) -> tuple[Mismatch, ...]:
     )
 
 
+def score_replayed(
+    specs: SpecSet,
+    case: Case,
+    trajectory: Trajectory,
+    env: Environment | None = None,
+    source: str = "<cases>",
+) -> CaseResult:
+    """`score_case`, and with `env` the outcome verdict too (`with_state`): one output line
+    as a run scores it."""
+    result = score_case(specs, case, trajectory)
+    return result if env is None else with_state(env, case, trajectory, result, source)
+
+
 def outcome_passed(result: CaseResult) -> bool:
     """Whether a case passed on calls and, when its state was judged, on state and outputs."""
     state = result.state

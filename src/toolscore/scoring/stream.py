@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from toolscore.core.model import Case, CaseResult, Trajectory
 from toolscore.inputs.join import join_groups_by_id
 from toolscore.inputs.trials import ordered_trials
-from toolscore.scoring.case import score_case, with_state
+from toolscore.scoring.case import score_replayed
 from toolscore.scoring.summary import Summary, SummaryBuilder
 from toolscore.specs.loading import SpecSet
 
@@ -33,20 +33,12 @@ def score_trials(
     missing output scored as no call). Each trial's result carries its `trial` and, when
     trials are given, how many the case has and how many passed on calls."""
     if len(outputs) == 1 and outputs[0].trial is None:  # the usual case, kept cheap
-        result = score_case(specs, case, outputs[0])
-        if env is not None:
-            result = with_state(env, case, outputs[0], result, sources[0])
-        return [result]
+        return [score_replayed(specs, case, outputs[0], env, sources[0])]
     if not outputs:
         trajectories = [Trajectory(case.id, (), missing=True)]
     else:
         trajectories = ordered_trials(outputs, sources[1])
-    results = []
-    for trajectory in trajectories:
-        result = score_case(specs, case, trajectory)
-        if env is not None:
-            result = with_state(env, case, trajectory, result, sources[0])
-        results.append(result)
+    results = [score_replayed(specs, case, t, env, sources[0]) for t in trajectories]
     if trajectories[0].trial is None:
         return results
     counts = (len(results), sum(r.passed for r in results))
@@ -56,7 +48,18 @@ def score_trials(
 
 
 class Scoring:
-    """A scoring run: iterate it for case results as they are decided, then ask for `summary()`."""
+    """A run scoring `cases` against `outputs` (joined by id) under `specs`, lazily and in one
+    pass: iterate it for the case results as they are decided, then ask for `summary()`.
+
+    `sources` names the two inputs in error messages (duplicate ids). With `env`, each case
+    is also replayed against the environment's store and judged on its final state. With
+    `cluster_by`, the summary also gives the accuracy's clustered interval (`cluster_key`).
+    With `rubrics` (a `RubricRunner` of `specs`), each case's rubrics are run apart from its
+    verdict and counted in `rubric_tally`, the summary's `rubrics` block: see
+    `take_rubrics`, `pending` and `add_rubrics`. A case without an output line fails with
+    `missing_output`; with `missing="exclude"` (a partial run) it is left out of the results
+    and of every rate, and the summary counts and names it instead.
+    """
 
     def __init__(
         self,
@@ -124,7 +127,7 @@ class Scoring:
 
     @property
     def pending(self) -> list[Pending]:
-        """The targets waiting for remote rubrics (`rubrics.run.run_remote`), once iterated."""
+        """The targets waiting for remote rubrics (`rubric_run.run_remote`), once iterated."""
         return [] if self._rubrics is None else self._rubrics.pending
 
     def add_rubrics(self, found: Mapping[str, Sequence[RubricEntry]]) -> None:
@@ -144,26 +147,6 @@ class Scoring:
         return self._builder.finish()
 
 
-def score(
-    specs: SpecSet,
-    cases: Iterable[Case],
-    outputs: Iterable[Trajectory],
-    sources: tuple[str, str] = ("<cases>", "<outputs>"),
-    env: Environment | None = None,
-    cluster_by: str | None = None,
-    rubrics: RubricRunner | None = None,
-    rubric_tally: RubricTally | None = None,
-    missing: str = "fail",
-) -> Scoring:
-    """Score `cases` against `outputs` (joined by id) under `specs`, lazily and in one pass.
-
-    `sources` names the two inputs in error messages (duplicate ids). With `env`, each case
-    is also replayed against the environment's store and judged on its final state. With
-    `cluster_by`, the summary also gives the accuracy's clustered interval (`cluster_key`).
-    With `rubrics` (a `RubricRunner` of `specs`), each case's rubrics are run apart from its
-    verdict and counted in `rubric_tally`, the summary's `rubrics` block: see
-    `Scoring.take_rubrics`, `pending` and `add_rubrics`. A case without an output line fails
-    with `missing_output`; with `missing="exclude"` (a partial run) it is left out of the
-    results and of every rate, and the summary counts and names it instead.
-    """
-    return Scoring(specs, cases, outputs, sources, env, cluster_by, rubrics, rubric_tally, missing)
+score = Scoring
+"""`score(specs, cases, outputs, ...)` starts a `Scoring` run: the class itself, so that its
+parameters are written once."""

@@ -19,9 +19,10 @@ from toolscore.scoring.tallies import (
     ClusteredAccuracy,
     OutcomeTally,
     Tally,
+    accuracy_json,
 )
 from toolscore.specs.loading import SpecSet
-from toolscore.stats.intervals import Rate, interval_json
+from toolscore.stats.intervals import Rate
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally
@@ -67,12 +68,10 @@ class Summary:
 
     def to_dict(self) -> dict[str, Any]:
         """The `summary` block of the report JSON, as a dict (`orjson.dumps` makes it text)."""
-        accuracy = self.accuracy
         return {
             "cases": self.cases,
             "passed": self.passed,
-            "accuracy": None if accuracy is None else round(accuracy, 4),
-            "accuracy_ci95": interval_json(self.passed, self.cases),
+            **accuracy_json(self.passed, self.cases),
             **({"accuracy_clustered": self.clustered.to_json()} if self.clustered else {}),
             "name_accuracy": self.name.to_json(),
             "argument_accuracy": self.arguments.to_json(),

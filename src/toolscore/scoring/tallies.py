@@ -16,6 +16,16 @@ DISAGREEMENT_IDS_KEPT = 10_000
 """How many ids of cases where a baseline and the rules disagree the summary keeps."""
 
 
+def accuracy_json(passed: int, cases: int) -> dict[str, Any]:
+    """`accuracy`, passed / cases rounded as the report rounds rates (None for no case), and
+    its 95% interval `accuracy_ci95`: the run's and each baseline's."""
+    value = Rate(passed, cases).value
+    return {
+        "accuracy": None if value is None else round(value, 4),
+        "accuracy_ci95": interval_json(passed, cases),
+    }
+
+
 @dataclass
 class Tally:
     """Pass/fail counts and mismatch codes for one tool or one argument."""
@@ -83,8 +93,7 @@ class BaselineTally:
         tools = self.tool_cases
         return {
             "passed": self.passed,
-            "accuracy": round(self.passed / cases, 4) if cases else None,
-            "accuracy_ci95": interval_json(self.passed, cases),
+            **accuracy_json(self.passed, cases),
             "disagreements": disagreements,
             "only_rules_pass": self.only_rules_pass,
             "only_baseline_passes": self.only_baseline_passes,
