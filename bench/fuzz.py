@@ -37,7 +37,8 @@ from toolscore.errors import InputError, OutputError
 from toolscore.inputs.jsonl import parse_line
 from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring.case import SummaryBuilder, score_case
+from toolscore.scoring.case import score_case
+from toolscore.scoring.summary import SummaryBuilder
 
 SOURCE = "outputs.jsonl"
 

@@ -37,10 +37,13 @@ CORE = (
     "core/arguments.py",
     "core/plans.py",
     "core/diagnosis.py",
-    "scoring.py",
-    "dataflow.py",
-    "specs.py",
-    "cases.py",
+    "scoring/case.py",
+    "scoring/tallies.py",
+    "scoring/summary.py",
+    "scoring/stream.py",
+    "core/dataflow.py",
+    "specs/loading.py",
+    "inputs/cases.py",
     "state/diff.py",
 )
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 36: "timeout"}

@@ -59,7 +59,7 @@ from toolscore import Case, SpecSet, Trajectory, __version__, parse_output, scor
 from toolscore.bfcl import convert_result, convert_results, import_bfcl, write_import
 from toolscore.bfcl.results import dumps
 from toolscore.report.json_report import case_to_json, plain, report_header
-from toolscore.scoring.case import SummaryBuilder
+from toolscore.scoring.summary import SummaryBuilder
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "RESULTS.md"

@@ -21,8 +21,10 @@ from toolscore.core.rules import Rule, compile_rule
 from toolscore.errors import CaseError, InputError, OutputError, SpecError
 from toolscore.inputs.cases import parse_case, read_cases
 from toolscore.inputs.outputs import parse_output, read_outputs
-from toolscore.scoring.case import Scoring, Summary, score, score_case
+from toolscore.scoring.case import score_case
 from toolscore.scoring.check import assert_tool_calls, check
+from toolscore.scoring.stream import Scoring, score
+from toolscore.scoring.summary import Summary
 from toolscore.specs.loading import SpecSet, load_specs, parse_specs
 
 __all__ = [

@@ -17,7 +17,7 @@ from toolscore.inputs.join import join_groups_by_id, joined_chunks, leading_id, 
 from toolscore.inputs.jsonl import read_jsonl
 from toolscore.inputs.outputs import read_outputs
 from toolscore.report.json_report import case_to_json, plain
-from toolscore.scoring.case import score
+from toolscore.scoring.stream import score
 from toolscore.specs.loading import load_specs
 
 EXAMPLES = Path(__file__).parents[2] / "examples"

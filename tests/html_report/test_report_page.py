@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 
 from toolscore.html_report.page import interval, percent, points
 from toolscore.report import terminal
-from toolscore.scoring.case import Rate, interval_json
-from toolscore.stats.intervals import percent_digits, wilson
+from toolscore.stats.intervals import Rate, interval_json, percent_digits, wilson
 
 
 @pytest.mark.parametrize(

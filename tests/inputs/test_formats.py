@@ -23,7 +23,9 @@ from toolscore.inputs.cases import parse_case
 from toolscore.inputs.formats import FORMATS, has_transcript, read_transcript
 from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring.case import SummaryBuilder, score, score_case
+from toolscore.scoring.case import score_case
+from toolscore.scoring.stream import score
+from toolscore.scoring.summary import SummaryBuilder
 from toolscore.specs.loading import parse_specs
 
 FORMATS_DIR = Path(__file__).parents[1] / "formats"

@@ -24,7 +24,7 @@ from toolscore.inputs.formats import FORMATS
 from toolscore.inputs.jsonl import parse_line
 from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring.case import score
+from toolscore.scoring.stream import score
 from toolscore.specs.loading import SpecSet, parse_specs
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

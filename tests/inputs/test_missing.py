@@ -26,7 +26,8 @@ from toolscore.core.model import Trajectory
 from toolscore.engines.local import ParallelScoring
 from toolscore.inputs.missing import JoinTally, likely_cause, nothing_calls
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring.case import SummaryBuilder, score_case, with_state
+from toolscore.scoring.case import score_case, with_state
+from toolscore.scoring.summary import SummaryBuilder
 from toolscore.specs.loading import SpecSet
 from toolscore.state import check_state, load_environment, unreplayed
 from toolscore.store.codec import baseline_bits, case_json

@@ -20,7 +20,8 @@ from toolscore.errors import OutputError
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.jsonl import parse_line
 from toolscore.inputs.outputs import parse_output
-from toolscore.scoring.case import SummaryBuilder, score
+from toolscore.scoring.stream import score
+from toolscore.scoring.summary import SummaryBuilder
 from toolscore.specs.loading import parse_specs
 from toolscore.store.restore import summary_from_json
 

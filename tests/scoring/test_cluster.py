@@ -15,7 +15,7 @@ from toolscore.cli.app import cli
 from toolscore.engines.local import ParallelScoring
 from toolscore.inputs.cases import read_cases
 from toolscore.inputs.outputs import read_outputs
-from toolscore.scoring.case import score
+from toolscore.scoring.stream import score
 from toolscore.specs.loading import load_specs
 from toolscore.stats.intervals import Z95
 

@@ -17,19 +17,19 @@ from toolscore import parse_case, parse_output, parse_specs, score
 from toolscore.core.model import Case, CaseResult, Trajectory
 from toolscore.errors import CaseError, OutputError
 from toolscore.inputs.join import join, join_by_id
-from toolscore.scoring import case as scoring
+from toolscore.scoring import tallies
 from toolscore.scoring.case import (
-    BaselineTally,
-    Summary,
-    SummaryBuilder,
     exact_baseline,
     exact_difference,
     outcome_passed,
     score_case,
     with_state,
 )
+from toolscore.scoring.summary import Summary, SummaryBuilder
+from toolscore.scoring.tallies import BaselineTally
 from toolscore.specs.loading import SpecSet
 from toolscore.state import load_environment
+from toolscore.stats.intervals import Rate
 
 
 def _specs() -> SpecSet:
@@ -306,7 +306,7 @@ def test_summaries_of_parts_merge_into_the_summary_of_the_whole(cut: int) -> Non
 def test_merging_keeps_the_first_disagreement_ids_up_to_the_cap(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(scoring, "DISAGREEMENT_IDS_KEPT", 2)
+    monkeypatch.setattr(tallies, "DISAGREEMENT_IDS_KEPT", 2)
     first, second = BaselineTally(), BaselineTally()
     first.add("a", baseline=True, rules=False)
     second.add("b", baseline=False, rules=True)
@@ -612,7 +612,7 @@ def test_merging_tallies_made_only_in_the_later_part() -> None:
 
 
 def test_a_tally_lists_its_three_most_common_codes() -> None:
-    tally = scoring.Tally(1, 9, 0, Counter(a=4, b=3, c=2, d=1))
+    tally = tallies.Tally(1, 9, 0, Counter(a=4, b=3, c=2, d=1))
     assert tally.to_json() == {
         "passed": 1,
         "failed": 9,
@@ -627,14 +627,14 @@ def test_rates_and_accuracy_are_rounded_to_four_places() -> None:
     assert summary["accuracy"] == 0.3333
     assert summary["baselines"]["exact"]["accuracy"] == 0.3333
     assert summary["name_accuracy"]["value"] == 1.0
-    assert scoring.Rate(2, 3).to_json() == {
+    assert Rate(2, 3).to_json() == {
         "value": 0.6667,
         "n": 3,
         "passed": 2,
         "ci95": [0.2077, 0.9385],
     }
     assert summary["accuracy_ci95"] == [0.0615, 0.7923]
-    assert scoring.Rate(0, 0).value is None
+    assert Rate(0, 0).value is None
 
 
 def test_a_result_keeps_the_transcript_format_and_its_notes() -> None:

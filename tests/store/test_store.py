@@ -23,7 +23,7 @@ from toolscore.cli.store import register
 from toolscore.core.model import MISMATCH_CODES, MISSING, Call, CaseResult, Mismatch
 from toolscore.errors import InputError
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring.case import Summary
+from toolscore.scoring.summary import Summary
 from toolscore.store import RunMeta, Store, compare, describe_previous, open_store
 from toolscore.store.codec import REPORTED_FIELDS
 from toolscore.store.restore import summary_from_json

@@ -17,7 +17,7 @@ from toolscore.store import Store, open_store
 SAVER = """
 import sys, time
 from toolscore.core.model import CaseResult, Mismatch
-from toolscore.scoring.case import Summary
+from toolscore.scoring.summary import Summary
 from toolscore.specs.loading import load_specs
 from toolscore.store import RunMeta, open_store
 from toolscore.store import writer as writer_module

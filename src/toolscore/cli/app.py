@@ -32,7 +32,7 @@ from toolscore.inputs.converted import converted_inputs, layout_of
 from toolscore.inputs.jsonl import ByteCounter
 from toolscore.inputs.missing import MISSING_POLICIES, likely_cause, missing_fails, missing_line
 from toolscore.inputs.paths import check_inputs, input_size, rereadable
-from toolscore.scoring.case import Summary
+from toolscore.scoring.summary import Summary
 from toolscore.specs.loading import SpecSet, load_specs, read_mapping
 
 if TYPE_CHECKING:

@@ -22,13 +22,9 @@ from toolscore.inputs.cases import may_hold_markers, parse_case
 from toolscore.inputs.jsonl import parse_line
 from toolscore.inputs.missing import check_policy
 from toolscore.inputs.outputs import parse_output
-from toolscore.scoring.case import (
-    SummaryBuilder,
-    outcome_passed,
-    score_case,
-    score_trials,
-    with_state,
-)
+from toolscore.scoring.case import outcome_passed, score_replayed
+from toolscore.scoring.stream import score_trials
+from toolscore.scoring.summary import SummaryBuilder
 from toolscore.specs.loading import SpecSet
 
 if TYPE_CHECKING:
@@ -227,9 +223,7 @@ class BatchScorer:
             if trajectory.trial is None:
                 # One line, no trial: the usual case, scored without `score_trials` (it runs
                 # once per case, so the calls it saves count); the same verdict either way.
-                result = score_case(specs, case, trajectory)
-                if env is not None:
-                    result = with_state(env, case, trajectory, result, cases_source)
+                result = score_replayed(specs, case, trajectory, env, cases_source)
                 if result.state is None:
                     summary.add(case, result)  # as `add_case` counts such a case
                 else:

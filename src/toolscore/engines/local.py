@@ -19,7 +19,7 @@ from toolscore.engines.batch import ALL_RUBRICS, LOCAL_RUBRICS, BatchOutcome, Ba
 from toolscore.errors import CaseError, OutputError
 from toolscore.inputs.join import Aligned, Chunk, joined_chunks
 from toolscore.inputs.jsonl import ByteCounter
-from toolscore.scoring.case import SummaryBuilder
+from toolscore.scoring.summary import SummaryBuilder
 from toolscore.specs.loading import SpecSet
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from toolscore.engines.batch import BatchOutcome, BatchScorer
 from toolscore.engines.partitions import Joined
 from toolscore.errors import InputError
-from toolscore.scoring.case import SummaryBuilder
+from toolscore.scoring.summary import SummaryBuilder
 
 if TYPE_CHECKING:
     from toolscore.scoring.rubric_run import Pending

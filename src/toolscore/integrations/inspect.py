@@ -39,7 +39,8 @@ from toolscore.inputs.calls import json_text
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.formats import read_transcript
 from toolscore.inputs.inspect_plans import PlansError, case_data
-from toolscore.scoring.case import SummaryBuilder, score_case
+from toolscore.scoring.case import score_case
+from toolscore.scoring.summary import SummaryBuilder
 from toolscore.specs.loading import SpecSet, load_specs
 
 __all__ = ["argument_accuracy", "case_accuracy", "tool_calls"]

@@ -21,8 +21,9 @@ from toolscore.escape import printable
 from toolscore.inputs.cases import read_cases
 from toolscore.inputs.converted import converted_inputs
 from toolscore.inputs.outputs import read_outputs
-from toolscore.scoring.case import Summary, score
 from toolscore.scoring.check import assert_tool_calls, failure_message
+from toolscore.scoring.stream import score
+from toolscore.scoring.summary import Summary
 from toolscore.specs.loading import SpecSet, load_specs
 
 __all__ = ["assert_tool_calls"]

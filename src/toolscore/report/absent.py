@@ -7,7 +7,7 @@ from rich.text import Text
 
 from toolscore.inputs.missing import IDS_SHOWN, IdSample
 from toolscore.report.printable import safe_text
-from toolscore.scoring.case import Summary
+from toolscore.scoring.summary import Summary
 
 
 def _ids_row(label: str, sample: IdSample) -> tuple[Text, str, str, str] | None:

@@ -24,7 +24,7 @@ from toolscore.core.values import show
 from toolscore.errors import InputError
 from toolscore.files import atomic_file
 from toolscore.report.lenient import lenient_rules
-from toolscore.scoring.case import Summary
+from toolscore.scoring.summary import Summary
 from toolscore.specs.loading import SpecSet
 
 

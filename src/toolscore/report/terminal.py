@@ -15,9 +15,10 @@ from toolscore.core.model import CaseResult
 from toolscore.report.absent import join_rows, nothing_lines
 from toolscore.report.lenient import lenient_rules
 from toolscore.report.printable import printable, safe_text
-from toolscore.scoring.case import OutcomeTally, Rate, Summary, Tally
+from toolscore.scoring.summary import Summary
+from toolscore.scoring.tallies import OutcomeTally, Tally
 from toolscore.specs.loading import SpecSet
-from toolscore.stats.intervals import interval_percents, wilson
+from toolscore.stats.intervals import Rate, interval_percents, wilson
 from toolscore.stats.intervals import percent as percent_of
 
 if TYPE_CHECKING:

@@ -1,19 +1,12 @@
-"""Scoring: one case against what the agent produced, the stream of a run's verdicts and its
-summary (`case`), the rubrics of each case (`rubric_run`), and `check`, one case from plain
-Python data for test harnesses (`check`)."""
+"""Scoring: one case against what the agent produced (`case`), the stream of a run's verdicts
+(`stream`) and its summary (`summary`, built of `tallies`), the rubrics of each case
+(`rubric_run`), and one case from plain Python data for test harnesses (`check`)."""
 
-from toolscore.scoring.case import (
-    Scoring,
-    Summary,
-    SummaryBuilder,
-    exact_baseline,
-    exact_difference,
-    score,
-    score_case,
-    score_trials,
-)
+from toolscore.scoring.case import exact_baseline, exact_difference, score_case
 from toolscore.scoring.check import assert_tool_calls, check
 from toolscore.scoring.rubric_run import RubricRunner, run_remote
+from toolscore.scoring.stream import Scoring, score, score_trials
+from toolscore.scoring.summary import Summary, SummaryBuilder
 
 __all__ = [
     "RubricRunner",

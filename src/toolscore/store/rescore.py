@@ -22,7 +22,7 @@ from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.inputs.cases import may_hold_markers, parse_case
 from toolscore.inputs.jsonl import parse_line
 from toolscore.inputs.outputs import parse_output
-from toolscore.scoring.case import Scoring, score
+from toolscore.scoring.stream import Scoring, score
 from toolscore.specs.loading import SpecSet, load_specs
 from toolscore.store.meta import InputFile, RunMeta, git_revision, now
 from toolscore.store.restore import summary_from_json

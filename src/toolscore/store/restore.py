@@ -14,15 +14,10 @@ from typing import TYPE_CHECKING, Any
 from toolscore.core.model import MISSING, CaseResult, Mismatch
 from toolscore.inputs.missing import IdSample, JoinTally
 from toolscore.inputs.trials import TrialsTally
-from toolscore.scoring.case import (
-    BaselineTally,
-    ClusteredAccuracy,
-    OutcomeTally,
-    Rate,
-    Summary,
-    Tally,
-)
+from toolscore.scoring.summary import Summary
+from toolscore.scoring.tallies import BaselineTally, ClusteredAccuracy, OutcomeTally, Tally
 from toolscore.state.verdict import StateVerdict
+from toolscore.stats.intervals import Rate
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally

@@ -20,7 +20,7 @@ import orjson
 from toolscore.core.model import CaseResult
 from toolscore.errors import InputError
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring.case import Summary
+from toolscore.scoring.summary import Summary
 from toolscore.store.codec import (
     ResultRow,
     case_row,

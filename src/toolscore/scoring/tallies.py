@@ -1,0 +1,184 @@
+"""The tallies a run's summary is made of: pass/fail counts per tool and per argument, each
+baseline beside the rules, state beside calls, and the clustered interval of the accuracy.
+Each tally merges, so that workers' chunks add up to the same summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolscore.inputs.missing import IdSample
+from toolscore.stats.intervals import Rate, clustered_se, interval_json, normal_interval
+
+DISAGREEMENT_IDS_KEPT = 10_000
+"""How many ids of cases where a baseline and the rules disagree the summary keeps."""
+
+
+def accuracy_json(passed: int, cases: int) -> dict[str, Any]:
+    """`accuracy`, passed / cases rounded as the report rounds rates (None for no case), and
+    its 95% interval `accuracy_ci95`: the run's and each baseline's."""
+    value = Rate(passed, cases).value
+    return {
+        "accuracy": None if value is None else round(value, 4),
+        "accuracy_ci95": interval_json(passed, cases),
+    }
+
+
+@dataclass
+class Tally:
+    """Pass/fail counts and mismatch codes for one tool or one argument."""
+
+    passed: int = 0
+    failed: int = 0
+    extra: int = 0
+    codes: Counter[str] = field(default_factory=Counter)
+
+    def merge(self, other: Tally) -> None:
+        """Add another tally's counts to this one."""
+        self.passed += other.passed
+        self.failed += other.failed
+        self.extra += other.extra
+        self.codes.update(other.codes)
+
+    def to_json(self, top: int = 3) -> dict[str, Any]:
+        """Counts, the most common mismatch codes, and the 95% interval of the pass rate
+        passed / (passed + failed)."""
+        data: dict[str, Any] = {"passed": self.passed, "failed": self.failed}
+        if self.extra:
+            data["extra"] = self.extra
+        codes = self.codes.most_common(top) if self.codes else ()
+        data["top_codes"] = [[code, count] for code, count in codes]
+        data["ci95"] = interval_json(self.passed, self.passed + self.failed)
+        return data
+
+
+@dataclass
+class BaselineTally:
+    """How a baseline scorer did, and where it disagreed with the rules."""
+
+    passed: int = 0
+    only_rules_pass: int = 0
+    only_baseline_passes: int = 0
+    ids: list[str] = field(default_factory=list)
+    tool_cases: IdSample | None = None
+    """The tool cases the baseline passes, for the do-nothing baseline (None for others)."""
+
+    def add(self, case_id: str, baseline: bool, rules: bool, kind: str = "tool") -> None:
+        """Count one case's baseline verdict beside the rules' verdict."""
+        self.passed += baseline
+        if baseline and self.tool_cases is not None and kind != "abstention":
+            self.tool_cases.add(case_id)
+        if baseline != rules:
+            if rules:
+                self.only_rules_pass += 1
+            else:
+                self.only_baseline_passes += 1
+            if len(self.ids) < DISAGREEMENT_IDS_KEPT:
+                self.ids.append(case_id)
+
+    def merge(self, other: BaselineTally) -> None:
+        """Add the tally of the cases that came after this one's."""
+        self.passed += other.passed
+        self.only_rules_pass += other.only_rules_pass
+        self.only_baseline_passes += other.only_baseline_passes
+        self.ids.extend(other.ids[: DISAGREEMENT_IDS_KEPT - len(self.ids)])
+        if self.tool_cases is not None and other.tool_cases is not None:
+            self.tool_cases.merge(other.tool_cases)
+
+    def to_json(self, cases: int) -> dict[str, Any]:
+        """Passes, accuracy and disagreements with the rules, ids included (capped)."""
+        disagreements = self.only_rules_pass + self.only_baseline_passes
+        tools = self.tool_cases
+        return {
+            "passed": self.passed,
+            **accuracy_json(self.passed, cases),
+            "disagreements": disagreements,
+            "only_rules_pass": self.only_rules_pass,
+            "only_baseline_passes": self.only_baseline_passes,
+            "disagreement_ids": self.ids,
+            "disagreement_ids_truncated": disagreements > len(self.ids),
+            **(
+                {
+                    "tool_cases_passed": tools.count,
+                    "tool_case_ids": tools.ids,
+                    "tool_case_ids_truncated": tools.truncated,
+                }
+                if tools is not None
+                else {}
+            ),
+        }
+
+
+@dataclass
+class OutcomeTally:
+    """State accuracy beside call accuracy, and the cases where the two disagree."""
+
+    state_n: int = 0
+    state_ok: int = 0
+    outputs_n: int = 0
+    outputs_ok: int = 0
+    calls_passed_state_failed: int = 0
+    calls_failed_state_passed: int = 0
+
+    def add(self, calls_passed: bool, state: Any) -> None:
+        """Count one case's state verdict (a `state.StateVerdict`) beside its call verdict."""
+        if state.passed is not None:
+            self.state_n += 1
+            self.state_ok += state.passed
+            if calls_passed and not state.passed:
+                self.calls_passed_state_failed += 1
+            elif state.passed and not calls_passed:
+                self.calls_failed_state_passed += 1
+        if state.outputs_passed is not None:
+            self.outputs_n += 1
+            self.outputs_ok += state.outputs_passed
+
+    def merge(self, other: OutcomeTally) -> None:
+        """Add another tally's counts to this one."""
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_json(self) -> dict[str, Any]:
+        """The `state` block of the summary."""
+        return {
+            "state_accuracy": Rate(self.state_ok, self.state_n).to_json(),
+            "required_outputs": Rate(self.outputs_ok, self.outputs_n).to_json(),
+            "calls_passed_state_failed": self.calls_passed_state_failed,
+            "calls_failed_state_passed": self.calls_failed_state_passed,
+        }
+
+
+@dataclass(frozen=True)
+class ClusteredAccuracy:
+    """The interval of the case accuracy when cases come in clusters (`--cluster-by`): the
+    clustered standard error (Miller 2024, "Adding Error Bars to Evals") and accuracy ±
+    1.96 of it, clipped to [0, 1]. A case lacking the field is a cluster of its own."""
+
+    field: str
+    clusters: int
+    se: float | None
+    low: float | None
+    high: float | None
+
+    @classmethod
+    def of(
+        cls, field: str, counts: Iterable[tuple[int, int]], clusters: int, passed: int, n: int
+    ) -> ClusteredAccuracy:
+        """From each cluster's (n, passed) counts and the run's totals."""
+        se = clustered_se(counts, passed, n)
+        if se is None:
+            return cls(field, clusters, None, None, None)
+        low, high = normal_interval(passed / n, se)
+        return cls(field, clusters, se, low, high)
+
+    def to_json(self) -> dict[str, Any]:
+        """The `accuracy_clustered` block of the summary."""
+        bounds = None if self.low is None or self.high is None else [self.low, self.high]
+        return {
+            "field": self.field,
+            "clusters": self.clusters,
+            "se": None if self.se is None else round(self.se, 6),
+            "ci95": None if bounds is None else [round(b, 4) for b in bounds],
+        }
