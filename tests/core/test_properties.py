@@ -36,7 +36,8 @@ from toolscore.core.rules import compile_rule
 from toolscore.errors import OutputError
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.outputs import parse_output
-from toolscore.scoring.case import score, score_case
+from toolscore.scoring.case import score_case
+from toolscore.scoring.stream import score
 
 RULE_SETTINGS = settings(SETTINGS, max_examples=600)
 """Single rules are cheap to check, so they get more examples."""
