@@ -169,3 +169,26 @@ def test_options_that_do_not_go_together_are_an_options_error(
         score_files(replace(given, **more))  # type: ignore[arg-type]
     assert raised.value.message.startswith(message)
     assert raised.value.option == option
+
+
+@pytest.mark.parametrize(
+    ("more", "error"),
+    [
+        (["--cluster-by", "id"], "Error: Invalid value for --cluster-by: 'id' cannot group cases"),
+        (["--address", "ray://x"], "Error: --address and --joined need --engine ray"),
+        (["--tool-timeout", "1"], "Error: --tool-timeout applies to replay: add --env"),
+    ],
+)
+def test_the_command_line_shows_an_options_error_as_a_usage_error(
+    example: Path, more: list[str], error: str
+) -> None:
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from toolscore.cli.app import cli  # noqa: PLC0415
+
+    given = options(example)
+    args = ["score", "--specs", given.specs_path, "--cases", str(given.cases_path)]
+    result = CliRunner().invoke(cli, [*args, "--outputs", str(given.outputs_path), *more])
+    assert result.exit_code == 2
+    assert result.output.startswith("Usage: cli score [OPTIONS]\n")  # CliRunner names it cli
+    assert result.output.endswith(f"\n{error}\n")

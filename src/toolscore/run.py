@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -260,27 +260,19 @@ class _Outputs(NamedTuple):
     """The inputs to score: the files, or copies of streams when the run is saved."""
 
 
+@dataclass
 class _Run:
     """One run of `score_files` once its options are checked: `names` are the inputs the
     user gave (which a saved run records, when the inputs scored are their conversions)."""
 
-    def __init__(
-        self,
-        options: RunOptions,
-        specs: SpecSet,
-        env: Environment | None,
-        joined: Joined | None,
-        names: tuple[str, str],
-        progress: Callable[[Progress], None] | None,
-    ) -> None:
-        self.options = options
-        self.specs = specs
-        self.env = env
-        self.joined = joined
-        self.names = names
-        self.progress = progress
-        self.made: list[Sink] = []
-        """Every sink made so far, discarded if the run fails."""
+    options: RunOptions
+    specs: SpecSet
+    env: Environment | None
+    joined: Joined | None
+    names: tuple[str, str]
+    progress: Callable[[Progress], None] | None
+    made: list[Sink] = field(default_factory=list)
+    """Every sink made so far, discarded if the run fails."""
 
     def score(self, inputs: tuple[str, str], rubrics: str | None, remote: bool) -> RunResult:
         """Score `inputs` (JSON Lines) into the outputs, and say how the run went."""
