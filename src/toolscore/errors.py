@@ -1,8 +1,9 @@
 """Errors about the user's input (specs, cases, outputs files): each names file, line and field.
 
 They are distinct from anything an agent produced: bad produced output is a scored failure,
-never an exception. `ReplayInterrupted` lives here too, beside them, because the command
-line reports it as one line without importing the replay machinery.
+never an exception. `OptionsError` is about a run's options rather than a file.
+`ReplayInterrupted` lives here too, beside them, because the command line reports it as one
+line without importing the replay machinery.
 """
 
 from __future__ import annotations
@@ -45,6 +46,17 @@ class CaseError(InputError):
 
 class OutputError(InputError):
     """An outputs file line whose structure (not the agent's content) is broken."""
+
+
+class OptionsError(ValueError):
+    """Options of a run that do not go together, or a value of one that cannot be used
+    (`--address` without `--engine ray`, say): the command line shows the message as a
+    usage error, about `option` when one is named."""
+
+    def __init__(self, message: str, option: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.option = option
 
 
 class ReplayInterrupted(KeyboardInterrupt):

@@ -394,3 +394,27 @@ def test_call_verdicts_are_the_same_with_and_without_rubrics(
     assert {k: v for k, v in with_rubrics["summary"].items() if k != "rubrics"} == without[
         "summary"
     ]
+
+
+def test_the_batch_interface_asks_remote_rubrics_in_the_late_pass_as_score_does(
+    tmp_path: Path, server: FakeOpenAI
+) -> None:
+    """`write_report` given the batches' pending targets asks the judge once scoring is
+    done, as `score` does: the same report, rubric entries and tokens included."""
+    from toolscore.engines.batch import ALL_RUBRICS, BatchScorer, merge_outcomes, write_report  # noqa: PLC0415
+    from toolscore.engines.partitions import joined_records  # noqa: PLC0415
+    from toolscore.specs.loading import load_specs  # noqa: PLC0415
+
+    spec = write_inputs(tmp_path, server.url)
+    sources = (str(tmp_path / "cases.jsonl"), str(tmp_path / "outputs.jsonl"))
+    specs = load_specs(spec)
+    scorer = BatchScorer(specs, sources, rubrics=ALL_RUBRICS)
+    records = list(joined_records(*sources, lambda ids: None))
+    outcomes = [scorer.score_records(records[:2]), scorer.score_records(records[2:])]
+    summary = merge_outcomes(scorer.new_summary(), outcomes)
+    target = tmp_path / "batch.json"
+    pending = [item for outcome in outcomes for item in outcome.pending]
+    write_report(str(target), specs, summary, (o.report_lines for o in outcomes), pending=pending)
+    assert chats(server) == 3
+    _, report = score(tmp_path, spec, "--workers", "1")
+    assert json.loads(target.read_text()) == report

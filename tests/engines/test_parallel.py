@@ -76,6 +76,7 @@ def test_by_default_a_large_input_is_scored_on_every_core(
 ) -> None:
     from click.testing import CliRunner  # noqa: PLC0415
 
+    from toolscore import run as run_module  # noqa: PLC0415
     from toolscore.cli import app as cli_module  # noqa: PLC0415
 
     example = cli_module.example_dir()
@@ -90,12 +91,12 @@ def test_by_default_a_large_input_is_scored_on_every_core(
             super().__init__(*a, **k)  # type: ignore[arg-type]
             used.append(self.workers)
 
-    monkeypatch.setattr(cli_module, "ParallelScoring", Spy)
+    monkeypatch.setattr(run_module, "ParallelScoring", Spy)
     small = CliRunner().invoke(cli_module.cli, [*args, "--json", str(tmp_path / "a.json")])
     assert small.exit_code == 0, small.output
     assert used == [1]  # a small input is scored in this process
-    monkeypatch.setattr(cli_module, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(cli_module, "default_workers", lambda: 3)
+    monkeypatch.setattr(run_module, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(run_module, "default_workers", lambda: 3)
     large = CliRunner().invoke(cli_module.cli, [*args, "--json", str(tmp_path / "b.json")])
     assert large.exit_code == 0, large.output
     assert used == [1, 3]

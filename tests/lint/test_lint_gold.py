@@ -19,11 +19,12 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolscore.cli.app import cli, environment, example_dir
+from toolscore.cli.app import cli, example_dir
 from toolscore.core.model import Call, Case, Ref, Trajectory
 from toolscore.core.plan_calls import plan_calls
 from toolscore.errors import CaseError
 from toolscore.lint.checks import Finding, lint_cases
+from toolscore.run import environment
 from toolscore.scoring.case import score_case
 from toolscore.specs.loading import SpecSet, load_specs, parse_specs
 

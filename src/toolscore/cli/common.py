@@ -2,7 +2,8 @@
 
 Each module provides `register(group)`, which adds its commands to the `toolscore` group.
 What every command shares lives here: turning the library's input errors into one line on
-stderr with exit status 2, and the console the readable output goes to.
+stderr with exit status 2 (and its option errors into usage errors), and the console the
+readable output goes to.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from toolscore.errors import InputError, ReplayInterrupted
+from toolscore.errors import InputError, OptionsError, ReplayInterrupted
 from toolscore.escape import printable
 
 if TYPE_CHECKING:
@@ -24,13 +25,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def input_errors(command: F) -> F:
-    """Turn the library's input errors into one line on stderr and exit status 2 (and an
-    interrupted replay into one line saying where, and exit status 130)."""
+    """Turn the library's input errors into one line on stderr and exit status 2, its
+    option errors into click's usage errors (exit status 2 too), and an interrupted replay
+    into one line saying where, and exit status 130."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
+        except OptionsError as error:
+            if error.option is not None:
+                raise click.BadParameter(error.message, param_hint=error.option) from None
+            raise click.UsageError(error.message) from None
         except InputError as error:
             click.echo(f"toolscore: error: {printable(error)}", err=True)
             sys.exit(2)

@@ -11,7 +11,7 @@ of them into the report lines `--json` writes, the results-store rows and a part
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
@@ -28,6 +28,7 @@ from toolscore.scoring.summary import SummaryBuilder
 from toolscore.specs.loading import SpecSet
 
 if TYPE_CHECKING:
+    from toolscore.rubrics.cache import JudgmentCache
     from toolscore.rubrics.entries import RubricEntry
     from toolscore.scoring.rubric_run import Pending, RubricRunner
     from toolscore.state import AnyEnvironment as Environment
@@ -61,6 +62,13 @@ class BatchOutcome(NamedTuple):
     pending: Sequence[Pending] = ()
     """The targets of remote rubrics, asked once scoring is done (`rubrics.run.run_remote`)."""
 
+
+SETTINGS = (
+    "sources", "cluster_by", "rubrics", "want_report", "want_rows", "keep_failures", "missing",
+    "choice",
+)  # fmt: skip
+"""A `BatchScorer`'s keyword settings beside its specs and environment: what an engine sends
+to the processes that build their own scorer (`BatchScorer.settings`)."""
 
 LineGroup = tuple[int, bytes, str, Sequence[tuple[int, bytes]]]
 """A case line's number, text and id, and its output lines' numbers and texts (none when
@@ -137,6 +145,11 @@ class BatchScorer:
             from toolscore.scoring.rubric_run import RubricRunner  # noqa: PLC0415 - only with rubrics
 
             self.runner = RubricRunner(specs, remote=rubrics == ALL_RUBRICS)
+
+    def settings(self) -> dict[str, Any]:
+        """This scorer's `SETTINGS`, to build its like on another process:
+        `BatchScorer(specs, env=env, **scorer.settings())`."""
+        return {name: getattr(self, name) for name in SETTINGS}
 
     def new_summary(self) -> SummaryBuilder:
         """An empty summary of this run, to merge batch summaries into."""
@@ -248,6 +261,37 @@ def _without_values(result: CaseResult) -> CaseResult:
     return result._replace(calls=(), mismatches=mismatches)
 
 
+class EngineRun:
+    """A scoring run on an engine, iterated alike whichever it is: each batch's outcome in
+    cases-file order, merged into the run's summary as it is given; then `summary()`, and
+    `pending`, the targets of remote rubrics for the late pass. An engine says where its
+    outcomes come from in `_outcomes`."""
+
+    engine = "local"
+    """The engine's name, as the report's header gives it when it is not the local one."""
+
+    def __init__(self, scorer: BatchScorer) -> None:
+        self.scorer = scorer
+        """What scores each batch, or gives its settings to the scorers the engine builds."""
+        self._summary = scorer.new_summary()
+        self.pending: list[Pending] = []
+        """Every batch's remote rubric targets, in case order (complete after iteration)."""
+
+    def __iter__(self) -> Iterator[BatchOutcome]:
+        for outcome in self._outcomes():
+            self._summary.merge(outcome.summary)
+            self.pending.extend(outcome.pending)
+            yield outcome
+
+    def _outcomes(self) -> Iterator[BatchOutcome]:
+        """The batches' outcomes in cases-file order."""
+        raise NotImplementedError
+
+    def summary(self) -> SummaryBuilder:
+        """Every batch's tallies merged (complete once iteration has finished)."""
+        return self._summary
+
+
 def merge_outcomes(into: SummaryBuilder, outcomes: Iterable[BatchOutcome]) -> SummaryBuilder:
     """Merge batch summaries into `into`, which must be given them in case order (the
     disagreement ids it keeps are the first ones of the cases file); returns `into`."""
@@ -263,20 +307,27 @@ def write_report(
     report_lines: Iterable[Sequence[bytes]],
     env: Environment | None = None,
     engine: str | None = None,
+    pending: Iterable[Pending] = (),
+    judgments: JudgmentCache | None = None,
 ) -> None:
     """Write the report JSON `score --json` writes, from the batches' report lines in case
-    order and their merged summary (`engine`, when given, names the engine in the header)."""
-    from toolscore._version import __version__  # noqa: PLC0415
-    from toolscore.report.json_report import ReportWriter, report_header  # noqa: PLC0415
+    order and their merged summary (`engine`, when given, names the engine in the header).
+    `pending`, the batches' remote rubric targets (`BatchOutcome.pending`), are asked in the
+    late pass `score` runs (`scoring.rubric_run.late_pass`, with the cache of `judgments`)."""
+    from toolscore.report.json_report import ReportWriter, run_header  # noqa: PLC0415
 
     writer = ReportWriter(target)
     try:
         for lines in report_lines:
-            writer.add_all_encoded(list(lines))
+            writer.add_all_encoded(lines)
+        waiting = list(pending)
+        late: dict[str, list[dict[str, Any]]] = {}
+        if waiting:
+            from toolscore.scoring.rubric_run import late_pass  # noqa: PLC0415 - remote rubrics
+
+            found = late_pass(specs.rubrics, waiting, summary.rubrics, judgments)
+            late = {case_id: [e.to_json() for e in entries] for case_id, entries in found.items()}
     except BaseException:
         writer.discard()
         raise
-    header = report_header(specs, __version__, env.describe() if env is not None else None)
-    if engine is not None:
-        header["engine"] = engine
-    writer.finish(header, summary.finish())
+    writer.finish(run_header(specs, env, engine), summary.finish(), late)

@@ -15,17 +15,22 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from toolscore.engines.batch import ALL_RUBRICS, LOCAL_RUBRICS, BatchOutcome, BatchScorer, LineGroup
+from toolscore.engines.batch import (
+    ALL_RUBRICS,
+    LOCAL_RUBRICS,
+    BatchOutcome,
+    BatchScorer,
+    EngineRun,
+    LineGroup,
+)
 from toolscore.errors import CaseError, OutputError
 from toolscore.inputs.join import Aligned, Chunk, joined_chunks
 from toolscore.inputs.jsonl import ByteCounter
-from toolscore.scoring.summary import SummaryBuilder
 from toolscore.specs.loading import SpecSet
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from toolscore.scoring.rubric_run import Pending
     from toolscore.state import AnyEnvironment as Environment
 
 __all__ = ["ALL_RUBRICS", "LOCAL_RUBRICS", "ChunkOutcome", "ParallelScoring", "default_workers"]
@@ -64,7 +69,7 @@ def _score_chunk(chunk: Chunk) -> ChunkOutcome:
     return _scorer.score_groups(_line_groups(chunk))
 
 
-class ParallelScoring:
+class ParallelScoring(EngineRun):
     """A scoring run over files on `workers` processes (in this one for a single worker);
     iterate it for chunk outcomes in case order, then ask for `summary()` (a `SummaryBuilder`
     merged from every chunk)."""
@@ -91,7 +96,7 @@ class ParallelScoring:
         self.workers = max(1, workers)
         self.counter = counter
         self.chunk_size = chunk_size
-        self.scorer = BatchScorer(
+        scorer = BatchScorer(
             specs,
             self.sources,
             env,
@@ -103,10 +108,7 @@ class ParallelScoring:
             missing=missing,
             choice=choice,
         )
-        """What scores each chunk, on whichever process (a copy of it in each worker)."""
-        self._summary = self.scorer.new_summary()
-        self.pending: list[Pending] = []
-        """Every chunk's remote rubric targets, in case order (complete after iteration)."""
+        super().__init__(scorer)
 
     def _chunks(self) -> Iterator[Chunk]:
         cases_path, outputs_path = self.sources
@@ -122,10 +124,10 @@ class ParallelScoring:
     def _unmatched(self, ids: list[str]) -> None:
         self._summary.set_unmatched(ids)
 
-    def __iter__(self) -> Iterator[ChunkOutcome]:
+    def _outcomes(self) -> Iterator[ChunkOutcome]:
         if self.workers == 1:
             for chunk in self._chunks():
-                yield self._merged(self.scorer.score_groups(_line_groups(chunk)))
+                yield self.scorer.score_groups(_line_groups(chunk))
             return
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for workers
 
@@ -136,18 +138,9 @@ class ParallelScoring:
             for chunk in self._chunks():
                 waiting.append(pool.submit(_score_chunk, chunk))
                 if len(waiting) > 2 * self.workers:  # bounded: memory stays flat
-                    yield self._merged(waiting.popleft().result())
+                    yield waiting.popleft().result()
             while waiting:
-                yield self._merged(waiting.popleft().result())
-
-    def _merged(self, outcome: ChunkOutcome) -> ChunkOutcome:
-        self._summary.merge(outcome.summary)
-        self.pending.extend(outcome.pending)
-        return outcome
-
-    def summary(self) -> SummaryBuilder:
-        """Every chunk's tallies merged (complete once iteration has finished)."""
-        return self._summary
+                yield waiting.popleft().result()
 
 
 def default_workers() -> int:

@@ -23,13 +23,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolscore.engines.batch import BatchOutcome, BatchScorer
+from toolscore.engines.batch import BatchOutcome, BatchScorer, EngineRun
 from toolscore.engines.partitions import Joined
 from toolscore.errors import InputError
-from toolscore.scoring.summary import SummaryBuilder
 
 if TYPE_CHECKING:
-    from toolscore.scoring.rubric_run import Pending
     from toolscore.state import AnyEnvironment as Environment
 
 BATCH = 2000
@@ -113,9 +111,9 @@ def _records(batch: Any, parts: str) -> list[dict[str, Any]]:
     return records
 
 
-class RayScoring:
+class RayScoring(EngineRun):
     """A scoring run on Ray over a join: iterate it for batch outcomes in cases-file order
-    (as `parallel.ParallelScoring`), then ask for `summary()`.
+    (as `engines.local.ParallelScoring`), then ask for `summary()`.
 
     `scorer` gives the run's settings (the actors build their own from the spec file at
     `specs_path`); `address` is a running cluster's (`ray.init`'s), None to start a local
@@ -134,21 +132,15 @@ class RayScoring:
         num_cpus: int | None = None,
         batch_size: int = BATCH,
     ) -> None:
-        self.scorer = scorer
+        super().__init__(scorer)
         self.specs_path = specs_path
         self.joined = joined
         self.address = address
         self.num_cpus = num_cpus
         self.batch_size = batch_size
-        self._summary = scorer.new_summary()
         self._summary.set_unmatched(joined.unmatched_output_ids, joined.unmatched_outputs)
-        self.pending: list[Pending] = []
 
-    def summary(self) -> SummaryBuilder:
-        """Every batch's tallies merged (complete once iteration has finished)."""
-        return self._summary
-
-    def __iter__(self) -> Iterator[BatchOutcome]:
+    def _outcomes(self) -> Iterator[BatchOutcome]:
         ray = _import_ray(local=self.address is None)
 
         # Ray's notes to its own API's users (deprecations) are not this run's to show.
@@ -157,12 +149,12 @@ class RayScoring:
         if started:
             start_ray(self.address, self.num_cpus)
         try:
-            yield from self._in_order(self._outcomes())
+            yield from self._in_order(self._batches())
         finally:
             if started:
                 ray.shutdown()
 
-    def _outcomes(self) -> Iterator[tuple[int, int, BatchOutcome]]:
+    def _batches(self) -> Iterator[tuple[int, int, BatchOutcome]]:
         import ray.data  # noqa: PLC0415
 
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # the terminal is toolscore's
@@ -177,22 +169,12 @@ class RayScoring:
         else:
             dataset = ray.data.read_text(paths, num_cpus=0)
         scorer = self.scorer
-        settings = {
-            "sources": scorer.sources,
-            "cluster_by": scorer.cluster_by,
-            "rubrics": scorer.rubrics,
-            "want_report": scorer.want_report,
-            "want_rows": scorer.want_rows,
-            "keep_failures": scorer.keep_failures,
-            "missing": scorer.missing,
-            "choice": scorer.choice,
-        }
         cores = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
         actors = max(1, int(cores))
         arguments = (
             self.specs_path,
             scorer.specs.sha256,
-            settings,
+            scorer.settings(),
             scorer.env,
             str(self.joined.directory),
             os.environ.get(EXIT_ONCE),
@@ -213,7 +195,7 @@ class RayScoring:
     def _in_order(
         self, outcomes: Iterator[tuple[int, int, BatchOutcome]]
     ) -> Iterator[BatchOutcome]:
-        """The outcomes in cases-file order, each merged into the summary as it is given."""
+        """The outcomes in cases-file order."""
         waiting: list[tuple[int, int, int, BatchOutcome]] = []
         expected = 0
         for arrival, (first, count, outcome) in enumerate(outcomes):
@@ -222,16 +204,11 @@ class RayScoring:
             while waiting and waiting[0][0] == expected:
                 _, _, done, ready = heapq.heappop(waiting)
                 expected += done
-                yield self._merged(ready)
+                yield ready
         if waiting or expected != self.joined.cases_count:
             raise RuntimeError(
                 f"Ray returned {expected} of {self.joined.cases_count} cases in order"
             )
-
-    def _merged(self, outcome: BatchOutcome) -> BatchOutcome:
-        self._summary.merge(outcome.summary)
-        self.pending.extend(outcome.pending)
-        return outcome
 
 
 def _pool(strategy: Any, actors: int, fmt: str) -> Any:

@@ -11,13 +11,14 @@ import contextlib
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
+from toolscore._version import __version__
 from toolscore.build import build_kind
 from toolscore.core.model import MISSING, OMITTED, AnyOf, CaseResult, Mismatch, Ref
 from toolscore.core.values import show
@@ -26,6 +27,10 @@ from toolscore.files import atomic_file
 from toolscore.report.lenient import lenient_rules
 from toolscore.scoring.summary import Summary
 from toolscore.specs.loading import SpecSet
+
+if TYPE_CHECKING:
+    from toolscore.report.sink import Late, Scored
+    from toolscore.state import AnyEnvironment
 
 
 def plain(value: Any, markers: bool = False) -> Any:
@@ -131,6 +136,18 @@ def report_header(
     return header
 
 
+def run_header(
+    specs: SpecSet, env: AnyEnvironment | None = None, engine: str | None = None
+) -> dict[str, Any]:
+    """The header of a run's report: `report_header` with this scorer's version, the
+    environment calls were replayed against (if any), and the `engine` when one is named
+    (an engine other than the local one: the only difference from a local run's report)."""
+    header = report_header(specs, __version__, env.describe() if env is not None else None)
+    if engine is not None:
+        header["engine"] = engine
+    return header
+
+
 def _dumps(value: Any) -> bytes:
     return orjson.dumps(value, default=plain)
 
@@ -173,7 +190,7 @@ class ReportWriter:
         """Append one case result already encoded as JSON (by a worker process)."""
         self.add_all_encoded([case_json])
 
-    def add_all_encoded(self, cases_json: list[bytes]) -> None:
+    def add_all_encoded(self, cases_json: Sequence[bytes]) -> None:
         """Append case results already encoded as JSON (a worker's chunk), in one write."""
         if not cases_json:
             return
@@ -247,3 +264,33 @@ class ReportWriter:
         """Drop the spool without writing anything (the run failed)."""
         with contextlib.suppress(OSError):  # what is left in its buffer cannot be written
             self._spool.close()
+
+
+class ReportSink:
+    """The report JSON as a run's output (a `report.sink.Sink`): each batch's report lines
+    spooled by a `ReportWriter`, the header made when the run is finished."""
+
+    def __init__(
+        self,
+        target: str,
+        specs: SpecSet,
+        env: AnyEnvironment | None = None,
+        engine: str | None = None,
+    ) -> None:
+        self.writer = ReportWriter(target)
+        self.specs = specs
+        self.env = env
+        self.engine = engine
+
+    def add(self, outcome: Scored) -> None:
+        """Spool the batch's report lines."""
+        self.writer.add_all_encoded(outcome.report_lines)
+
+    def finish(self, summary: Summary, late: Late, run_id: int | None) -> None:
+        """Write the report, the late rubric entries merged into their cases."""
+        entries = {case_id: [e.to_json() for e in found] for case_id, found in late.items()}
+        self.writer.finish(run_header(self.specs, self.env, self.engine), summary, entries)
+
+    def discard(self) -> None:
+        """Drop the spool."""
+        self.writer.discard()

@@ -21,9 +21,9 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 from xml.sax.saxutils import escape
 
 import orjson
@@ -32,6 +32,12 @@ from toolscore.errors import InputError
 from toolscore.files import atomic_file
 from toolscore.inputs.jsonl import read_jsonl
 from toolscore.inputs.paths import is_stream
+
+if TYPE_CHECKING:
+    from toolscore.report.sink import Late, Scored
+    from toolscore.scoring.summary import Summary
+    from toolscore.specs.loading import SpecSet
+    from toolscore.state import AnyEnvironment
 
 _FORBIDDEN: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _PLAIN_ATTRIBUTE: Final = re.compile('[^&<>"\t\n\r\x00-\x1f\ud800-\udfff\ufffe\uffff]*')
@@ -160,7 +166,7 @@ class JunitWriter:
         except OSError as error:
             raise InputError(self.target, f"cannot write: {error.strerror or error}") from None
 
-    def add_all_encoded(self, cases_json: list[bytes]) -> None:
+    def add_all_encoded(self, cases_json: Sequence[bytes]) -> None:
         """Add the test cases of report entries (encoded as the report holds them)."""
         parts = [self._testcase(orjson.loads(case)) for case in cases_json]
         with self._writing():
@@ -215,6 +221,37 @@ class JunitWriter:
         """Drop the spooled test cases (the run failed, or the file is written)."""
         with contextlib.suppress(OSError):
             self._spool.close()
+
+
+class JunitSink:
+    """The JUnit XML file as a run's output (a `report.sink.Sink`): a `JunitWriter` named
+    after the spec file, fed each batch's report lines; its properties are the report's
+    header, made when the run is finished."""
+
+    def __init__(
+        self, target: str, specs_path: str, specs: SpecSet, env: AnyEnvironment | None = None
+    ) -> None:
+        self.writer = JunitWriter(target, Path(specs_path).stem)
+        self.specs = specs
+        self.env = env
+
+    def read_tags(self, cases_path: str) -> None:
+        """Take the cases' tags (each test case's class) from `cases_path`."""
+        self.writer.read_tags(cases_path)
+
+    def add(self, outcome: Scored) -> None:
+        """Add the batch's test cases."""
+        self.writer.add_all_encoded(outcome.report_lines)
+
+    def finish(self, summary: Summary, late: Late, run_id: int | None) -> None:
+        """Write the file."""
+        from toolscore.report.json_report import run_header  # noqa: PLC0415 - at the end only
+
+        self.writer.finish(summary.to_dict(), run_header(self.specs, self.env))
+
+    def discard(self) -> None:
+        """Drop the spooled test cases."""
+        self.writer.discard()
 
 
 def properties(summary: dict[str, Any], header: dict[str, Any]) -> Iterator[tuple[str, str]]:

@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Mapping
-from typing import IO, Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
 from toolscore._version import __version__
 from toolscore.errors import InputError
 from toolscore.files import atomic_file
+
+if TYPE_CHECKING:
+    from toolscore.report.sink import Late, Scored
+    from toolscore.scoring.summary import Summary
 
 EVENT = "gen_ai.evaluation.result"
 EVALUATION = "toolscore.tool_calls"
@@ -38,7 +42,7 @@ class EventWriter:
         self.now = str(time.time_ns() if now_ns is None else now_ns)
         self.records: list[dict[str, Any]] = []
 
-    def add_encoded(self, cases_json: list[bytes]) -> None:
+    def add_encoded(self, cases_json: Sequence[bytes]) -> None:
         """Add the events of cases encoded as the report writes them (`case_to_json`)."""
         for line in cases_json:
             self.add(orjson.loads(line))
@@ -65,6 +69,49 @@ def emitting(path: str, now_ns: int | None = None) -> Iterator[EventWriter]:
             writer.flush()
     except OSError as error:
         raise InputError(path, f"cannot write: {error.strerror or error}") from None
+
+
+class EventSink:
+    """The events file as a run's output (a `report.sink.Sink`), written as `emitting`
+    writes it: the file is made beside `path` at once (one that cannot be written is found
+    before scoring) and renamed into place by `finish`, or removed by `discard`."""
+
+    def __init__(self, path: str, now_ns: int | None = None) -> None:
+        self.path = path
+        self._file: contextlib.AbstractContextManager[IO[bytes]] | None = None
+        opened = atomic_file(path)
+        with self._writing():
+            self.writer = EventWriter(opened.__enter__(), now_ns)
+        self._file = opened
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError as error:
+            self.discard()
+            raise InputError(self.path, f"cannot write: {error.strerror or error}") from None
+
+    def add(self, outcome: Scored) -> None:
+        """Add the events of the batch's cases."""
+        with self._writing():
+            self.writer.add_encoded(outcome.report_lines)
+
+    def finish(self, summary: Summary, late: Late, run_id: int | None) -> None:
+        """Write the last events and put the file in place."""
+        with self._writing():
+            self.writer.flush()
+            opened, self._file = self._file, None
+            if opened is not None:
+                opened.__exit__(None, None, None)  # an error here has removed the file
+
+    def discard(self) -> None:
+        """Remove the file begun beside `path`, writing nothing."""
+        opened, self._file = self._file, None
+        if opened is not None:
+            # Thrown into `atomic_file`, which removes its file and lets it through.
+            with contextlib.suppress(GeneratorExit, OSError):
+                opened.__exit__(GeneratorExit, GeneratorExit(), None)
 
 
 def export(records: list[dict[str, Any]]) -> dict[str, Any]:

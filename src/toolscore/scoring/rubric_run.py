@@ -218,6 +218,27 @@ def run_remote(
     return found
 
 
+def late_pass(
+    rubrics: Mapping[str, Any],
+    pending: Sequence[Pending],
+    tally: RubricTally | None,
+    cache: Any = None,
+    refresh: bool = False,
+    remote: Remote | None = None,
+) -> dict[str, list[RubricEntry]]:
+    """The late pass of remote rubrics, once every case is scored: ask each about the texts
+    waiting for it (`run_remote`; judgments in `cache` reused unless `refresh`), count the
+    entries in `tally`, and return them by case id for the report and the store. Nothing is
+    asked when nothing waits, or without a tally (the run scores no rubric)."""
+    if not pending or tally is None:
+        return {}
+    found = run_remote(rubrics, pending, remote or remote_scorer(refresh), cache)
+    for entries in found.values():
+        for entry in entries:
+            tally.add(entry)
+    return found
+
+
 def remote_in_use(specs: SpecSet) -> list[RemoteRubric]:
     """The remote rubrics some argument of `specs` uses, each once."""
     names = dict.fromkeys(use.rubric for uses in specs.rubric_uses.values() for use in uses)

@@ -17,15 +17,12 @@ stays beside the new one. Standard library SQLite, one file:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from toolscore.specs.loading import SpecSet
-from toolscore.stats.intervals import percent
 from toolscore.store.compare import Cause, Comparison, Flip, Metric, compare
 from toolscore.store.connection import DEFAULT_PATH, ENV_VAR, store_path
 from toolscore.store.database import PreviousScore, RunInfo, Store, open_store
 from toolscore.store.meta import InputFile, RunMeta
 from toolscore.store.migrations import SCHEMA_VERSION
+from toolscore.store.saving import StoreSink, describe_previous
 from toolscore.store.specdiff import Change, spec_diff
 from toolscore.store.writer import RunWriter
 
@@ -44,25 +41,10 @@ __all__ = [
     "RunMeta",
     "RunWriter",
     "Store",
+    "StoreSink",
     "compare",
     "describe_previous",
     "open_store",
     "spec_diff",
     "store_path",
 ]
-
-
-def describe_previous(previous: Sequence[PreviousScore], specs: SpecSet) -> list[str]:
-    """Lines telling that these outputs were already scored under other specs, with the old
-    numbers, for `score` to print (empty when every earlier run used the same specs)."""
-    lines = []
-    for earlier in previous:
-        if earlier.specs_sha256 == specs.sha256:
-            continue
-        label = earlier.specs_version or "unversioned"
-        accuracy = percent(earlier.accuracy)
-        lines.append(
-            f"these outputs were scored before under other specs: run {earlier.run_id} "
-            f"(specs version {label}, sha256 {earlier.specs_sha256[:12]}): accuracy {accuracy}"
-        )
-    return lines

@@ -22,7 +22,7 @@ from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.inputs.cases import may_hold_markers, parse_case
 from toolscore.inputs.jsonl import parse_line
 from toolscore.inputs.outputs import parse_output
-from toolscore.scoring.stream import Scoring, score
+from toolscore.scoring.stream import score
 from toolscore.specs.loading import SpecSet, load_specs
 from toolscore.store.meta import InputFile, RunMeta, git_revision, now
 from toolscore.store.restore import summary_from_json
@@ -122,7 +122,11 @@ def rescore(
             if not rubrics_only:
                 writer.add(result)
             writer.add_rubrics(run.take_rubrics())
-        _run_remote(store, specs, run, writer, refresh)
+        if tally is not None:
+            from toolscore.scoring.rubric_run import late_pass  # noqa: PLC0415 - with rubrics
+
+            late = late_pass(specs.rubrics, run.pending, tally, store.judgments, refresh)
+            writer.add_rubrics(late.items())
         if rubrics_only:
             return _finish_rubrics_only(store, old, writer, tally)
         return writer.finish(run.summary())
@@ -138,20 +142,6 @@ def _rubric_runner(specs: SpecSet, source: str) -> tuple[RubricRunner | None, Ru
 
     check_remote_keys(specs, source)
     return RubricRunner(specs), RubricTally()
-
-
-def _run_remote(
-    store: Store, specs: SpecSet, run: Scoring, writer: RunWriter, refresh: bool
-) -> None:
-    """Ask the remote rubrics about the texts waiting for them (stored judgments reused
-    unless `refresh`), counting and staging their entries."""
-    if not run.pending:
-        return
-    from toolscore.scoring.rubric_run import remote_scorer, run_remote  # noqa: PLC0415
-
-    found = run_remote(specs.rubrics, run.pending, remote_scorer(refresh), store.judgments)
-    run.add_rubrics(found)
-    writer.add_rubrics(found.items())
 
 
 def _copy_results(store: Store, run_id: int, writer: RunWriter) -> None:

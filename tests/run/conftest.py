@@ -1,0 +1,1 @@
+"""Shared fixtures of the tests of `toolscore.run` (a scoring run called as a library)."""
