@@ -121,6 +121,23 @@ class _Problems:
     def add(self, where: str, message: str) -> None:
         self.errors.append(SpecError(self.source, message, field=where))
 
+    def known_keys(self, node: Mapping[Any, Any], keys: tuple[str, ...], where: str = "") -> None:
+        """A problem for each key of the mapping `node` (at `where`) that is not one of
+        `keys`, with the nearest valid name suggested for a typo."""
+        for key in node:
+            if key not in keys:
+                at = f"{where}.{key}" if where else str(key)
+                self.add(at, f"unknown key{suggest(str(key), keys)}")
+
+    def entry(self, where: str, node: Any, keys: tuple[str, ...], form: str) -> bool:
+        """Whether the entry `node` at `where` is a mapping (else the problem that it must be
+        `form`); its unknown keys are problems too (`known_keys`)."""
+        if not isinstance(node, Mapping):
+            self.add(where, f"must be {form}")
+            return False
+        self.known_keys(node, keys, where)
+        return True
+
 
 def load_specs(path: str | Path) -> SpecSet:
     """Read a spec file (`.yaml`, `.yml` or `.json`) and return its validated spec set."""
@@ -171,9 +188,7 @@ def parse_specs(
         version = None
         environment = None
     elif isinstance(data, Mapping):
-        for key in data:
-            if key not in _TOP_KEYS:
-                problems.add(str(key), f"unknown key{suggest(str(key), _TOP_KEYS)}")
+        problems.known_keys(data, _TOP_KEYS)
         version = data.get("version")
         if version is not None and not isinstance(version, str | int | float):
             problems.add("version", "must be a string")
@@ -286,12 +301,9 @@ def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpe
         return
     for name, tool in node.items():
         where = f"tools.{name}"
-        if not isinstance(tool, Mapping):
-            problems.add(where, "must be a mapping with 'args' (and optionally 'version')")
+        form = "a mapping with 'args' (and optionally 'version')"
+        if not problems.entry(where, tool, _TOOL_KEYS, form):
             continue
-        for key in tool:
-            if key not in _TOOL_KEYS:
-                problems.add(f"{where}.{key}", f"unknown key{suggest(str(key), _TOOL_KEYS)}")
         args = tool.get("args") or {}
         version = tool.get("version")
         problem = _version_problem(version)
@@ -336,12 +348,8 @@ def _relaxations(node: Any, tools: Mapping[str, Any], problems: _Problems) -> It
         return
     for index, entry in enumerate(node):
         where = f"relax[{index}]"
-        if not isinstance(entry, Mapping):
-            problems.add(where, "must be a mapping with allow, tools and reason")
+        if not problems.entry(where, entry, _RELAX_KEYS, "a mapping with allow, tools and reason"):
             continue
-        for key in entry:
-            if key not in _RELAX_KEYS:
-                problems.add(f"{where}.{key}", f"unknown key{suggest(str(key), _RELAX_KEYS)}")
         allow, names, reason = entry.get("allow"), entry.get("tools"), entry.get("reason")
         ok = True
         if allow not in RELAXATIONS:
