@@ -154,23 +154,23 @@ def check_specs(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
 
 
 def _load(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
+    source, content, data = _read_document(path)
+    return parse_specs(data, source, hashlib.sha256(content).hexdigest())
+
+
+def _read_document(path: str | Path) -> tuple[str, bytes, Any]:
+    """A YAML or JSON file's name, bytes and parsed data (an unreadable file is a SpecError)."""
     source = str(path)
     try:
         content = Path(path).read_bytes()
     except OSError as error:
         raise SpecError(source, f"cannot read: {error.strerror or error}") from None
-    data = parse_document(content, source)
-    return parse_specs(data, source, hashlib.sha256(content).hexdigest())
+    return source, content, parse_document(content, source)
 
 
 def read_mapping(path: str | Path) -> dict[str, Any]:
     """A YAML or JSON file holding one mapping (an environment file, say), safely loaded."""
-    source = str(path)
-    try:
-        content = Path(path).read_bytes()
-    except OSError as error:
-        raise SpecError(source, f"cannot read: {error.strerror or error}") from None
-    data = parse_document(content, source)
+    source, _, data = _read_document(path)
     if not isinstance(data, dict):
         raise SpecError(source, "must hold a mapping")
     return data
