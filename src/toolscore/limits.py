@@ -36,7 +36,7 @@ import os
 import signal
 import threading
 import time
-from types import FrameType, TracebackType
+from types import FrameType
 from typing import Any
 
 TICK = 0.002
@@ -153,12 +153,7 @@ class time_limit:  # noqa: N801 -- used as a `with` statement, like a function
         if _clock.alarms:  # replaces the previous call's timer: no need to disarm each one
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         _clock.call = None
         if self.expired or time.monotonic() > self.at:
             raise CallTimeout(self.seconds) from None

@@ -85,8 +85,9 @@ class BugGroup:
 
 
 @dataclass(frozen=True)
-class Calibration:
-    """The scorers measured against the person on one batch."""
+class LabelledBatch:
+    """A batch and who labelled it how: what every calibration (of calls, of a rubric)
+    starts from."""
 
     batch: BatchInfo
     labellers: list[str]
@@ -94,6 +95,35 @@ class Calibration:
     person_labels: Counter[str]
     """Cases by the person's (consensus) label; unlabelled cases are not counted."""
     unlabelled: int
+
+    def labels_json(self) -> dict[str, Any]:
+        """The labellers, the chosen one, the count of each label and of unlabelled cases,
+        as `calibrate --json` prints them."""
+        return {
+            "labellers": self.labellers,
+            "labeller": self.chosen_labeller,
+            "labels": {label: self.person_labels.get(label, 0) for label in PERSON_LABELS},
+            "unlabelled": self.unlabelled,
+        }
+
+
+def labelled_batch(
+    info: BatchInfo, cases: Sequence[BatchCase], found: PersonLabels, labeller: str | None
+) -> dict[str, Any]:
+    """The `LabelledBatch` fields of a batch's cases and their labels (`person_labels`)."""
+    return {
+        "batch": info,
+        "labellers": found.labellers,
+        "chosen_labeller": labeller,
+        "person_labels": Counter(found.person.values()),
+        "unlabelled": len(cases) - len(found.person),
+    }
+
+
+@dataclass(frozen=True)
+class Calibration(LabelledBatch):
+    """The scorers measured against the person on one batch."""
+
     scorers: dict[str, Agreement]
     """Person (correct or incorrect) against each scorer's pass or fail."""
     per_labeller: dict[str, dict[str, Agreement]]
@@ -127,10 +157,7 @@ class Calibration:
         """The calibration as `calibrate --json` prints it."""
         return {
             "batch": self.batch.to_json(),
-            "labellers": self.labellers,
-            "labeller": self.chosen_labeller,
-            "labels": {label: self.person_labels.get(label, 0) for label in PERSON_LABELS},
-            "unlabelled": self.unlabelled,
+            **self.labels_json(),
             "agreement": {name: a.to_json() for name, a in self.scorers.items()},
             "per_labeller": {
                 who: {name: a.to_json() for name, a in scores.items()}
@@ -194,14 +221,10 @@ def calibrate(batches: Batches, batch_ref: int | str, labeller: str | None = Non
     """Compare the labels of a batch (one labeller's, or the majority) with each scorer."""
     info = batches.info(batch_ref)
     cases = batches.cases(info.id)
-    by_case, labellers, person = person_labels(batches, info.id, cases, labeller)
-
+    found = person_labels(batches, info.id, cases, labeller)
+    by_case, labellers, person = found
     return Calibration(
-        batch=info,
-        labellers=labellers,
-        chosen_labeller=labeller,
-        person_labels=Counter(person.values()),
-        unlabelled=len(cases) - len(person),
+        **labelled_batch(info, cases, found, labeller),
         scorers=_against_scorers(cases, person),
         per_labeller={
             who: _against_scorers(

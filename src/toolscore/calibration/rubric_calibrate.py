@@ -19,7 +19,13 @@ from typing import Any
 from toolscore.calibration.accuracy import Cell, RunAccuracy, run_accuracy
 from toolscore.calibration.agreement import Agreement, Rater, agreement
 from toolscore.calibration.batches import BatchCase, Batches, BatchInfo
-from toolscore.calibration.calibrate import PERSON, PERSON_LABELS, person_labels
+from toolscore.calibration.calibrate import (
+    PERSON,
+    PERSON_LABELS,
+    LabelledBatch,
+    labelled_batch,
+    person_labels,
+)
 from toolscore.calibration.rubric_sample import VERDICT
 from toolscore.errors import InputError
 from toolscore.stats.intervals import wilson
@@ -50,14 +56,9 @@ class StratumAgreement:
 
 
 @dataclass(frozen=True)
-class RubricCalibration:
+class RubricCalibration(LabelledBatch):
     """A rubric measured against the person on one rubric batch."""
 
-    batch: BatchInfo
-    labellers: list[str]
-    chosen_labeller: str | None
-    person_labels: Counter[str]
-    unlabelled: int
     agreement: Agreement
     confusion: dict[str, dict[str, int]]
     """confusion[person label]["passed" | "failed"] = items, by the rubric's pass."""
@@ -75,10 +76,7 @@ class RubricCalibration:
         return {
             "batch": self.batch.to_json(),
             "rubric": self.batch.rubric["name"],
-            "labellers": self.labellers,
-            "labeller": self.chosen_labeller,
-            "labels": {label: self.person_labels.get(label, 0) for label in PERSON_LABELS},
-            "unlabelled": self.unlabelled,
+            **self.labels_json(),
             "agreement": {
                 **self.agreement.to_json(),
                 "interval": None if self.rate_interval is None else list(self.rate_interval),
@@ -98,7 +96,8 @@ def calibrate_rubric(
     if info.rubric is None:
         raise InputError(batches.source, f"batch {info.id} is a batch of calls, not of a rubric")
     cases = batches.cases(info.id)
-    _, labellers, person = person_labels(batches, info.id, cases, labeller)
+    labels = person_labels(batches, info.id, cases, labeller)
+    person = labels.person
     judged = [
         (case, person[case.case_id] == "correct")
         for case in cases
@@ -117,11 +116,7 @@ def calibrate_rubric(
         else RunAccuracy([c for c in cells if c.in_run], None, None, None, NOTHING_LABELLED, 0)
     )
     return RubricCalibration(
-        batch=info,
-        labellers=labellers,
-        chosen_labeller=labeller,
-        person_labels=Counter(person.values()),
-        unlabelled=len(cases) - len(person),
+        **labelled_batch(info, cases, labels, labeller),
         agreement=found,
         confusion=_confusion(cases, person),
         strata=strata,

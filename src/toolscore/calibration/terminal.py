@@ -9,9 +9,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from toolscore.calibration.accuracy import RunAccuracy
 from toolscore.calibration.agreement import Agreement
 from toolscore.calibration.batches import SCORERS, BatchInfo
-from toolscore.calibration.calibrate import PERSON_LABELS, Calibration
+from toolscore.calibration.calibrate import PERSON_LABELS, Calibration, LabelledBatch
 from toolscore.calibration.rubric_calibrate import RubricCalibration
 from toolscore.core.values import show
 from toolscore.report.printable import printable, safe_text
@@ -92,14 +93,10 @@ def render_calibration(out: Console, result: Calibration, limit: int) -> None:
     """Agreement with each scorer, between labellers, the confusion matrix, and the scorer
     bugs grouped by rule (at most `limit` cases printed per group)."""
     info = result.batch
-    who = result.chosen_labeller or (
-        ", ".join(result.labellers) + (" (majority)" if len(result.labellers) > 1 else "")
-    )
-    counts = " · ".join(f"{result.person_labels.get(k, 0)} {k}" for k in PERSON_LABELS)
     out.print(
         safe_text(
-            f"batch {info.id} · run {info.run_id} · rules vs {info.baseline} · labels by "
-            f"{who or 'nobody yet'}: {counts} · {result.unlabelled} unlabelled",
+            f"batch {info.id} · run {info.run_id} · rules vs {info.baseline} · "
+            + _labels_line(result),
             style="bold",
         )
     )
@@ -161,16 +158,34 @@ def render_calibration(out: Console, result: Calibration, limit: int) -> None:
 def _render_accuracy(out: Console, result: Calibration) -> None:
     """The rule scorer's estimated accuracy on the whole run with its 95% interval, or why
     there is none."""
-    found = result.accuracy
+    _render_run_accuracy(
+        out, result.accuracy, "rule scorer's", "cases", "labelled cases of both samples"
+    )
+
+
+def _render_run_accuracy(
+    out: Console, found: RunAccuracy, scorer: str, entries: str, labelled: str
+) -> None:
+    """A scorer's estimated accuracy on the whole run (`found`) with its 95% interval, or why
+    there is none; `entries` names what the run counts, `labelled` what the sample does."""
     if found.value is None:
-        out.print(Text(f"rule scorer's accuracy on the run: {found.note}"), soft_wrap=True)
+        out.print(Text(f"{scorer} accuracy on the run: {found.note}"), soft_wrap=True)
         return
     line = (
-        f"rule scorer's accuracy on the run's {found.run_cases} cases: about "
+        f"{scorer} accuracy on the run's {found.run_cases} {entries}: about "
         f"{percent(found.value)} (95% CI {interval(found.interval)}), from {found.labelled} "
-        f"labelled cases of both samples, {found.right} judged right; {found.method}"
+        f"{labelled}, {found.right} judged right; {found.method}"
     )
     out.print(Text(line + (f"; {found.note}" if found.note else "")), soft_wrap=True)
+
+
+def _labels_line(result: LabelledBatch) -> str:
+    """Who labelled a batch (one labeller, or the majority of several) and how."""
+    who = result.chosen_labeller or (
+        ", ".join(result.labellers) + (" (majority)" if len(result.labellers) > 1 else "")
+    )
+    counts = " · ".join(f"{result.person_labels.get(k, 0)} {k}" for k in PERSON_LABELS)
+    return f"labels by {who or 'nobody yet'}: {counts} · {result.unlabelled} unlabelled"
 
 
 def _render_bugs(out: Console, result: Calibration, limit: int) -> None:
@@ -238,15 +253,10 @@ def render_rubric_calibration(out: Console, result: RubricCalibration) -> None:
     """The calibration of a rubric batch in the terminal."""
     info = result.batch
     assert info.rubric is not None
-    who = result.chosen_labeller or (
-        ", ".join(result.labellers) + (" (majority)" if len(result.labellers) > 1 else "")
-    )
-    counts = " · ".join(f"{result.person_labels.get(k, 0)} {k}" for k in PERSON_LABELS)
     out.print(
         safe_text(
             f"batch {info.id} · run {info.run_id} · rubric {info.rubric['name']} "
-            f"({info.rubric['kind']}) · labels by {who or 'nobody yet'}: {counts} · "
-            f"{result.unlabelled} unlabelled",
+            f"({info.rubric['kind']}) · " + _labels_line(result),
             style="bold",
         )
     )
@@ -281,13 +291,4 @@ def render_rubric_calibration(out: Console, result: RubricCalibration) -> None:
     out.print(per)
     if info.rubric.get("unscored"):
         out.print(f"{info.rubric['unscored']} unscored entries of the run were not sampled")
-    accuracy = result.accuracy
-    if accuracy.value is None:
-        out.print(Text(f"rubric's accuracy on the run: {accuracy.note}"), soft_wrap=True)
-        return
-    line = (
-        f"rubric's accuracy on the run's {accuracy.run_cases} scored entries: about "
-        f"{percent(accuracy.value)} (95% CI {interval(accuracy.interval)}), from "
-        f"{accuracy.labelled} labelled, {accuracy.right} judged right; {accuracy.method}"
-    )
-    out.print(Text(line + (f"; {accuracy.note}" if accuracy.note else "")), soft_wrap=True)
+    _render_run_accuracy(out, result.accuracy, "rubric's", "scored entries", "labelled")

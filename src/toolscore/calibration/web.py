@@ -215,34 +215,27 @@ class _Session:
         label = progress.mine.get(case.case_id)
         ordered = sorted(self.positions)
         index = ordered.index(position) if position in ordered else -1
-        if self.rubric is not None:
-            context = {
-                **self._frame(progress),
-                "position": position,
-                "number": index + 1,
-                "page": rubric_item_page(case, label, self.rubric),
-                "label": label,
-                "labels": LABELS,
-                "max_note": MAX_NOTE,
-                "others": progress.others.get(case.case_id, []) if label is not None else [],
-                "prev": ordered[index - 1] if index > 0 else None,
-                "next": ordered[index + 1] if 0 <= index < len(ordered) - 1 else None,
-            }
-            return self._render(request, "rubric.html", context)
-        context = {
+        context: dict[str, Any] = {
             **self._frame(progress),
             "position": position,
             "number": index + 1,
-            "case_id": visible(case.case_id),
-            "page": case_page(case, label, self.specs),
-            "label": label,
-            "labels": LABELS,
-            "max_note": MAX_NOTE,
-            "others": progress.others.get(case.case_id, []) if label is not None else [],
-            "prev": ordered[index - 1] if index > 0 else None,
-            "next": ordered[index + 1] if 0 <= index < len(ordered) - 1 else None,
         }
-        return self._render(request, "case.html", context)
+        page: object
+        if self.rubric is not None:
+            template, page = "rubric.html", rubric_item_page(case, label, self.rubric)
+        else:
+            template, page = "case.html", case_page(case, label, self.specs)
+            context["case_id"] = visible(case.case_id)
+        context.update(
+            page=page,
+            label=label,
+            labels=LABELS,
+            max_note=MAX_NOTE,
+            others=progress.others.get(case.case_id, []) if label is not None else [],
+            prev=ordered[index - 1] if index > 0 else None,
+            next=ordered[index + 1] if 0 <= index < len(ordered) - 1 else None,
+        )
+        return self._render(request, template, context)
 
     async def done(self, request: Request) -> Response:
         """The summary: counts of this labeller's labels and what to run next."""

@@ -18,14 +18,11 @@ from toolscore.bfcl.importer import read_records
 from toolscore.bfcl.multiturn import import_multi_turn, is_multi_turn, write_multi_turn
 from toolscore.bfcl.multiturn_results import convert_multi_turn_results, is_multi_turn_result
 from toolscore.bfcl.results import dumps
-from toolscore.cli.common import input_errors
+from toolscore.cli.common import echo_written, input_errors
 from toolscore.cli.options import outputs_out_option
 from toolscore.files import write_output
-from toolscore.report.printable import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-NOTES_SHOWN = 5
 
 
 def register(group: click.Group) -> None:
@@ -99,7 +96,7 @@ def import_bfcl_command(
             f"{counts['entries']} multi-turn entries: {counts['cases']} cases (one per turn "
             f"with calls), {counts['tools']} tools"
         )
-        click.echo("wrote " + ", ".join(str(path) for path in written))
+        echo_written(written)
         return
     result = import_bfcl(
         data_json,
@@ -117,11 +114,7 @@ def import_bfcl_command(
     )
     if counts["unused_answers"]:
         click.echo(f"{counts['unused_answers']} possible answers match no case and were skipped")
-    for note in result.notes[:NOTES_SHOWN]:
-        click.echo(printable(f"note: {note}"))
-    if len(result.notes) > NOTES_SHOWN:
-        click.echo(f"... {len(result.notes) - NOTES_SHOWN} more notes in {written[-1]}")
-    click.echo("wrote " + ", ".join(str(path) for path in written))
+    echo_written(written, result.notes)
 
 
 @import_group.command("bfcl-outputs")

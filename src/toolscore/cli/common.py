@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
+NOTES_SHOWN = 5
+"""How many notes of an import the command prints; the rest are in the files it wrote."""
 
 
 def input_errors(command: F) -> F:
@@ -45,6 +47,16 @@ def input_errors(command: F) -> F:
             sys.exit(130)
 
     return wrapper  # type: ignore[return-value]
+
+
+def echo_written(written: Sequence[object], notes: Sequence[str] = ()) -> None:
+    """Print an import's first notes (the count of the others, which the last file written
+    holds) and the files it wrote."""
+    for note in notes[:NOTES_SHOWN]:
+        click.echo(printable(f"note: {note}"))
+    if len(notes) > NOTES_SHOWN:
+        click.echo(f"... {len(notes) - NOTES_SHOWN} more notes in {written[-1]}")
+    click.echo("wrote " + ", ".join(str(path) for path in written))
 
 
 def console(err: bool = False) -> Console:

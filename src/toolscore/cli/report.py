@@ -14,25 +14,30 @@ import click
 from toolscore.cli.common import input_errors
 from toolscore.html_report.embed import DEFAULT_MAX_CASES, DEFAULT_MAX_PASSING, Caps
 
+_CAPS = (
+    (
+        "--max-passing",
+        DEFAULT_MAX_PASSING,
+        "Passing cases the HTML page embeds at most (passing cases a baseline disagrees with "
+        "first).",
+    ),
+    (
+        "--max-cases",
+        DEFAULT_MAX_CASES,
+        "Cases the HTML page embeds at most, failing ones first; its counts and metrics always "
+        "cover every case.",
+    ),
+)
+
 
 def cap_options(command: Any) -> Any:
     """`--max-cases` and `--max-passing`: how many cases the page embeds."""
-    command = click.option(
-        "--max-passing",
-        default=DEFAULT_MAX_PASSING,
-        show_default=True,
-        type=click.IntRange(0),
-        help="Passing cases the HTML page embeds at most (passing cases a baseline disagrees "
-        "with first).",
-    )(command)
-    return click.option(
-        "--max-cases",
-        default=DEFAULT_MAX_CASES,
-        show_default=True,
-        type=click.IntRange(0),
-        help="Cases the HTML page embeds at most, failing ones first; its counts and metrics "
-        "always cover every case.",
-    )(command)
+    for name, default, text in _CAPS:
+        option = click.option(
+            name, default=default, show_default=True, type=click.IntRange(0), help=text
+        )
+        command = option(command)
+    return command
 
 
 @click.command("report")

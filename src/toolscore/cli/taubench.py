@@ -12,12 +12,9 @@ from pathlib import Path
 
 import click
 
-from toolscore.cli.common import input_errors
+from toolscore.cli.common import echo_written, input_errors
 from toolscore.cli.options import outputs_out_option
 from toolscore.files import write_output
-from toolscore.report.printable import printable
-
-NOTES_SHOWN = 5
 
 
 def register(group: click.Group) -> None:
@@ -51,11 +48,7 @@ def import_taubench_command(repo: str, domain: str, split: str, out_dir: str) ->
         f"{counts['cases_with_outputs']} with required outputs, "
         f"{counts['cases_without_actions']} without actions), {counts['tools']} tools"
     )
-    for note in result.notes[:NOTES_SHOWN]:
-        click.echo(printable(f"note: {note}"))
-    if len(result.notes) > NOTES_SHOWN:
-        click.echo(f"... {len(result.notes) - NOTES_SHOWN} more notes in {written[-1]}")
-    click.echo("wrote " + ", ".join(str(path) for path in written))
+    echo_written(written, result.notes)
 
 
 @click.command("tau-bench-results")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 MISMATCH_CODES: Final = (
     "missing_call",
@@ -31,32 +31,36 @@ MISMATCH_CODES: Final = (
 """The closed set of mismatch codes (docs/formats.md); a test proves each is produced somewhere."""
 
 
-class _Missing:
+class _Sentinel:
+    """A marker value, one of its kind: it prints, and is pickled, as the name it has in this
+    module (so that an unpickled copy is the same object)."""
+
+    __slots__ = ()
+    name: ClassVar[str]
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+class _Missing(_Sentinel):
     """The absence of an argument, distinct from JSON `null`."""
 
     __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __reduce__(self) -> str:
-        return "MISSING"
+    name = "MISSING"
 
 
 MISSING: Final = _Missing()
 
 
-class _Omitted:
+class _Omitted(_Sentinel):
     """`{"$omitted": true}` among the alternatives of `$any`: leaving the argument out is
     acceptable too. Unlike a default, it does not say what an omission means."""
 
     __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "OMITTED"
-
-    def __reduce__(self) -> str:
-        return "OMITTED"
+    name = "OMITTED"
 
 
 OMITTED: Final = _Omitted()

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolscore.stats.paired import Table
+
 BAR_WIDTH = 360.0
 """The length of a full bar in the SVG's units."""
 ROW_HEIGHT = 22
@@ -115,31 +117,17 @@ def heat_rows(tallies: Mapping[str, Mapping[str, Any]]) -> tuple[list[HeatRow], 
     return rows[:MAX_HEAT_ROWS], max(len(rows) - MAX_HEAT_ROWS, 0)
 
 
-@dataclass(frozen=True)
-class Outcomes:
-    """The calls-versus-state 2x2 over the cases with a goal state."""
-
-    both_passed: int
-    calls_only: int
-    state_only: int
-    both_failed: int
-
-    @property
-    def total(self) -> int:
-        return self.both_passed + self.calls_only + self.state_only + self.both_failed
-
-
-def outcomes(state: Mapping[str, Any]) -> Outcomes:
-    """The 2x2 of call and state verdicts from the summary's `state` block: of the cases
-    with a goal state, `state_accuracy.passed` passed on state, and the two off-diagonal
-    counts are given; the diagonal follows."""
+def outcomes(state: Mapping[str, Any]) -> Table:
+    """The 2x2 of call (A) and state (B) verdicts from the summary's `state` block: of the
+    cases with a goal state, `state_accuracy.passed` passed on state, and the two
+    off-diagonal counts are given; the diagonal follows."""
     n = int(state["state_accuracy"]["n"])
     state_passed = int(state["state_accuracy"]["passed"])
     calls_only = int(state["calls_passed_state_failed"])
     state_only = int(state["calls_failed_state_passed"])
-    return Outcomes(
-        both_passed=state_passed - state_only,
-        calls_only=calls_only,
-        state_only=state_only,
-        both_failed=n - state_passed - calls_only,
+    return Table(
+        both=state_passed - state_only,
+        a_only=calls_only,
+        b_only=state_only,
+        neither=n - state_passed - calls_only,
     )

@@ -122,6 +122,23 @@ class _Problems:
     def add(self, where: str, message: str) -> None:
         self.errors.append(SpecError(self.source, message, field=where))
 
+    def known_keys(self, node: Mapping[Any, Any], keys: tuple[str, ...], where: str = "") -> None:
+        """A problem for each key of the mapping `node` (at `where`) that is not one of
+        `keys`, with the nearest valid name suggested for a typo."""
+        for key in node:
+            if key not in keys:
+                at = f"{where}.{key}" if where else str(key)
+                self.add(at, f"unknown key{suggest(str(key), keys)}")
+
+    def entry(self, where: str, node: Any, keys: tuple[str, ...], form: str) -> bool:
+        """Whether the entry `node` at `where` is a mapping (else the problem that it must be
+        `form`); its unknown keys are problems too (`known_keys`)."""
+        if not isinstance(node, Mapping):
+            self.add(where, f"must be {form}")
+            return False
+        self.known_keys(node, keys, where)
+        return True
+
 
 def load_specs(path: str | Path) -> SpecSet:
     """Read a spec file (`.yaml`, `.yml` or `.json`) and return its validated spec set."""
@@ -138,23 +155,23 @@ def check_specs(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
 
 
 def _load(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
+    source, content, data = _read_document(path)
+    return parse_specs(data, source, hashlib.sha256(content).hexdigest())
+
+
+def _read_document(path: str | Path) -> tuple[str, bytes, Any]:
+    """A YAML or JSON file's name, bytes and parsed data (an unreadable file is a SpecError)."""
     source = str(path)
     try:
         content = Path(path).read_bytes()
     except OSError as error:
         raise SpecError(source, f"cannot read: {error.strerror or error}") from None
-    data = parse_document(content, source)
-    return parse_specs(data, source, hashlib.sha256(content).hexdigest())
+    return source, content, parse_document(content, source)
 
 
 def read_mapping(path: str | Path) -> dict[str, Any]:
     """A YAML or JSON file holding one mapping (an environment file, say), safely loaded."""
-    source = str(path)
-    try:
-        content = Path(path).read_bytes()
-    except OSError as error:
-        raise SpecError(source, f"cannot read: {error.strerror or error}") from None
-    data = parse_document(content, source)
+    source, _, data = _read_document(path)
     if not isinstance(data, dict):
         raise SpecError(source, "must hold a mapping")
     return data
@@ -172,9 +189,7 @@ def parse_specs(
         version = None
         environment = None
     elif isinstance(data, Mapping):
-        for key in data:
-            if key not in _TOP_KEYS:
-                problems.add(str(key), f"unknown key{suggest(str(key), _TOP_KEYS)}")
+        problems.known_keys(data, _TOP_KEYS)
         version = data.get("version")
         if version is not None and not isinstance(version, str | int | float):
             problems.add("version", "must be a string")
@@ -287,12 +302,9 @@ def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpe
         return
     for name, tool in node.items():
         where = f"tools.{name}"
-        if not isinstance(tool, Mapping):
-            problems.add(where, "must be a mapping with 'args' (and optionally 'version')")
+        form = "a mapping with 'args' (and optionally 'version')"
+        if not problems.entry(where, tool, _TOOL_KEYS, form):
             continue
-        for key in tool:
-            if key not in _TOOL_KEYS:
-                problems.add(f"{where}.{key}", f"unknown key{suggest(str(key), _TOOL_KEYS)}")
         args = tool.get("args") or {}
         version = tool.get("version")
         problem = _version_problem(version)
@@ -337,12 +349,8 @@ def _relaxations(node: Any, tools: Mapping[str, Any], problems: _Problems) -> It
         return
     for index, entry in enumerate(node):
         where = f"relax[{index}]"
-        if not isinstance(entry, Mapping):
-            problems.add(where, "must be a mapping with allow, tools and reason")
+        if not problems.entry(where, entry, _RELAX_KEYS, "a mapping with allow, tools and reason"):
             continue
-        for key in entry:
-            if key not in _RELAX_KEYS:
-                problems.add(f"{where}.{key}", f"unknown key{suggest(str(key), _RELAX_KEYS)}")
         allow, names, reason = entry.get("allow"), entry.get("tools"), entry.get("reason")
         ok = True
         if allow not in RELAXATIONS:

@@ -17,29 +17,23 @@ import hashlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import orjson
 
 from toolscore.core.values import show
 from toolscore.errors import InputError, ReplayInterrupted
-from toolscore.specs.loading import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.documents_pool import DocumentPool
 from toolscore.state.environment_common import (
-    COMPARE_MODES,
-    DEFAULT_NOW,
-    NUMBERS,
-    ReplayRules,
-    Tool,
+    EnvironmentBase,
     env_error,
-    import_tools,
     load_function,
-    parse_now,
     refuse_unknown_keys,
+    require_strings,
+    shared_fields,
 )
-from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy, load_policy, unknown_terminal
+from toolscore.state.errors_policy import POLICY_KEYS
 from toolscore.state.pointer_diff import Pattern, escape, parse_pointer
 
 _KEYS = (
@@ -58,29 +52,19 @@ _PLAIN_SCALARS = (str, int, bool, type(None))
 _INT64 = 2**63
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class DocumentEnvironment(ReplayRules):
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
+class DocumentEnvironment(EnvironmentBase):
     """Initial data, the tools that act on it, and how final states compare."""
 
-    config: Mapping[str, Any]
-    base_dir: Path
-    source: str
     data: str
     """The `data` key as written: a JSON file's path or `module:function`."""
     data_sha256: str
-    tools_module: str
-    tools: Mapping[str, Tool]
     image: bytes | None
     """Plain JSON data as JSON bytes, parsed afresh for each replay; None for other data."""
     original: Any
     """Data that is not plain JSON, deep-copied for each replay (None when `image` is set)."""
     snapshot_function: Callable[[Any], Any] | None
     ignore: tuple[Pattern, ...]
-    compare: Literal["diff", "exact"]
-    numbers: Literal["numeric", "typed"]
-    now: datetime
-    timeout: float
-    policy: ErrorPolicy
     pool: DocumentPool | None
     """Copies of plain data reused from replay to replay (documents_pool); None for other
     data, or with a `snapshot` function (whose result might hold parts of the state)."""
@@ -161,47 +145,24 @@ def load_documents(config: Mapping[str, Any], base_dir: Path, source: str) -> Do
     """Validate a `kind: documents` block, load the data and import the tools."""
     fail = env_error(source)
     refuse_unknown_keys(config, _KEYS, fail)
-    for key in ("data", "tools"):
-        if not isinstance(config.get(key), str) or not config[key]:
-            what = "a JSON file or 'module:function'" if key == "data" else "a module or a path"
-            raise fail(key, f"required: {what}")
-    compare = config.get("compare", "diff")
-    if compare not in COMPARE_MODES:
-        raise fail("compare", f"must be 'diff' or 'exact', got {show(compare)}")
-    numbers = config.get("numbers", "numeric")
-    if numbers not in NUMBERS:
-        raise fail("numbers", f"must be 'numeric' or 'typed', got {show(numbers)}")
-    now = parse_now(config.get("now", DEFAULT_NOW), fail)
-    timeout = config.get("timeout", DEFAULT_TIMEOUT)
-    problem = timeout_problem(timeout)
-    if problem is not None:
-        raise fail("timeout", problem)
+    require_strings(
+        config, fail, data="a JSON file or 'module:function'", tools="a module or a path"
+    )
+    shared = shared_fields(config, base_dir, source, fail)
     ignore = ignore_patterns(config.get("ignore", []), fail)
-    module, tools = import_tools(config["tools"], base_dir, fail)
     data, sha256 = _load_data(config["data"], base_dir, source, fail)
     image = _plain_image(data)
     snapshot_function = None
     if config.get("snapshot") is not None:
         snapshot_function = load_function(config["snapshot"], base_dir, fail, "snapshot")
-    policy = load_policy(config, base_dir, fail, load_function)
-    unknown_terminal(policy, tools, fail)
     return DocumentEnvironment(
-        config=dict(config),
-        base_dir=base_dir,
-        source=source,
+        **shared,
         data=config["data"],
         data_sha256=sha256,
-        tools_module=module,
-        tools=tools,
         image=image,
         original=None if image is not None else _copied(data, fail),
         snapshot_function=snapshot_function,
         ignore=ignore,
-        compare=compare,
-        numbers=numbers,
-        now=now,
-        timeout=float(timeout),
-        policy=policy,
         pool=DocumentPool(image) if image is not None and snapshot_function is None else None,
     )
 

@@ -30,12 +30,13 @@ from toolscore.state.replay import (
     CallOutcome,
     Fail,
     PlanReplay,
-    ReplayStoppedError,
     case_error,
+    first_met,
     follows_plan,
     own_args,
     replay_calls,
     replay_plan_calls,
+    setup_call,
     tool_error,
 )
 
@@ -125,22 +126,7 @@ def start(env: DocumentEnvironment, case: Case, fail: Fail) -> Replay:
     if not isinstance(node, list):
         raise fail("setup", "must be a list of calls {name, args} (a documents environment)")
     for i, item in enumerate(node):
-        where = f"setup[{i}]"
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise fail(where, "must be a call {name, args}")
-        if not item.keys() <= {"name", "args"} or not isinstance(item.get("args", {}), dict):
-            raise fail(where, "a setup call has a name and args (an object)")
-        tool = env.tools.get(item["name"])
-        if tool is None:
-            raise fail(where, f"no tool {item['name']!r} in {env.tools_module}")
-        try:
-            replay.invoke(tool, item.get("args", {}))
-        except KeyboardInterrupt:
-            raise ReplayInterrupted(f"case {case.id!r}, {where}") from None
-        except CallTimeout as stop:
-            raise ReplayStoppedError(where, tool_error(stop)) from None
-        except (Exception, SystemExit) as exc:
-            raise fail(where, f"{item['name']} raised {tool_error(exc)}") from None
+        setup_call(env, replay.invoke, replay.ctx, item, f"setup[{i}]", fail, "a call {name, args}")
     return replay
 
 
@@ -205,32 +191,25 @@ def _judge_plans(
     resumed are released too, which does nothing: a resumable environment has no pool)."""
     replay, outcomes, ending = _agent_replay(env, case, calls, fail)
     replays.append(replay)
-    try:
-        final = replay.compared("after the agent's calls")
-        if ending is not None and len(outcomes) == len(calls):
-            resuming.AGENT.keep(ending[0], resuming.Ended(env, ending[1], replay, outcomes))
-        first = None
-        for index in range(max(len(case.plans), 1)):
-            met = PlanReplay()
-            results: list[Any] = []
-            if follows_plan(case, index, calls, outcomes):
-                goal = final
-            else:
-                goal, met = _plan_state(env, case, index, fail, results, replays)
-            passed, diff, hashes = judge(env, goal, final)
-            missing = None
-            if results_from is not None:
-                missing = missing_results(results[results_from:], outcomes)
-                passed = passed and not missing
-            verdict = Judged(passed, diff, outcomes, index, hashes, met, missing)
-            if passed:
-                return verdict
-            first = first or verdict
-        assert first is not None
-        return first
-    except ReplayStoppedError as stop:
-        stop.calls = outcomes
-        raise
+    final = replay.compared("after the agent's calls")
+    if ending is not None and len(outcomes) == len(calls):
+        resuming.AGENT.keep(ending[0], resuming.Ended(env, ending[1], replay, outcomes))
+
+    def judge_plan(index: int) -> Judged:
+        met = PlanReplay()
+        results: list[Any] = []
+        if follows_plan(case, index, calls, outcomes):
+            goal = final
+        else:
+            goal, met = _plan_state(env, case, index, fail, results, replays)
+        passed, diff, hashes = judge(env, goal, final)
+        missing = None
+        if results_from is not None:
+            missing = missing_results(results[results_from:], outcomes)
+            passed = passed and not missing
+        return Judged(passed, diff, outcomes, index, hashes, met, missing)
+
+    return first_met(case, outcomes, judge_plan)
 
 
 def _agent_replay(

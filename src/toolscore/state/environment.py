@@ -13,30 +13,28 @@ import hashlib
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 from urllib.parse import quote as quote_uri
 
 from toolscore.core.values import show, suggest
 from toolscore.errors import InputError
-from toolscore.specs.loading import DEFAULT_TIMEOUT, timeout_problem
 from toolscore.state.documents import DocumentEnvironment, load_documents
 from toolscore.state.environment_common import (
     COMPARE_MODES,
     DEFAULT_NOW,
     NUMBERS,
-    ReplayRules,
+    EnvironmentBase,
     Tool,
     ToolContext,
     env_error,
     import_module,
-    import_tools,
     load_function,
-    parse_now,
     refuse_unknown_keys,
+    require_strings,
+    shared_fields,
 )
-from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy, load_policy, unknown_terminal
+from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy
 from toolscore.state.guard import ReplayConnection, guard
 from toolscore.state.limits import PROGRESS_STEPS, watch
 from toolscore.state.outputs import OPTION_KEYS, output_option
@@ -56,7 +54,7 @@ __all__ = [
     "NO_POLICY",
     "NUMBERS",
     "Environment",
-    "ReplayRules",
+    "EnvironmentBase",
     "Tool",
     "ToolContext",
     "env_error",
@@ -87,32 +85,19 @@ NO_POLICY = ErrorPolicy()
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
-class Environment(ReplayRules):
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True, kw_only=True)
+class Environment(EnvironmentBase):
     """An initial database image, the tools that act on it, and how final states compare."""
 
-    config: Mapping[str, Any]
-    base_dir: Path
-    source: str
     database: Path
     database_sha256: str
-    tools_module: str
-    tools: Mapping[str, Tool]
     image: bytes
     """The initial database, serialised; every replay opens a private copy of it."""
     schema_version: int
     shapes: Mapping[str, TableShape]
     initial: Snapshot
     ignore: Ignore
-    compare: Literal["diff", "exact"]
-    now: datetime
     foreign_keys: bool
-    timeout: float
-    """Seconds each tool call (and each setup statement) may run (`limits`)."""
-    policy: ErrorPolicy = NO_POLICY
-    """What counts as a tool's error, what it leaves, which tools end replay."""
-    numbers: Literal["numeric", "typed"] = "numeric"
-    """How numbers compare (`snapshot.same`): as numbers, or keeping 2 and 2.0 apart."""
     kind: ClassVar[str] = "sqlite"
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -171,26 +156,14 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
     """A `kind: sqlite` environment: the database image, the tools, the comparison rules."""
     fail = env_error(source)
     refuse_unknown_keys(config, _KEYS, fail)
-    for key in ("database", "tools"):
-        if not isinstance(config.get(key), str) or not config[key]:
-            raise fail(key, "required: a path" + (" or a module name" if key == "tools" else ""))
-    compare = config.get("compare", "diff")
-    if compare not in COMPARE_MODES:
-        raise fail("compare", f"must be 'diff' or 'exact', got {show(compare)}")
-    numbers = config.get("numbers", "numeric")
-    if numbers not in NUMBERS:
-        raise fail("numbers", f"must be 'numeric' or 'typed', got {show(numbers)}")
+    require_strings(config, fail, database="a path", tools="a path or a module name")
     foreign_keys = config.get("foreign_keys", True)
     if not isinstance(foreign_keys, bool):
         raise fail("foreign_keys", f"must be true or false, got {show(foreign_keys)}")
-    now = parse_now(config.get("now", DEFAULT_NOW), fail)
     for key in OPTION_KEYS:  # how required outputs are found (`state.outputs`)
         if key in config:
             output_option(key, config[key], fail)
-    timeout = config.get("timeout", DEFAULT_TIMEOUT)
-    problem = timeout_problem(timeout)
-    if problem is not None:
-        raise fail("timeout", problem)
+    shared = shared_fields(config, base_dir, source, fail)
 
     database = base_dir / config["database"]
     template = _template(database, source)
@@ -202,28 +175,16 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
         version = schema_version(template)
     finally:
         template.close()
-    module, tools = import_tools(config["tools"], base_dir, fail)
-    policy = load_policy(config, base_dir, fail, load_function)
-    unknown_terminal(policy, tools, fail)
     return Environment(
-        config=dict(config),
-        base_dir=base_dir,
-        source=source,
+        **shared,
         database=database,
         database_sha256=hashlib.sha256(database.read_bytes()).hexdigest(),
-        tools_module=module,
-        tools=tools,
         image=image,
         schema_version=version,
         shapes=shapes,
         initial=initial,
         ignore=ignore,
-        compare=compare,
-        now=now,
         foreign_keys=foreign_keys,
-        timeout=float(timeout),
-        policy=policy,
-        numbers=numbers,
     )
 
 

@@ -1,5 +1,5 @@
-"""What both kinds of state environment share: the block's constants, the replay rules and
-the loading of the user's code.
+"""What both kinds of state environment share: the block's constants, the fields and rules
+every kind holds (`EnvironmentBase`), their validation, and the loading of the user's code.
 
 `environment` (SQLite, and the loader that picks a kind) and `documents` both build on this
 module, which imports neither of them. The tools module and the other functions an
@@ -16,6 +16,7 @@ import inspect
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from random import Random
@@ -24,6 +25,8 @@ from typing import Any, Literal, NamedTuple
 
 from toolscore.core.values import show, suggest
 from toolscore.errors import InputError, ReplayInterrupted
+from toolscore.specs.loading import DEFAULT_TIMEOUT, timeout_problem
+from toolscore.state.errors_policy import ErrorPolicy, load_policy, unknown_terminal
 from toolscore.state.limits import exit_call
 
 COMPARE_MODES = ("diff", "exact")
@@ -52,14 +55,25 @@ class Tool(NamedTuple):
     takes_ctx: bool
 
 
-class ReplayRules:
-    """What every kind of environment does alike: the number rule, each case's fixed
-    context, and which spec tools its tools module lacks (a mixin of the two kinds)."""
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
+class EnvironmentBase:
+    """What every kind of environment holds and does alike: where it was declared, its
+    tools, how final states compare, the clock, the time limit and the error policy; the
+    number rule, each case's fixed context, and which spec tools its tools module lacks."""
 
-    __slots__ = ()
-    numbers: Literal["numeric", "typed"]
-    now: datetime
+    config: Mapping[str, Any]
+    base_dir: Path
+    source: str
+    tools_module: str
     tools: Mapping[str, Tool]
+    compare: Literal["diff", "exact"]
+    numbers: Literal["numeric", "typed"]
+    """How numbers compare: as numbers, or keeping 2 and 2.0 apart."""
+    now: datetime
+    timeout: float
+    """Seconds each tool call (and each setup statement) may run (`limits`)."""
+    policy: ErrorPolicy
+    """What counts as a tool's error, what it leaves, which tools end replay."""
 
     @property
     def typed(self) -> bool:
@@ -74,6 +88,50 @@ class ReplayRules:
     def lacking(self, names: Iterable[str]) -> tuple[str, ...]:
         """The given tool names (e.g. a spec's tools) that the tools module does not define."""
         return tuple(sorted(name for name in set(names) if name not in self.tools))
+
+
+def shared_fields(
+    config: Mapping[str, Any], base_dir: Path, source: str, fail: Callable[[str, str], InputError]
+) -> dict[str, Any]:
+    """The `EnvironmentBase` fields of a block, validated the same way for every kind: the
+    comparison rules, the clock and the time limit, then the tools module (the user's code,
+    imported) and the error policy."""
+    compare = config.get("compare", "diff")
+    if compare not in COMPARE_MODES:
+        raise fail("compare", f"must be 'diff' or 'exact', got {show(compare)}")
+    numbers = config.get("numbers", "numeric")
+    if numbers not in NUMBERS:
+        raise fail("numbers", f"must be 'numeric' or 'typed', got {show(numbers)}")
+    now = parse_now(config.get("now", DEFAULT_NOW), fail)
+    timeout = config.get("timeout", DEFAULT_TIMEOUT)
+    problem = timeout_problem(timeout)
+    if problem is not None:
+        raise fail("timeout", problem)
+    module, tools = import_tools(config["tools"], base_dir, fail)
+    policy = load_policy(config, base_dir, fail, load_function)
+    unknown_terminal(policy, tools, fail)
+    return {
+        "config": dict(config),
+        "base_dir": base_dir,
+        "source": source,
+        "tools_module": module,
+        "tools": tools,
+        "compare": compare,
+        "numbers": numbers,
+        "now": now,
+        "timeout": float(timeout),
+        "policy": policy,
+    }
+
+
+def require_strings(
+    config: Mapping[str, Any], fail: Callable[[str, str], InputError], **what: str
+) -> None:
+    """Refuse a block lacking one of the keys `what` names (each a non-empty string), saying
+    what the key takes."""
+    for key, takes in what.items():
+        if not isinstance(config.get(key), str) or not config[key]:
+            raise fail(key, f"required: {takes}")
 
 
 def env_error(source: str) -> Callable[[str, str], InputError]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 import orjson
 
@@ -284,6 +284,35 @@ def follows_plan(
     return True
 
 
+class _Verdict(Protocol):
+    @property
+    def passed(self) -> bool | None: ...
+
+
+VerdictT = TypeVar("VerdictT", bound=_Verdict)
+
+
+def first_met(
+    case: Case, outcomes: tuple[CallOutcome, ...], judge_plan: Callable[[int], VerdictT]
+) -> VerdictT:
+    """Judge a case against each of its plans in turn (plan 0 alone when it has none): the
+    verdict on the first plan met, or else on the first plan; later plans are not judged.
+    A plan that cannot be replayed stops the case with the agent's `outcomes` on the error."""
+    first: VerdictT | None = None
+    try:
+        for index in range(max(len(case.plans), 1)):
+            verdict = judge_plan(index)
+            if verdict.passed:
+                return verdict
+            if first is None:
+                first = verdict
+    except ReplayStoppedError as stop:
+        stop.calls = outcomes  # the agent's calls were replayed; a plan could not be
+        raise
+    assert first is not None
+    return first
+
+
 def _json(value: Any) -> bytes:
     """A value as canonical JSON: equal only when the values are equal with their JSON types."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
@@ -395,22 +424,41 @@ def apply_setup(
         if isinstance(item, str):
             _setup_sql(env, db, ctx, item, where, fail)
             continue
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise fail(where, "must be SQL or a call {name, args}")
-        if not item.keys() <= {"name", "args"} or not isinstance(item.get("args", {}), dict):
-            raise fail(where, "a setup call has a name and args (an object)")
-        tool = env.tools.get(item["name"])
-        if tool is None:
-            raise fail(where, f"no tool {item['name']!r} in {env.tools_module}")
-        try:
-            invoke(env, tool, db, item.get("args", {}), ctx)
-        except KeyboardInterrupt:
-            raise ReplayInterrupted(f"case {ctx.case_id!r}, {where}") from None
-        except (CallTimeout, DeniedError) as stop:
-            raise ReplayStoppedError(where, tool_error(stop)) from None
-        except (Exception, SystemExit) as exc:
-            raise fail(where, f"{item['name']} raised {tool_error(exc)}") from None
+
+        def call(tool: Tool, args: Mapping[str, Any]) -> Any:
+            return invoke(env, tool, db, args, ctx)
+
+        setup_call(env, call, ctx, item, where, fail, "SQL or a call {name, args}")
         _check_open(env, db, ctx, where)
+
+
+def setup_call(
+    env: Environment | DocumentEnvironment,
+    call_tool: Invoke,
+    ctx: ToolContext,
+    item: Any,
+    where: str,
+    fail: Fail,
+    form: str,
+) -> None:
+    """Run one call `{name, args}` of a case's `setup` (`form` says what an item must be);
+    any failure is the case's error, but a call past the time limit or denied stops the case
+    (`ReplayStoppedError`)."""
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        raise fail(where, f"must be {form}")
+    if not item.keys() <= {"name", "args"} or not isinstance(item.get("args", {}), dict):
+        raise fail(where, "a setup call has a name and args (an object)")
+    tool = env.tools.get(item["name"])
+    if tool is None:
+        raise fail(where, f"no tool {item['name']!r} in {env.tools_module}")
+    try:
+        call_tool(tool, item.get("args", {}))
+    except KeyboardInterrupt:
+        raise ReplayInterrupted(f"case {ctx.case_id!r}, {where}") from None
+    except (CallTimeout, DeniedError) as stop:
+        raise ReplayStoppedError(where, tool_error(stop)) from None
+    except (Exception, SystemExit) as exc:
+        raise fail(where, f"{item['name']} raised {tool_error(exc)}") from None
 
 
 def _setup_sql(

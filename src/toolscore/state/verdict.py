@@ -37,6 +37,7 @@ from toolscore.state.replay import (
     ReplayStoppedError,
     apply_setup,
     case_error,
+    first_met,
     follows_plan,
     replay_case,
     replay_plan,
@@ -299,44 +300,35 @@ def _plans_in_place(
     setup's state in turn, and only the rows either touched are read and diffed (`exact`
     reads whole states: its hash covers every row)."""
     exact = env.compare == "exact"
-    outcomes: tuple[CallOutcome, ...] = ()
     with space.case(case) as run:
         ctx = run.context()
         apply_setup(env, run.db, ctx, case, fail)
         run.after_setup(ctx)
-        try:
-            outcomes = run_calls(env, run.db, run.context(), calls)
-            run.check()
-            if not exact and follows_plan(case, 0, calls, outcomes):  # the loop's first step
-                return StateVerdict(True, StateDiff(), calls=outcomes, plan=0)
-            final, final_whole = run.finish(whole=exact)
-            first: StateVerdict | None = None
-            for index in range(max(len(case.plans), 1)):
-                met = PlanReplay()
-                if follows_plan(case, index, calls, outcomes):
-                    if not exact:
-                        return StateVerdict(True, StateDiff(), calls=outcomes, plan=index)
-                    judged = _judge(env, final_whole, final_whole)
+        outcomes = run_calls(env, run.db, run.context(), calls)
+        run.check()
+        if not exact and follows_plan(case, 0, calls, outcomes):  # the first plan's shortcut
+            return StateVerdict(True, StateDiff(), calls=outcomes, plan=0)
+        final, final_whole = run.finish(whole=exact)
+
+        def judge_plan(index: int) -> StateVerdict:
+            met = PlanReplay()
+            if follows_plan(case, index, calls, outcomes):
+                if not exact:
+                    return StateVerdict(True, StateDiff(), calls=outcomes, plan=index)
+                judged = _judge(env, final_whole, final_whole)
+            else:
+                if case.plans:
+                    met = run_plan(env, run.db, run.context(), case, index, fail)
+                goal, goal_whole = run.finish(whole=exact)
+                if exact:
+                    judged = _judge(env, goal_whole, final_whole)
                 else:
-                    if case.plans:
-                        met = run_plan(env, run.db, run.context(), case, index, fail)
-                    goal, goal_whole = run.finish(whole=exact)
-                    if exact:
-                        judged = _judge(env, goal_whole, final_whole)
-                    else:
-                        judged = _judge(env, *residue_states(run, goal, final, env.shapes))
-                verdict = StateVerdict(
-                    judged[0], judged[1], calls=outcomes, plan=index, hashes=judged[2],
-                    plan_replay=met,
-                )  # fmt: skip
-                if verdict.passed:
-                    return verdict
-                first = first or verdict
-            assert first is not None
-            return first
-        except ReplayStoppedError as stop:
-            stop.calls = outcomes
-            raise
+                    judged = _judge(env, *residue_states(run, goal, final, env.shapes))
+            return StateVerdict(
+                judged[0], judged[1], calls=outcomes, plan=index, hashes=judged[2], plan_replay=met
+            )
+
+        return first_met(case, outcomes, judge_plan)
 
 
 def _plans_on_copies(
@@ -344,13 +336,12 @@ def _plans_on_copies(
 ) -> StateVerdict:
     """`_against_plans` on private full copies: the agent's database, then each plan's."""
     db, ctx = start(env, case, fail)
-    outcomes: tuple[CallOutcome, ...] = ()
     try:
         outcomes = run_calls(env, db, ctx, calls)
         image = db.serialize()
         final = snapshot(env, db) if env.compare == "exact" else None
-        first: StateVerdict | None = None
-        for index in range(max(len(case.plans), 1)):
+
+        def judge_plan(index: int) -> StateVerdict:
             met = PlanReplay()
             if follows_plan(case, index, calls, outcomes):
                 if final is None:
@@ -362,17 +353,11 @@ def _plans_on_copies(
                     judged = _compare(env, db, image, goal_db, final)
                 finally:
                     goal_db.close()
-            verdict = StateVerdict(
+            return StateVerdict(
                 judged[0], judged[1], calls=outcomes, plan=index, hashes=judged[2], plan_replay=met
             )
-            if verdict.passed:
-                return verdict
-            first = first or verdict
-        assert first is not None
-        return first
-    except ReplayStoppedError as stop:
-        stop.calls = outcomes  # the agent's calls were replayed; a plan could not be
-        raise
+
+        return first_met(case, outcomes, judge_plan)
     finally:
         db.close()
 

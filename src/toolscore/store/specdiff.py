@@ -492,30 +492,26 @@ _RELAX_EFFECTS: dict[tuple[str, bool], tuple[str, Verdicts]] = {
 def _relaxation_diff(old: SpecSet, new: SpecSet) -> Iterator[Change]:
     before = {(r.allow, t): r.reason for r in old.relaxations for t in r.tools}
     after = {(r.allow, t): r.reason for r in new.relaxations for t in r.tools}
-    for key, reason in before.items():
-        if key not in after:
-            effect, verdicts = _RELAX_EFFECTS[key[0], False]
+    for code, present, other in (
+        ("relaxation_removed", before, after),
+        ("relaxation_added", after, before),
+    ):
+        added = code == "relaxation_added"
+        word = code.removeprefix("relaxation_")
+        for (allow, tool), reason in present.items():
+            if (allow, tool) in other:
+                continue
+            effect, verdicts = _RELAX_EFFECTS[allow, added]
+            entry = {"allow": allow, "reason": reason}
             yield Change(
-                "relaxation_removed",
-                key[1],
+                code,
+                tool,
                 (),
-                f"relaxation removed: allow {key[0]}",
+                f"relaxation {word}: allow {allow}" + (f" ({reason})" if added else ""),
                 effect,
                 verdicts,
-                {"allow": key[0], "reason": reason},
-            )
-    for key, reason in after.items():
-        if key not in before:
-            effect, verdicts = _RELAX_EFFECTS[key[0], True]
-            yield Change(
-                "relaxation_added",
-                key[1],
-                (),
-                f"relaxation added: allow {key[0]} ({reason})",
-                effect,
-                verdicts,
-                None,
-                {"allow": key[0], "reason": reason},
+                None if added else entry,
+                entry if added else None,
             )
 
 

@@ -9,6 +9,7 @@ A block of a type the API does not write is unread (the case cannot pass).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from toolscore.inputs.formats.transcript import Transcript, result_value
@@ -41,16 +42,16 @@ Block = tuple[str, str, Any]
 
 def read(node: Any, key: str, t: Transcript) -> None:
     """Read a list of Anthropic messages into `t`."""
-    for i, message in enumerate(t.items(node, key)):
-        where = f"{key}[{i}]"
-        with t.part():
-            role = t.role(message, where, ROLES)
-            if role != "system":
-                blocks = _blocks(message.get("content"), f"{where}.content", t)
-                if role == "user":
-                    _user(blocks, t)
-                else:
-                    _assistant(blocks, t)
+
+    def read_one(message: Mapping[str, Any], where: str, role: str) -> None:
+        if role != "system":
+            blocks = _blocks(message.get("content"), f"{where}.content", t)
+            if role == "user":
+                _user(blocks, t)
+            else:
+                _assistant(blocks, t)
+
+    t.messages(node, key, ROLES, read_one)
 
 
 def reply(message: Any, where: str, t: Transcript) -> None:

@@ -65,18 +65,18 @@ Part = tuple[str, Mapping[str, Any]]
 
 def read(node: Any, key: str, t: Transcript) -> None:
     """Read a list of Gemini contents into `t`."""
-    for i, content in enumerate(t.items(node, key)):
-        where = f"{key}[{i}]"
-        with t.part():
-            role = t.role(content, where, ROLES)
-            parts = _parts(content.get("parts"), f"{where}.parts", t)
-            if role == "model":
-                _model(parts, t)
-            else:
-                _user(parts, t)
-                answers = [_spelling(part, RESPONSE) is not None for _, part in parts]
-                if role == "user" and not (answers and all(answers)):
-                    t.user_turn()
+
+    def read_one(content: Mapping[str, Any], where: str, role: str) -> None:
+        parts = _parts(content.get("parts"), f"{where}.parts", t)
+        if role == "model":
+            _model(parts, t)
+        else:
+            _user(parts, t)
+            answers = [_spelling(part, RESPONSE) is not None for _, part in parts]
+            if role == "user" and not (answers and all(answers)):
+                t.user_turn()
+
+    t.messages(node, key, ROLES, read_one)
 
 
 def reply(content: Any, where: str, t: Transcript) -> None:

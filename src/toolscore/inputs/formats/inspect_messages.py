@@ -29,21 +29,21 @@ TOOL_CALLS = frozenset({"function", "custom"})
 
 def read(node: Any, key: str, t: Transcript) -> None:
     """Read a list of Inspect `ChatMessage`s (as `model_dump()` or a log writes them) into `t`."""
-    for i, message in enumerate(t.items(node, key)):
-        where = f"{key}[{i}]"
-        with t.part():
-            role = t.role(message, where, ROLES)
-            content = t.content(message.get("content"), f"{where}.content", CONTENT, "content")
-            if role == "user" and not message.get("tool_call_id"):
-                t.user_turn()
-            elif role == "assistant":
-                _assistant(message, content, where, t)
-            elif role == "tool":
-                error = message.get("error")
-                value = result_value(content)
-                if error is not None and not value:
-                    value = _error_text(t.mapping(error, f"{where}.error"))
-                t.result(message.get("tool_call_id"), value, error=error is not None)
+
+    def read_one(message: Mapping[str, Any], where: str, role: str) -> None:
+        content = t.content(message.get("content"), f"{where}.content", CONTENT, "content")
+        if role == "user" and not message.get("tool_call_id"):
+            t.user_turn()
+        elif role == "assistant":
+            _assistant(message, content, where, t)
+        elif role == "tool":
+            error = message.get("error")
+            value = result_value(content)
+            if error is not None and not value:
+                value = _error_text(t.mapping(error, f"{where}.error"))
+            t.result(message.get("tool_call_id"), value, error=error is not None)
+
+    t.messages(node, key, ROLES, read_one)
 
 
 def _assistant(message: Mapping[str, Any], content: Any, where: str, t: Transcript) -> None:

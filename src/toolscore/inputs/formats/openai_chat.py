@@ -23,19 +23,19 @@ TOOL_CALLS = frozenset({"function", "custom"})
 
 def read(node: Any, key: str, t: Transcript) -> None:
     """Read a list of Chat Completions messages into `t`."""
-    for i, message in enumerate(t.items(node, key)):
-        where = f"{key}[{i}]"
-        with t.part():
-            role = t.role(message, where, ROLES)
-            content = t.content(message.get("content"), f"{where}.content", PARTS, "parts")
-            if role == "user":
-                t.user_turn()
-            elif role == "assistant":
-                _assistant(message, content, where, t)
-            elif role == "tool":
-                t.result(message.get("tool_call_id"), result_value(content))
-            elif role == "function":
-                t.result(None, result_value(content), name=message.get("name"))
+
+    def read_one(message: Mapping[str, Any], where: str, role: str) -> None:
+        content = t.content(message.get("content"), f"{where}.content", PARTS, "parts")
+        if role == "user":
+            t.user_turn()
+        elif role == "assistant":
+            _assistant(message, content, where, t)
+        elif role == "tool":
+            t.result(message.get("tool_call_id"), result_value(content))
+        elif role == "function":
+            t.result(None, result_value(content), name=message.get("name"))
+
+    t.messages(node, key, ROLES, read_one)
 
 
 def reply(message: Any, where: str, t: Transcript) -> None:

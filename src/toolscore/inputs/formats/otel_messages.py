@@ -97,21 +97,16 @@ def is_inference(name: Any, attributes: Mapping[str, Any]) -> bool:
 def read_span(attributes: Mapping[str, Any], where: str, t: Transcript) -> Said:
     """What the inference span with these attributes says (unreadable parts counted on `t`)."""
     said = Said()
-    at = f"{where}.attributes"
-    if INPUT in attributes:
-        with t.part():
-            _input(_messages(attributes[INPUT], f"{at}.{INPUT}"), f"{at}.{INPUT}", t, said)
-    else:
-        for spelling in (OPENLLMETRY, OPENINFERENCE):
-            if _flat_input(attributes, spelling, said):
-                break
-    if OUTPUT in attributes:
-        with t.part():
-            _output(_messages(attributes[OUTPUT], f"{at}.{OUTPUT}"), f"{at}.{OUTPUT}", t, said)
-    else:
-        for spelling in (OPENLLMETRY, OPENINFERENCE):
-            if _flat_output(attributes, spelling, said):
-                break
+    sides = ((INPUT, _input, _flat_input), (OUTPUT, _output, _flat_output))
+    for key, read, read_flat in sides:
+        if key in attributes:
+            at = f"{where}.attributes.{key}"
+            with t.part():
+                read(_messages(attributes[key], at), at, t, said)
+        else:
+            for spelling in (OPENLLMETRY, OPENINFERENCE):
+                if read_flat(attributes, spelling, said):
+                    break
     return said
 
 

@@ -15,7 +15,7 @@ and why, and the case it belongs to cannot pass.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,6 +121,20 @@ class Transcript:
         if not isinstance(node, list):
             raise self.error(where, f"must be a list, got {json_type(node)}")
         return node
+
+    def messages(
+        self,
+        node: Any,
+        key: str,
+        roles: tuple[str, ...],
+        read: Callable[[Mapping[str, Any], str, str], None],
+    ) -> None:
+        """Read the transcript's list `node` (at `key`) message by message, each one part
+        (`part`): `read(message, where, role)` once its role is known to be one of `roles`."""
+        for i, message in enumerate(self.items(node, key)):
+            where = f"{key}[{i}]"
+            with self.part():
+                read(message, where, self.role(message, where, roles))
 
     @contextmanager
     def part(self) -> Iterator[None]:
