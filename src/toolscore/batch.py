@@ -1,8 +1,7 @@
 """Deprecated: the batch interface moved to `toolscore.engines.batch`; this name re-exports it
-for one release (CHANGELOG, 0.26)."""
+for one release (CHANGELOG)."""
 
-import warnings
-
+from toolscore.engines import warn_moved
 from toolscore.engines.batch import (
     BatchOutcome,
     BatchScorer,
@@ -13,8 +12,4 @@ from toolscore.engines.batch import (
 
 __all__ = ["BatchOutcome", "BatchScorer", "merge_outcomes", "record_groups", "write_report"]
 
-warnings.warn(
-    "toolscore.batch moved to toolscore.engines.batch; the old name goes in the next release",
-    DeprecationWarning,
-    stacklevel=2,
-)
+warn_moved(__name__, "toolscore.engines.batch")

@@ -1,8 +1,7 @@
 """Deprecated: the partitions of joined records moved to `toolscore.engines.partitions`; this
 name re-exports them for one release (CHANGELOG)."""
 
-import warnings
-
+from toolscore.engines import warn_moved
 from toolscore.engines.partitions import (
     Joined,
     joined_records,
@@ -13,8 +12,4 @@ from toolscore.engines.partitions import (
 
 __all__ = ["Joined", "joined_records", "read_joined", "record_schema", "write_joined"]
 
-warnings.warn(
-    "toolscore.join moved to toolscore.engines.partitions; the old name goes in the next release",
-    DeprecationWarning,
-    stacklevel=2,
-)
+warn_moved(__name__, "toolscore.engines.partitions")

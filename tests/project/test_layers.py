@@ -1,7 +1,7 @@
 """The layers of docs/architecture.md, enforced: every module's imports (function-level and
 `TYPE_CHECKING` ones too), read with `ast`, go only to a lower layer or to the module's own
 package; no module imports the public facade `toolscore`; there is no import cycle between
-modules nor between packages; and the top level stays a few base modules."""
+modules nor between packages; the top level stays a few base modules; and no module is long."""
 
 from __future__ import annotations
 
@@ -68,6 +68,8 @@ ALLOWED: dict[tuple[str, str], str] = {}
 """Imports that break the rule, each with its reason (at most three)."""
 
 MAX_TOP_LEVEL_MODULES = 12
+MAX_LINES = 600
+"""A module holds one job; past this many lines it holds several (split it by concept)."""
 
 
 def module_name(path: Path) -> str:
@@ -220,6 +222,15 @@ def test_every_module_has_a_layer() -> None:
 def test_the_top_level_is_a_few_base_modules() -> None:
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
+
+
+def test_no_module_is_long() -> None:
+    long = {
+        str(path.relative_to(SRC)): lines
+        for path in MODULES.values()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
 
 
 @pytest.mark.parametrize(

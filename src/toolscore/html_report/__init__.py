@@ -4,3 +4,14 @@ It sits above `toolscore.report` (the terminal, JSON, JUnit and OpenTelemetry wr
 `toolscore.calibration` (whose tables it shows), and is imported only with `--html` or
 `toolscore report`.
 """
+
+__all__ = [
+    "build",
+    "charts",
+    "compare_html",
+    "embed",
+    "html",
+    "page",
+    "sink",
+    "sources",
+]
