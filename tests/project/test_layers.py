@@ -256,6 +256,32 @@ def test_the_rule_lets_a_right_import_through() -> None:
     assert violation("toolscore.scoring.check", "toolscore.scoring.case") is None
 
 
+RUN_INTERNALS = (
+    "toolscore.engines.batch",
+    "toolscore.engines.local",
+    "toolscore.engines.ray",
+    "toolscore.inputs.join",
+    "toolscore.scoring.stream",
+    "toolscore.scoring.rubric_run",
+    "toolscore.store.saving",
+    "toolscore.store.writer",
+)
+"""What a scoring run is made of: chunking, workers, engines, the late rubric pass, saving."""
+
+
+def test_the_command_line_leaves_the_run_to_the_library() -> None:
+    """`cli` parses options, calls `toolscore.run` (or another library function) and prints:
+    it drives no engine, joins nothing and saves nothing itself."""
+    problems = [
+        f"{name} imports {target}"
+        for name in MODULES
+        if top(name) == "toolscore.cli"
+        for target, _ in imports(name)
+        if target in RUN_INTERNALS
+    ]
+    assert problems == []
+
+
 def test_a_cycle_is_found() -> None:
     """The control of the cycle tests: a two-module cycle is reported."""
     assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
