@@ -16,6 +16,8 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from toolscore.stats.intervals import ratio
+
 UNDEFINED = "so kappa is undefined: chance agreement explains all of it"
 
 
@@ -43,7 +45,7 @@ class Agreement:
     @property
     def rate(self) -> float | None:
         """The observed agreement (None with no cases)."""
-        return self.agreed / self.n if self.n else None
+        return ratio(self.agreed, self.n)
 
     def to_json(self) -> dict[str, Any]:
         """The agreement as `calibrate --json` shows it."""

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolscore.stats.intervals import Z95, wilson
+from toolscore.stats.intervals import Z95, ratio, wilson
 
 WILSON_SCALED = "Wilson interval of the bug rate times the run's disagreements (one stratum)"
 STRATIFIED = (
@@ -75,7 +75,7 @@ class BugRate:
     @property
     def rate(self) -> float | None:
         """The share of labelled cases that are scorer bugs."""
-        return self.bugs / self.labelled if self.labelled else None
+        return ratio(self.bugs, self.labelled)
 
     def to_json(self) -> dict[str, Any]:
         """The bug rate as `calibrate --json` shows it (`scorer_bug_rate`)."""

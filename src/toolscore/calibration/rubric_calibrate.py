@@ -28,7 +28,7 @@ from toolscore.calibration.calibrate import (
 )
 from toolscore.calibration.rubric_sample import VERDICT
 from toolscore.errors import InputError
-from toolscore.stats.intervals import wilson
+from toolscore.stats.intervals import ratio, wilson
 
 POPULATION = "scored"
 """The population of a rubric batch's cells: the run's scored entries of the rubric."""
@@ -51,7 +51,7 @@ class StratumAgreement:
             "in_run": self.in_run,
             "labelled": self.labelled,
             "agreed": self.agreed,
-            "rate": self.agreed / self.labelled if self.labelled else None,
+            "rate": ratio(self.agreed, self.labelled),
         }
 
 

@@ -22,7 +22,7 @@ from toolscore.scoring.tallies import (
     accuracy_json,
 )
 from toolscore.specs.loading import SpecSet
-from toolscore.stats.intervals import Rate
+from toolscore.stats.intervals import Rate, ratio
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally
@@ -64,7 +64,7 @@ class Summary:
     @property
     def accuracy(self) -> float | None:
         """Passed cases over all cases."""
-        return self.passed / self.cases if self.cases else None
+        return ratio(self.passed, self.cases)
 
     def to_dict(self) -> dict[str, Any]:
         """The `summary` block of the report JSON, as a dict (`orjson.dumps` makes it text)."""

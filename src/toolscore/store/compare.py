@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from toolscore.core.rules import ListRule, ObjectRule, Rule
 from toolscore.errors import InputError
 from toolscore.specs.loading import SpecSet
+from toolscore.stats.intervals import ratio, rounded
 from toolscore.stats.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, Table, table_test
 from toolscore.store.codec import BASELINES, case_json
 from toolscore.store.database import RunInfo, Store
@@ -136,7 +137,6 @@ class Metric(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         """The metric as `compare --json` lists it."""
-        difference = self.difference
         return {
             "metric": self.name,
             "unit": self.unit,
@@ -144,7 +144,7 @@ class Metric(NamedTuple):
             "a_n": self.a_n,
             "b": self.b,
             "b_n": self.b_n,
-            "difference": None if difference is None else round(difference, 4),
+            "difference": rounded(self.difference),
         }
 
 
@@ -235,8 +235,7 @@ class RateMove(NamedTuple):
     @staticmethod
     def rate(counts: tuple[int, int]) -> float | None:
         """passed / (passed + failed), or None when nothing was counted."""
-        total = counts[0] + counts[1]
-        return counts[0] / total if total else None
+        return ratio(counts[0], counts[0] + counts[1])
 
     @property
     def difference(self) -> float | None:
@@ -249,14 +248,10 @@ class RateMove(NamedTuple):
         rate_a, rate_b, difference = self.rate(self.a), self.rate(self.b), self.difference
         return {
             key: self.name,
-            "a": {"passed": self.a[0], "failed": self.a[1], "rate": _round(rate_a)},
-            "b": {"passed": self.b[0], "failed": self.b[1], "rate": _round(rate_b)},
-            "difference": _round(difference),
+            "a": {"passed": self.a[0], "failed": self.a[1], "rate": rounded(rate_a)},
+            "b": {"passed": self.b[0], "failed": self.b[1], "rate": rounded(rate_b)},
+            "difference": rounded(difference),
         }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
 
 
 def compare(
