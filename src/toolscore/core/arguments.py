@@ -107,13 +107,24 @@ def _any_of(
     )
 
 
+def _not_both(
+    container: type, what: str, rule: Rule, expected: Any, produced: Any, path: Path
+) -> Mismatch | None:
+    """The type mismatch of an object or list rule whose `expected` or `produced` value is
+    not a `container` (`what` names it: `an object`), or None when both are."""
+    if isinstance(produced, container) and isinstance(expected, container):
+        return None
+    side = "expected value" if isinstance(produced, container) else "value"
+    message = f"the {side} is not {what}: {show(produced)}"
+    return Mismatch("type_mismatch", path, rule.describe(), expected, produced, message)
+
+
 def _object(
     rule: ObjectRule, expected: Any, produced: Any, path: Path, explain: bool
 ) -> Iterator[Mismatch]:
-    if not isinstance(produced, dict) or not isinstance(expected, dict):
-        side = "expected value" if isinstance(produced, dict) else "value"
-        message = f"the {side} is not an object: {show(produced)}"
-        yield Mismatch("type_mismatch", path, "object", expected, produced, message)
+    wrong = _not_both(dict, "an object", rule, expected, produced, path)
+    if wrong is not None:
+        yield wrong
         return
     given = 0  # how many produced keys the loop met, to skip the unknown-key scan
     for name, sub, default, plain in rule.compared_args:
@@ -171,10 +182,9 @@ def _omission(name: str, rule: Rule, expected: Any, produced: Any, path: Path) -
 def _list(
     rule: ListRule, expected: Any, produced: Any, path: Path, explain: bool
 ) -> Iterator[Mismatch]:
-    if not isinstance(produced, list) or not isinstance(expected, list):
-        side = "expected value" if isinstance(produced, list) else "value"
-        message = f"the {side} is not an array: {show(produced)}"
-        yield Mismatch("type_mismatch", path, rule.describe(), expected, produced, message)
+    wrong = _not_both(list, "an array", rule, expected, produced, path)
+    if wrong is not None:
+        yield wrong
         return
     if rule.ordered:
         for index, (e, p) in enumerate(zip(expected, produced, strict=False)):
