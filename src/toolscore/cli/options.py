@@ -13,9 +13,23 @@ from typing import Any, TypeVar
 
 import click
 
-from toolscore.specs.loading import MAX_TIMEOUT
+from toolscore.specs.loading import MAX_TIMEOUT, SPEC_ENVIRONMENT
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def env_option(help_text: str, default: str | None = None) -> Callable[[F], F]:
+    """`--env [FILE]`: the environment to replay calls against, the spec's own block when
+    given without a file; `default` is what no `--env` means (None: replay nothing)."""
+    return click.option(
+        "--env",
+        "env_path",
+        is_flag=False,
+        flag_value=SPEC_ENVIRONMENT,
+        default=default,
+        metavar="[FILE]",
+        help=help_text,
+    )
 
 
 def tool_timeout_option(command: F) -> F:
