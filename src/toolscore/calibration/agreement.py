@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from toolscore.stats.intervals import ratio
+from toolscore.stats.records import fields_json
 
 UNDEFINED = "so kappa is undefined: chance agreement explains all of it"
 
@@ -49,13 +50,7 @@ class Agreement:
 
     def to_json(self) -> dict[str, Any]:
         """The agreement as `calibrate --json` shows it."""
-        return {
-            "n": self.n,
-            "agreed": self.agreed,
-            "rate": self.rate,
-            "kappa": self.kappa,
-            "kappa_undefined": self.kappa_undefined,
-        }
+        return fields_json(self, "n", "agreed", "rate", "kappa", "kappa_undefined")
 
 
 def agreement(

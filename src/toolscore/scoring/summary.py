@@ -23,6 +23,7 @@ from toolscore.scoring.tallies import (
 )
 from toolscore.specs.loading import SpecSet
 from toolscore.stats.intervals import Rate, ratio
+from toolscore.stats.records import fields_json
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally
@@ -76,9 +77,7 @@ class Summary:
             "name_accuracy": self.name.to_json(),
             "argument_accuracy": self.arguments.to_json(),
             "abstention_accuracy": self.abstention.to_json(),
-            "missed_calls": self.missed_calls,
-            "missing_outputs": self.missing_outputs,
-            "unmatched_outputs": self.unmatched_outputs,
+            **fields_json(self, "missed_calls", "missing_outputs", "unmatched_outputs"),
             **self.join.to_json(),
             "unread_cases": self.unread_cases,
             "unread_parts": self.unread_parts,

@@ -18,6 +18,7 @@ from toolscore.errors import InputError
 from toolscore.specs.loading import SpecSet
 from toolscore.stats.intervals import ratio, rounded
 from toolscore.stats.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, Table, table_test
+from toolscore.stats.records import fields_json
 from toolscore.store.codec import BASELINES, case_json
 from toolscore.store.database import RunInfo, Store
 from toolscore.store.restore import pointer_path
@@ -86,12 +87,7 @@ class Cause(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         """The cause as `compare --json` lists it."""
         return {
-            "tool": self.tool,
-            "argument": self.argument,
-            "kind": self.kind,
-            "code": self.code,
-            "rule": self.rule,
-            "message": self.message,
+            **fields_json(self, "tool", "argument", "kind", "code", "rule", "message"),
             "spec_change": None if self.change is None else self.change.to_json(),
         }
 
@@ -139,11 +135,7 @@ class Metric(NamedTuple):
         """The metric as `compare --json` lists it."""
         return {
             "metric": self.name,
-            "unit": self.unit,
-            "a": self.a,
-            "a_n": self.a_n,
-            "b": self.b,
-            "b_n": self.b_n,
+            **fields_json(self, "unit", "a", "a_n", "b", "b_n"),
             "difference": rounded(self.difference),
         }
 
