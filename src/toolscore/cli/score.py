@@ -18,12 +18,12 @@ from toolscore.build import build_kind
 from toolscore.cli.common import console, input_errors
 from toolscore.cli.options import (
     env_option,
+    missing_option,
     refresh_rubrics_option,
     show_failures_option,
     tool_timeout_option,
 )
 from toolscore.escape import printable
-from toolscore.inputs.missing import MISSING_POLICIES
 from toolscore.run import ENGINES, Progress, RunOptions, RunResult, score_files
 
 if TYPE_CHECKING:
@@ -158,13 +158,10 @@ class _ProgressBar:
     help="Also write each case's verdict as an OpenTelemetry gen_ai.evaluation.result event "
     "(OTLP JSON Lines), linked to the trace it was read from.",
 )
-@click.option(
-    "--missing",
-    type=click.Choice(MISSING_POLICIES),
-    default="fail",
-    show_default=True,
-    help="A case with no output line: 'fail' it (and exit 1), or 'exclude' it from every rate "
+@missing_option(
+    "A case with no output line: 'fail' it (and exit 1), or 'exclude' it from every rate "
     "(a partial run; the summary says how many and which).",
+    default="fail",
 )
 @click.option(
     "--choice",
