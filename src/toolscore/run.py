@@ -25,7 +25,7 @@ from toolscore.inputs.jsonl import ByteCounter
 from toolscore.inputs.missing import likely_cause, missing_fails, missing_line
 from toolscore.inputs.paths import check_inputs, input_size, rereadable
 from toolscore.scoring.summary import Summary
-from toolscore.specs.loading import SpecSet, load_specs, read_mapping
+from toolscore.specs.loading import SPEC_ENVIRONMENT, SpecSet, load_specs, read_mapping
 
 if TYPE_CHECKING:
     from toolscore.engines.batch import EngineRun
@@ -46,8 +46,6 @@ __all__ = [
     "score_files",
 ]
 
-SPEC_ENVIRONMENT = "spec"
-"""What `env_path` (`--env` given without a file) means: the spec file's own environment."""
 ENGINES = ("local", "ray")
 PARALLEL_MIN_BYTES = 4 << 20
 """Below this size of cases file, `workers=0` scores in process: starting the workers would

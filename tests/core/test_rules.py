@@ -37,6 +37,11 @@ from toolscore.core.values import json_equal, json_type, show, suggest
         ({"kind": "number", "tol": 0.005}, "number tol=0.005"),
         ({"kind": "number", "rel_tol": 0.01, "coerce": True}, "number rel_tol=0.01 coerce=true"),
         ({"kind": "integer", "coerce": True}, "integer coerce=true"),
+        (
+            {"kind": "number", "tol": 0.5, "rel_tol": 0.01, "coerce": True},
+            "number tol=0.5 rel_tol=0.01 coerce=true",
+        ),
+        ({"kind": "datetime", "naive_tz": "+02:00"}, "datetime naive_tz=+02:00"),
         ("boolean", "boolean"),
         (
             {"kind": "enum", "values": ["EUR", "USD"], "aliases": {"euro": "EUR", "$": "USD"}},

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest, norm
 
-from toolscore.stats.intervals import Z95, clustered_se, normal_interval, wilson
+from toolscore.stats.intervals import Z95, clustered_se, normal_interval, ratio, rounded, wilson
 
 
 def test_z_is_the_normal_quantile() -> None:
@@ -84,3 +84,13 @@ def test_clustered_se_from_counts_equals_the_sum_over_cases(
 
 def test_clustered_se_of_nothing() -> None:
     assert clustered_se([], 0, 0) is None
+
+
+def test_a_rate_over_nothing_is_unmeasured_not_zero() -> None:
+    assert ratio(0, 0) is None
+    assert ratio(0.0, 0.0) is None
+    assert ratio(0, 4) == 0.0
+    assert ratio(3, 4) == 0.75
+    assert rounded(None) is None
+    assert rounded(2 / 3) == 0.6667
+    assert rounded(0.0) == 0.0

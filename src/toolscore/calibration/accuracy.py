@@ -24,6 +24,7 @@ from typing import Any
 from toolscore.calibration.batches import AGREEMENT, DISAGREEMENT
 from toolscore.calibration.bugrate import scaled_count
 from toolscore.stats.intervals import wilson
+from toolscore.stats.records import fields_json
 
 WILSON = "Wilson interval of the share of right verdicts (the run is one stratum)"
 STRATIFIED = (
@@ -60,13 +61,7 @@ class Cell:
 
     def to_json(self) -> dict[str, Any]:
         """The cell as `calibrate --json` lists it."""
-        return {
-            "population": self.population,
-            "stratum": self.stratum,
-            "in_run": self.in_run,
-            "labelled": self.labelled,
-            "right": self.right,
-        }
+        return fields_json(self, "population", "stratum", "in_run", "labelled", "right")
 
 
 @dataclass(frozen=True)
@@ -102,9 +97,7 @@ class RunAccuracy:
             "available": self.value is not None,
             "value": self.value,
             "interval": list(self.interval) if self.interval else None,
-            "labelled": self.labelled,
-            "right": self.right,
-            "run_cases": self.run_cases,
+            **fields_json(self, "labelled", "right", "run_cases"),
             "uncovered_cases": self.uncovered,
             "method": self.method,
             "note": self.note,

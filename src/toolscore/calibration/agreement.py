@@ -16,6 +16,9 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from toolscore.stats.intervals import ratio
+from toolscore.stats.records import fields_json
+
 UNDEFINED = "so kappa is undefined: chance agreement explains all of it"
 
 
@@ -43,17 +46,11 @@ class Agreement:
     @property
     def rate(self) -> float | None:
         """The observed agreement (None with no cases)."""
-        return self.agreed / self.n if self.n else None
+        return ratio(self.agreed, self.n)
 
     def to_json(self) -> dict[str, Any]:
         """The agreement as `calibrate --json` shows it."""
-        return {
-            "n": self.n,
-            "agreed": self.agreed,
-            "rate": self.rate,
-            "kappa": self.kappa,
-            "kappa_undefined": self.kappa_undefined,
-        }
+        return fields_json(self, "n", "agreed", "rate", "kappa", "kappa_undefined")
 
 
 def agreement(

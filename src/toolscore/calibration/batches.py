@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from toolscore.errors import InputError
+from toolscore.stats.records import fields_json
 from toolscore.store.codec import pack_json, unpack_json
 
 if TYPE_CHECKING:
@@ -91,27 +92,25 @@ class BatchInfo:
             return {
                 "id": self.id,
                 "kind": "rubric",
-                "run_id": self.run_id,
-                "created": self.created,
-                "seed": self.seed,
-                "requested": self.requested,
-                "size": self.size,
-                "rubric": self.rubric,
+                **fields_json(self, "run_id", "created", "seed", "requested", "size", "rubric"),
                 "scored": self.disagreements,
                 "strata": self.strata,
             }
         return {
-            "id": self.id,
-            "run_id": self.run_id,
-            "created": self.created,
-            "baseline": self.baseline,
-            "seed": self.seed,
-            "requested": self.requested,
-            "size": self.size,
-            "disagreements": self.disagreements,
-            "strata": self.strata,
-            "agreements_requested": self.agreements_requested,
-            "agreements_sampled": self.agreements_sampled,
+            **fields_json(
+                self,
+                "id",
+                "run_id",
+                "created",
+                "baseline",
+                "seed",
+                "requested",
+                "size",
+                "disagreements",
+                "strata",
+                "agreements_requested",
+                "agreements_sampled",
+            ),
             "agreements": (
                 None if self.agreement_strata is None else sum(self.agreement_strata.values())
             ),
@@ -131,13 +130,7 @@ class Label:
 
     def to_json(self) -> dict[str, Any]:
         """The label as `labels export` writes it."""
-        return {
-            "case_id": self.case_id,
-            "labeller": self.labeller,
-            "label": self.label,
-            "note": self.note,
-            "updated": self.updated,
-        }
+        return fields_json(self, "case_id", "labeller", "label", "note", "updated")
 
 
 def now() -> str:

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolscore.stats.intervals import Z95, wilson
+from toolscore.stats.intervals import Z95, ratio, wilson
+from toolscore.stats.records import fields_json
 
 WILSON_SCALED = "Wilson interval of the bug rate times the run's disagreements (one stratum)"
 STRATIFIED = (
@@ -47,13 +48,7 @@ class StratumEstimate:
 
     def to_json(self) -> dict[str, Any]:
         """The stratum as `calibrate --json` shows it."""
-        return {
-            "stratum": self.stratum,
-            "in_run": self.in_run,
-            "labelled": self.labelled,
-            "bugs": self.bugs,
-            "estimated_bugs": self.estimated_bugs,
-        }
+        return fields_json(self, "stratum", "in_run", "labelled", "bugs", "estimated_bugs")
 
 
 @dataclass(frozen=True)
@@ -75,14 +70,12 @@ class BugRate:
     @property
     def rate(self) -> float | None:
         """The share of labelled cases that are scorer bugs."""
-        return self.bugs / self.labelled if self.labelled else None
+        return ratio(self.bugs, self.labelled)
 
     def to_json(self) -> dict[str, Any]:
         """The bug rate as `calibrate --json` shows it (`scorer_bug_rate`)."""
         return {
-            "labelled": self.labelled,
-            "bugs": self.bugs,
-            "rate": self.rate,
+            **fields_json(self, "labelled", "bugs", "rate"),
             "interval": list(self.interval) if self.interval else None,
             "run_disagreements": self.in_run,
             "estimated_bugs": self.estimate,

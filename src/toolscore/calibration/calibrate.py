@@ -31,6 +31,7 @@ from toolscore.calibration.batches import (
 )
 from toolscore.calibration.bugrate import BugRate, StratumEstimate, bug_rate
 from toolscore.errors import InputError
+from toolscore.stats.records import fields_json
 
 PERSON_LABELS = ("correct", "incorrect", "unsure")
 FORGIVEN = "passed by the rules, incorrect for the person"
@@ -54,16 +55,17 @@ class ScorerBug:
 
     def to_json(self) -> dict[str, Any]:
         """The bug as `calibrate --json` lists it."""
-        return {
-            "position": self.position,
-            "case_id": self.case_id,
-            "person": self.person,
-            "rules_passed": self.rules_passed,
-            "stratum": self.stratum,
-            "population": self.population,
-            "evidence": self.evidence,
-            "notes": self.notes,
-        }
+        return fields_json(
+            self,
+            "position",
+            "case_id",
+            "person",
+            "rules_passed",
+            "stratum",
+            "population",
+            "evidence",
+            "notes",
+        )
 
 
 @dataclass(frozen=True)

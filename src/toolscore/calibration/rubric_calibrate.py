@@ -28,7 +28,8 @@ from toolscore.calibration.calibrate import (
 )
 from toolscore.calibration.rubric_sample import VERDICT
 from toolscore.errors import InputError
-from toolscore.stats.intervals import wilson
+from toolscore.stats.intervals import ratio, wilson
+from toolscore.stats.records import fields_json
 
 POPULATION = "scored"
 """The population of a rubric batch's cells: the run's scored entries of the rubric."""
@@ -47,11 +48,8 @@ class StratumAgreement:
     def to_json(self) -> dict[str, Any]:
         """The stratum as `calibrate --json` lists it (`per_stratum`)."""
         return {
-            "stratum": self.stratum,
-            "in_run": self.in_run,
-            "labelled": self.labelled,
-            "agreed": self.agreed,
-            "rate": self.agreed / self.labelled if self.labelled else None,
+            **fields_json(self, "stratum", "in_run", "labelled", "agreed"),
+            "rate": ratio(self.agreed, self.labelled),
         }
 
 

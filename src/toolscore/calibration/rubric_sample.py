@@ -27,6 +27,7 @@ from toolscore.inputs.join import join
 from toolscore.rubrics.base import JudgeRubric, SimilarityRubric
 from toolscore.rubrics.checks import LocalRubric, PhrasesCheck
 from toolscore.scoring.case import score_case
+from toolscore.stats.records import fields_json
 from toolscore.store.rubrics import has_rubric_table
 
 if TYPE_CHECKING:
@@ -56,11 +57,7 @@ class StoredEntry(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         """The entry as a rubric batch keeps it (`BatchCase.entry`)."""
         return {
-            "case_id": self.case_id,
-            "plan_call": self.plan_call,
-            "call": self.call,
-            "tool": self.tool,
-            "argument": self.argument,
+            **fields_json(self, "case_id", "plan_call", "call", "tool", "argument"),
             "score": round(self.score, 4),
             "passed": self.passed,
             "reason": self.reason,

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import click
 
 from toolscore.cli.common import input_errors
-from toolscore.cli.options import tool_timeout_option
+from toolscore.cli.options import env_option, tool_timeout_option
 from toolscore.escape import printable
 from toolscore.inputs.paths import check_inputs
-from toolscore.run import SPEC_ENVIRONMENT, environment
+from toolscore.run import environment
 
 if TYPE_CHECKING:
     from toolscore.specs.loading import SpecSet
@@ -26,15 +26,9 @@ if TYPE_CHECKING:
     help="Cases file to check against the spec; each case's plans are scored as an agent's "
     "output, and the agent that does nothing too.",
 )
-@click.option(
-    "--env",
-    "env_path",
-    is_flag=False,
-    flag_value=SPEC_ENVIRONMENT,
-    default=None,
-    metavar="[FILE]",
-    help="Also replay each plan against a store (as `score --env`): the spec's environment "
-    "block, or FILE's (imports the tools module).",
+@env_option(
+    "Also replay each plan against a store (as `score --env`): the spec's environment "
+    "block, or FILE's (imports the tools module)."
 )
 @tool_timeout_option
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")

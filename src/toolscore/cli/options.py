@@ -2,8 +2,8 @@
 
 A command that takes one of these means the same by it as every other: the same flag, type,
 default and help, so that `--help` reads alike and a change reaches them all. This module
-imports only click and the spec limits, so that the commands of `toolscore score` can use
-it without importing the results store.
+imports only click and the spec loader (`--missing` loads its policies when used), so that
+the commands of `toolscore score` can use it without importing the results store.
 """
 
 from __future__ import annotations
@@ -13,9 +13,32 @@ from typing import Any, TypeVar
 
 import click
 
-from toolscore.specs.loading import MAX_TIMEOUT
+from toolscore.specs.loading import MAX_TIMEOUT, SPEC_ENVIRONMENT
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def env_option(help_text: str, default: str | None = None) -> Callable[[F], F]:
+    """`--env [FILE]`: the environment to replay calls against, the spec's own block when
+    given without a file; `default` is what no `--env` means (None: replay nothing)."""
+    return click.option(
+        "--env",
+        "env_path",
+        is_flag=False,
+        flag_value=SPEC_ENVIRONMENT,
+        default=default,
+        metavar="[FILE]",
+        help=help_text,
+    )
+
+
+def missing_option(help_text: str, default: str | None = None) -> Callable[[F], F]:
+    """`--missing fail|exclude`: what a case with no output line counts as; `default` is
+    what no `--missing` means (None: as the run being read did)."""
+    from toolscore.inputs.missing import MISSING_POLICIES  # noqa: PLC0415 - its commands only
+
+    extra: dict[str, Any] = {} if default is None else {"default": default, "show_default": True}
+    return click.option("--missing", type=click.Choice(MISSING_POLICIES), help=help_text, **extra)
 
 
 def tool_timeout_option(command: F) -> F:

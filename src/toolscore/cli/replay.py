@@ -7,7 +7,7 @@ import sys
 import click
 
 from toolscore.cli.common import input_errors
-from toolscore.cli.options import tool_timeout_option
+from toolscore.cli.options import env_option, tool_timeout_option
 from toolscore.core.model import Case
 from toolscore.errors import InputError
 from toolscore.escape import printable
@@ -23,15 +23,7 @@ from toolscore.specs.loading import load_specs
     required=True,
     help="Spec file (its tools, and perhaps its environment).",
 )
-@click.option(
-    "--env",
-    "env_path",
-    is_flag=False,
-    flag_value=SPEC_ENVIRONMENT,
-    default=SPEC_ENVIRONMENT,
-    metavar="[FILE]",
-    help="The environment: the spec's own block (the default), or FILE's.",
-)
+@env_option("The environment: the spec's own block (the default), or FILE's.", SPEC_ENVIRONMENT)
 @click.option(
     "--outputs", "outputs_path", required=True, help="Outputs file (JSON Lines; '-' for stdin)."
 )

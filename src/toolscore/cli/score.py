@@ -17,13 +17,14 @@ from toolscore._version import __version__
 from toolscore.build import build_kind
 from toolscore.cli.common import console, input_errors
 from toolscore.cli.options import (
+    env_option,
+    missing_option,
     refresh_rubrics_option,
     show_failures_option,
     tool_timeout_option,
 )
 from toolscore.escape import printable
-from toolscore.inputs.missing import MISSING_POLICIES
-from toolscore.run import ENGINES, SPEC_ENVIRONMENT, Progress, RunOptions, RunResult, score_files
+from toolscore.run import ENGINES, Progress, RunOptions, RunResult, score_files
 
 if TYPE_CHECKING:
     from rich.progress import Progress as Bar
@@ -103,15 +104,9 @@ class _ProgressBar:
     metavar="X",
     help="Exit 1 when accuracy is below X (a fraction, e.g. 0.9).",
 )
-@click.option(
-    "--env",
-    "env_path",
-    is_flag=False,
-    flag_value=SPEC_ENVIRONMENT,
-    default=None,
-    metavar="[FILE]",
-    help="Also replay each case's calls against a store and judge its final state: the "
-    "spec's environment block, or FILE's (imports the tools module).",
+@env_option(
+    "Also replay each case's calls against a store and judge its final state: the spec's "
+    "environment block, or FILE's (imports the tools module)."
 )
 @tool_timeout_option
 @click.option(
@@ -163,13 +158,10 @@ class _ProgressBar:
     help="Also write each case's verdict as an OpenTelemetry gen_ai.evaluation.result event "
     "(OTLP JSON Lines), linked to the trace it was read from.",
 )
-@click.option(
-    "--missing",
-    type=click.Choice(MISSING_POLICIES),
-    default="fail",
-    show_default=True,
-    help="A case with no output line: 'fail' it (and exit 1), or 'exclude' it from every rate "
+@missing_option(
+    "A case with no output line: 'fail' it (and exit 1), or 'exclude' it from every rate "
     "(a partial run; the summary says how many and which).",
+    default="fail",
 )
 @click.option(
     "--choice",

@@ -19,11 +19,11 @@ from toolscore.cli.common import console, input_errors
 from toolscore.cli.options import (
     db_option,
     json_option,
+    missing_option,
     refresh_rubrics_option,
     show_failures_option,
 )
 from toolscore.errors import InputError
-from toolscore.inputs.missing import MISSING_POLICIES
 from toolscore.report.printable import printable
 from toolscore.report.terminal import percent, render_summary
 from toolscore.specs.loading import SpecSet, load_specs
@@ -142,11 +142,9 @@ def _write_report(store: Store, info: RunInfo) -> None:
 )
 @refresh_rubrics_option
 @show_failures_option
-@click.option(
-    "--missing",
-    type=click.Choice(MISSING_POLICIES),
-    help="A case with no output line: 'fail' it or 'exclude' it from every rate (default: as "
-    "the run did).",
+@missing_option(
+    "A case with no output line: 'fail' it or 'exclude' it from every rate (default: as the "
+    "run did)."
 )
 @db_option
 @json_option

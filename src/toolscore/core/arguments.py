@@ -48,10 +48,14 @@ def iter_mismatches(
         verdict = rule.judge(expected, produced)
         if verdict is not None:
             yield _described(rule, verdict, expected, produced, path) if explain else FOUND
-    elif type(rule) is ObjectRule:
-        yield from _object(rule, expected, produced, path, explain)
-    elif type(rule) is ListRule:
-        yield from _list(rule, expected, produced, path, explain)
+    elif type(rule) is ObjectRule or type(rule) is ListRule:
+        wrong = _not_both(rule, expected, produced, path)
+        if wrong is not None:
+            yield wrong
+        elif type(rule) is ObjectRule:
+            yield from _object(rule, expected, produced, path, explain)
+        elif type(rule) is ListRule:
+            yield from _list(rule, expected, produced, path, explain)
 
 
 def matches(rule: Rule, expected: Any, produced: Any) -> bool:
@@ -107,14 +111,20 @@ def _any_of(
     )
 
 
+def _not_both(rule: Rule, expected: Any, produced: Any, path: Path) -> Mismatch | None:
+    """The type mismatch of an object or list rule whose `expected` or `produced` value is
+    not an object (a list), or None when both are: the walks below need both."""
+    container, what = (dict, "an object") if type(rule) is ObjectRule else (list, "an array")
+    if isinstance(produced, container) and isinstance(expected, container):
+        return None
+    side = "expected value" if isinstance(produced, container) else "value"
+    message = f"the {side} is not {what}: {show(produced)}"
+    return Mismatch("type_mismatch", path, rule.describe(), expected, produced, message)
+
+
 def _object(
     rule: ObjectRule, expected: Any, produced: Any, path: Path, explain: bool
 ) -> Iterator[Mismatch]:
-    if not isinstance(produced, dict) or not isinstance(expected, dict):
-        side = "expected value" if isinstance(produced, dict) else "value"
-        message = f"the {side} is not an object: {show(produced)}"
-        yield Mismatch("type_mismatch", path, "object", expected, produced, message)
-        return
     given = 0  # how many produced keys the loop met, to skip the unknown-key scan
     for name, sub, default, plain in rule.compared_args:
         e = expected.get(name, default)
@@ -171,11 +181,6 @@ def _omission(name: str, rule: Rule, expected: Any, produced: Any, path: Path) -
 def _list(
     rule: ListRule, expected: Any, produced: Any, path: Path, explain: bool
 ) -> Iterator[Mismatch]:
-    if not isinstance(produced, list) or not isinstance(expected, list):
-        side = "expected value" if isinstance(produced, list) else "value"
-        message = f"the {side} is not an array: {show(produced)}"
-        yield Mismatch("type_mismatch", path, rule.describe(), expected, produced, message)
-        return
     if rule.ordered:
         for index, (e, p) in enumerate(zip(expected, produced, strict=False)):
             yield from iter_mismatches(rule.items, e, p, (*path, index), explain)

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolscore.stats.intervals import ratio
 from toolscore.stats.paired import Table
 
 BAR_WIDTH = 360.0
@@ -99,7 +100,7 @@ def heat_rows(tallies: Mapping[str, Mapping[str, Any]]) -> tuple[list[HeatRow], 
     for name, tally in tallies.items():
         passed, failed = int(tally.get("passed", 0)), int(tally.get("failed", 0))
         total = passed + failed
-        rate = passed / total if total else None
+        rate = ratio(passed, total)
         ci = tally.get("ci95")
         rows.append(
             HeatRow(

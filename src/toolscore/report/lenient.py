@@ -26,6 +26,7 @@ from toolscore.core.rules import (
     TextRule,
 )
 from toolscore.specs.loading import SpecSet
+from toolscore.stats.records import fields_json
 
 
 class LenientRule(NamedTuple):
@@ -43,10 +44,7 @@ class LenientRule(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         """The entry as the report JSON's `lenient_rules` lists it."""
         return {
-            "tool": self.tool,
-            "argument": self.argument,
-            "kind": self.kind,
-            "rule": self.rule,
+            **fields_json(self, "tool", "argument", "kind", "rule"),
             "forgives": list(self.forgives),
             "reason": self.reason,
         }

@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 from toolscore.rubrics.base import RubricTarget, RubricVerdict
 from toolscore.rubrics.spec import RubricUse
+from toolscore.stats.records import fields_json
 
 
 class RubricEntry(NamedTuple):
@@ -43,16 +44,9 @@ class RubricEntry(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         """The entry as the case's `rubrics` list in the report shows it."""
         return {
-            "call": self.call,
-            "plan_call": self.plan_call,
-            "tool": self.tool,
-            "argument": self.argument,
-            "rubric": self.rubric,
+            **fields_json(self, "call", "plan_call", "tool", "argument", "rubric"),
             "score": None if self.score is None else round(self.score, 4),
-            "passed": self.passed,
-            "reason": self.reason,
-            "cached": self.cached,
-            "unscored": self.unscored,
+            **fields_json(self, "passed", "reason", "cached", "unscored"),
         }
 
     @property

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolscore.rubrics.entries import RubricEntry
-from toolscore.stats.intervals import Rate
+from toolscore.stats.intervals import Rate, ratio, rounded
 
 REASONS_KEPT = 50
 """Distinct unscored reasons a tally keeps; the rest are counted under `OTHER_REASONS`
@@ -45,14 +45,14 @@ class RubricStats:
     @property
     def mean(self) -> float | None:
         """The mean score of the scored texts, or None when none was scored."""
-        return self.score_sum / self.n if self.n else None
+        return ratio(self.score_sum, self.n)
 
     def to_json(self) -> dict[str, Any]:
         """n, mean score, pass rate (with its interval) and the unscored count and reasons."""
         mean = self.mean
         return {
             "n": self.n,
-            "mean_score": None if mean is None else round(mean, 4),
+            "mean_score": rounded(mean),
             "pass_rate": Rate(self.passed, self.n).to_json(),
             "unscored": {
                 "count": sum(self.unscored.values()),

@@ -22,7 +22,8 @@ from toolscore.scoring.tallies import (
     accuracy_json,
 )
 from toolscore.specs.loading import SpecSet
-from toolscore.stats.intervals import Rate
+from toolscore.stats.intervals import Rate, ratio
+from toolscore.stats.records import fields_json
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally
@@ -64,7 +65,7 @@ class Summary:
     @property
     def accuracy(self) -> float | None:
         """Passed cases over all cases."""
-        return self.passed / self.cases if self.cases else None
+        return ratio(self.passed, self.cases)
 
     def to_dict(self) -> dict[str, Any]:
         """The `summary` block of the report JSON, as a dict (`orjson.dumps` makes it text)."""
@@ -76,9 +77,7 @@ class Summary:
             "name_accuracy": self.name.to_json(),
             "argument_accuracy": self.arguments.to_json(),
             "abstention_accuracy": self.abstention.to_json(),
-            "missed_calls": self.missed_calls,
-            "missing_outputs": self.missing_outputs,
-            "unmatched_outputs": self.unmatched_outputs,
+            **fields_json(self, "missed_calls", "missing_outputs", "unmatched_outputs"),
             **self.join.to_json(),
             "unread_cases": self.unread_cases,
             "unread_parts": self.unread_parts,

@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolscore.inputs.missing import IdSample
-from toolscore.stats.intervals import Rate, clustered_se, interval_json, normal_interval
+from toolscore.stats.intervals import (
+    Rate,
+    clustered_se,
+    interval_json,
+    normal_interval,
+    ratio,
+    rounded,
+)
 
 DISAGREEMENT_IDS_KEPT = 10_000
 """How many ids of cases where a baseline and the rules disagree the summary keeps."""
@@ -19,9 +26,8 @@ DISAGREEMENT_IDS_KEPT = 10_000
 def accuracy_json(passed: int, cases: int) -> dict[str, Any]:
     """`accuracy`, passed / cases rounded as the report rounds rates (None for no case), and
     its 95% interval `accuracy_ci95`: the run's and each baseline's."""
-    value = Rate(passed, cases).value
     return {
-        "accuracy": None if value is None else round(value, 4),
+        "accuracy": rounded(ratio(passed, cases)),
         "accuracy_ci95": interval_json(passed, cases),
     }
 

@@ -29,6 +29,9 @@ DEFAULT_TIMEOUT = 10.0
 """Seconds a replayed tool call (or a setup statement) may run when `environment.timeout`
 does not say."""
 MAX_TIMEOUT = 86_400.0
+SPEC_ENVIRONMENT = "spec"
+"""What an environment path (`--env` given without a file) means: the spec file's own
+`environment` block."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,7 +64,11 @@ class Guard:
         schema: str | None,
         source: str | None,
     ) -> int:
-        """SQLite's authorizer callback: OK, or DENY (noting what was denied)."""
+        """SQLite's authorizer callback: OK, or DENY (noting what was denied), unless `first`
+        answers before the checks."""
+        answer = self.first(action, arg1, arg2, source)
+        if answer is not None:
+            return answer
         if action not in _CHECKED:
             return _OK
         refused = _refused(action, arg1, arg2)
@@ -73,6 +77,12 @@ class Guard:
         if self.denied is None:
             self.denied = refused
         return _DENY
+
+    def first(
+        self, action: int, arg1: str | None, arg2: str | None, source: str | None
+    ) -> int | None:
+        """What a kind of guard answers before the denials are checked (None: check them)."""
+        return None
 
 
 class ReplayConnection(sqlite3.Connection):

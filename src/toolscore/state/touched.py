@@ -107,15 +107,11 @@ class CaseGuard(Guard):
         self.own = False
         """Set while toolscore runs its own statement (`CaseConnection.own`)."""
 
-    def authorize(
-        self,
-        action: int,
-        arg1: str | None,
-        arg2: str | None,
-        schema: str | None,
-        source: str | None,
-    ) -> int:
-        """As `Guard.authorize`; transaction control is noted and made a no-op."""
+    def first(
+        self, action: int, arg1: str | None, arg2: str | None, source: str | None
+    ) -> int | None:
+        """Toolscore's own statements pass; what forces a full copy is noted, and transaction
+        control is made a no-op."""
         if self.own:
             return _OK
         if action in _NOTED:
@@ -124,7 +120,7 @@ class CaseGuard(Guard):
                 self.unusual = self.unusual or why
                 if action in (_TRANSACTION, _SAVEPOINT):
                     return _IGNORE
-        return Guard.authorize(self, action, arg1, arg2, schema, source)
+        return None
 
 
 def _unusual(action: int, arg1: str | None, arg2: str | None, source: str | None) -> str | None:

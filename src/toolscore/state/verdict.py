@@ -48,6 +48,7 @@ from toolscore.state.replay import (
 )
 from toolscore.state.snapshot import Snapshot, residues, schema_version, state_hash
 from toolscore.state.touched import NeedsFullCopy, Workspace, residue_states, workspace
+from toolscore.stats.records import fields_json
 
 if TYPE_CHECKING:
     from toolscore.state.documents import DocumentEnvironment
@@ -90,9 +91,7 @@ class StateVerdict(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         """The verdict as reports show it."""
         found: dict[str, Any] = {
-            "passed": self.passed,
-            "goal": self.goal,
-            "outputs_passed": self.outputs_passed,
+            **fields_json(self, "passed", "goal", "outputs_passed"),
             "missing_outputs": list(self.missing_outputs),
         }
         if self.plan is not None:

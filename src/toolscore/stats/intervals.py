@@ -10,7 +10,8 @@ without scipy (issue 12's start-up budget); tests check them against scipy.stats
   interval are written for a person. The terminal, the HTML pages and the labelling page all
   write them with these, so that one number reads the same everywhere.
 - `Rate` and `interval_json`: a proportion with its denominator, and its interval, as the
-  report shows them (the scoring summary and the rubrics block both count in rates).
+  report shows them (the scoring summary and the rubrics block both count in rates);
+  `ratio` and `rounded`, the unmeasured-aware division and rounding every JSON rate shares.
 """
 
 from __future__ import annotations
@@ -103,6 +104,17 @@ def interval_percents(bounds: Sequence[float]) -> tuple[str, str]:
     return shown[0] + "%", shown[1] + "%"
 
 
+def ratio(part: float, whole: float) -> float | None:
+    """part / whole, or None when whole is 0: a rate over nothing is unmeasured, not 0."""
+    return part / whole if whole else None
+
+
+def rounded(value: float | None) -> float | None:
+    """A rate, mean or difference rounded as the report JSON writes it (`REPORT_DECIMALS`);
+    None (unmeasured) stays None."""
+    return None if value is None else round(value, REPORT_DECIMALS)
+
+
 def interval_json(passed: int, n: int) -> list[float] | None:
     """The 95% Wilson interval of passed / n as the report shows it, `[low, high]` rounded
     like the rates, or None when n is 0."""
@@ -120,13 +132,13 @@ class Rate:
     @property
     def value(self) -> float | None:
         """passed / n, or None when there is nothing to measure."""
-        return self.passed / self.n if self.n else None
+        return ratio(self.passed, self.n)
 
     def to_json(self) -> dict[str, Any]:
         """The rate as the report shows it: value, denominator, numerator, 95% interval."""
         value = self.value
         return {
-            "value": None if value is None else round(value, 4),
+            "value": rounded(value),
             "n": self.n,
             "passed": self.passed,
             "ci95": interval_json(self.passed, self.n),

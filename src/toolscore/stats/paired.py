@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from toolscore.stats.intervals import percent_digits, points
+from toolscore.stats.records import fields_json
 
 CONFIDENCE = 0.95
 ALPHA = 0.05
@@ -104,9 +105,7 @@ class PairedTest(NamedTuple):
             if self.low is None or self.high is None
             else [round(self.low, 4), round(self.high, 4)],
             "confidence": CONFIDENCE,
-            "method": self.method,
-            "seed": self.seed,
-            "resamples": self.resamples,
+            **fields_json(self, "method", "seed", "resamples"),
             "mcnemar": {"n01": self.n01, "n10": self.n10, "p_value": self.p_value},
             "detectable": self.detectable,
             "sentence": self.sentence(),

@@ -16,7 +16,9 @@ from typing import Any, NamedTuple
 from toolscore.core.rules import ListRule, ObjectRule, Rule
 from toolscore.errors import InputError
 from toolscore.specs.loading import SpecSet
+from toolscore.stats.intervals import ratio, rounded
 from toolscore.stats.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, Table, table_test
+from toolscore.stats.records import fields_json
 from toolscore.store.codec import BASELINES, case_json
 from toolscore.store.database import RunInfo, Store
 from toolscore.store.restore import pointer_path
@@ -85,12 +87,7 @@ class Cause(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         """The cause as `compare --json` lists it."""
         return {
-            "tool": self.tool,
-            "argument": self.argument,
-            "kind": self.kind,
-            "code": self.code,
-            "rule": self.rule,
-            "message": self.message,
+            **fields_json(self, "tool", "argument", "kind", "code", "rule", "message"),
             "spec_change": None if self.change is None else self.change.to_json(),
         }
 
@@ -136,15 +133,10 @@ class Metric(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         """The metric as `compare --json` lists it."""
-        difference = self.difference
         return {
             "metric": self.name,
-            "unit": self.unit,
-            "a": self.a,
-            "a_n": self.a_n,
-            "b": self.b,
-            "b_n": self.b_n,
-            "difference": None if difference is None else round(difference, 4),
+            **fields_json(self, "unit", "a", "a_n", "b", "b_n"),
+            "difference": rounded(self.difference),
         }
 
 
@@ -235,8 +227,7 @@ class RateMove(NamedTuple):
     @staticmethod
     def rate(counts: tuple[int, int]) -> float | None:
         """passed / (passed + failed), or None when nothing was counted."""
-        total = counts[0] + counts[1]
-        return counts[0] / total if total else None
+        return ratio(counts[0], counts[0] + counts[1])
 
     @property
     def difference(self) -> float | None:
@@ -249,14 +240,10 @@ class RateMove(NamedTuple):
         rate_a, rate_b, difference = self.rate(self.a), self.rate(self.b), self.difference
         return {
             key: self.name,
-            "a": {"passed": self.a[0], "failed": self.a[1], "rate": _round(rate_a)},
-            "b": {"passed": self.b[0], "failed": self.b[1], "rate": _round(rate_b)},
-            "difference": _round(difference),
+            "a": {"passed": self.a[0], "failed": self.a[1], "rate": rounded(rate_a)},
+            "b": {"passed": self.b[0], "failed": self.b[1], "rate": rounded(rate_b)},
+            "difference": rounded(difference),
         }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
 
 
 def compare(

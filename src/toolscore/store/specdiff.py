@@ -16,6 +16,7 @@ from toolscore.core.model import MISSING
 from toolscore.core.rules import EnumRule, ListRule, ObjectRule, Rule
 from toolscore.core.values import enum_key, json_equal
 from toolscore.specs.loading import SpecSet
+from toolscore.stats.records import fields_json
 
 Verdicts = Literal["can fail", "can pass", "either", "none"]
 """Which way a change can move past verdicts: passes to failures, failures to passes, both."""
@@ -68,16 +69,9 @@ class Change:
 
     def to_json(self) -> dict[str, Any]:
         """The change as `spec-diff --json` lists it."""
-        return {
-            "code": self.code,
-            "tool": self.tool,
-            "argument": self.argument,
-            "description": self.description,
-            "effect": self.effect,
-            "verdicts": self.verdicts,
-            "old": self.old,
-            "new": self.new,
-        }
+        return fields_json(
+            self, "code", "tool", "argument", "description", "effect", "verdicts", "old", "new"
+        )
 
     def __str__(self) -> str:
         return f"{self.where}: {self.description}: {self.effect}"

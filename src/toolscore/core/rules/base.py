@@ -50,6 +50,12 @@ def unequal(expected: Any, produced: Any, how: str) -> Verdict:
     return "value_mismatch", lambda: _unequal_words(expected, produced, how)
 
 
+def given_options(**options: Any) -> dict[str, Any]:
+    """The options that are set (not 0, empty, False or None), in order: what `options()`
+    shows of a rule is only what differs from its defaults."""
+    return {name: value for name, value in options.items() if value}
+
+
 def _unequal_words(expected: Any, produced: Any, how: str) -> str:
     return f"{show(produced)} does not equal {show(expected)} {how}".rstrip()
 

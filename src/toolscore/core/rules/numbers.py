@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
 
-from toolscore.core.rules.base import Rule, Verdict, bad_expected, type_error, unequal
+from toolscore.core.rules.base import (
+    Rule,
+    Verdict,
+    bad_expected,
+    given_options,
+    type_error,
+    unequal,
+)
 from toolscore.core.values import show
 
 _NUMBER_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
@@ -65,14 +72,8 @@ class NumberRule(Rule):
         return self.coerce
 
     def options(self) -> dict[str, Any]:
-        opts: dict[str, Any] = {}
-        if self.tol:
-            opts["tol"] = self.tol
-        if self.rel_tol:
-            opts["rel_tol"] = self.rel_tol
-        if self.coerce:
-            opts["coerce"] = "true"
-        return opts
+        coerce = "true" if self.coerce else None
+        return given_options(tol=self.tol, rel_tol=self.rel_tol, coerce=coerce)
 
     def judge(self, expected: Any, produced: Any) -> Verdict:
         kinds = (type(expected), type(produced))
@@ -160,7 +161,7 @@ class _CoercingRule(Rule):
         return self.coerce
 
     def options(self) -> dict[str, Any]:
-        return {"coerce": "true"} if self.coerce else {}
+        return given_options(coerce="true" if self.coerce else None)
 
     def convert(self, value: Any) -> Any:
         """The value the tool would see, or None when it is not one of this kind."""

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from toolscore.core.rules.base import Rule, Verdict, type_error, unequal
+from toolscore.core.rules.base import Rule, Verdict, given_options, type_error, unequal
 from toolscore.core.values import show
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -33,25 +33,52 @@ def _parse_date(value: Any, formats: tuple[str, ...]) -> date | None:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class DateRule(Rule):
+class _CalendarRule(Rule):
+    """A kind whose values are strings read as dates or instants: a produced value that is not
+    a string, or does not read as one, fails before the two are compared."""
+
+    what: ClassVar[str] = ""
+    """What a value is, as the messages name it (`a date`)."""
+    readable: ClassVar[str] = ""
+    """What a produced value that does not read should have been (`a date (YYYY-MM-DD)`)."""
+
+    def parse(self, value: Any) -> Any:
+        """The date or instant `value` stands for, or None when it does not read as one."""
+        raise NotImplementedError
+
+    def compare(self, expected: Any, produced: Any, e: Any, p: Any) -> Verdict:
+        """The verdict on two values that read as `e` and `p`."""
+        raise NotImplementedError
+
+    def judge(self, expected: Any, produced: Any) -> Verdict:
+        if type(produced) is not str:
+            return type_error(f"{self.what} string", produced)
+        p = self.parse(produced)
+        if p is None:
+            return "value_mismatch", lambda: f"{show(produced)} is not {self.readable}"
+        e = self.parse(expected)
+        if e is None:
+            return "value_mismatch", lambda: f"expected value {show(expected)} is not {self.what}"
+        return self.compare(expected, produced, e, p)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DateRule(_CalendarRule):
     """ISO 8601 calendar dates (`YYYY-MM-DD`) compared as dates, plus any extra `formats`."""
 
     kind: ClassVar[str] = "date"
+    what: ClassVar[str] = "a date"
+    readable: ClassVar[str] = "a date (YYYY-MM-DD)"
 
     formats: tuple[str, ...] = ()
 
     def options(self) -> dict[str, Any]:
-        return {"formats": ",".join(self.formats)} if self.formats else {}
+        return given_options(formats=",".join(self.formats))
 
-    def judge(self, expected: Any, produced: Any) -> Verdict:
-        if type(produced) is not str:
-            return type_error("a date string", produced)
-        p = _parse_date(produced, self.formats)
-        if p is None:
-            return "value_mismatch", lambda: f"{show(produced)} is not a date (YYYY-MM-DD)"
-        e = _parse_date(expected, self.formats)
-        if e is None:
-            return "value_mismatch", lambda: f"expected value {show(expected)} is not a date"
+    def parse(self, value: Any) -> Any:
+        return _parse_date(value, self.formats)
+
+    def compare(self, expected: Any, produced: Any, e: Any, p: Any) -> Verdict:
         return None if e == p else unequal(expected, produced, "as a date")
 
 
@@ -83,10 +110,12 @@ def _parse_datetime(value: Any, naive_tz: tzinfo | None) -> datetime | None:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class DatetimeRule(Rule):
+class DatetimeRule(_CalendarRule):
     """ISO 8601 instants; offsets honoured (`Z` equals `+00:00`), within `tol` seconds."""
 
     kind: ClassVar[str] = "datetime"
+    what: ClassVar[str] = "a date-time"
+    readable: ClassVar[str] = "an ISO 8601 date-time"
 
     tol: float = 0.0
     naive_tz: str | None = None
@@ -97,22 +126,12 @@ class DatetimeRule(Rule):
             object.__setattr__(self, "_zone", parse_timezone(self.naive_tz))
 
     def options(self) -> dict[str, Any]:
-        opts: dict[str, Any] = {}
-        if self.tol:
-            opts["tol"] = self.tol
-        if self.naive_tz:
-            opts["naive_tz"] = self.naive_tz
-        return opts
+        return given_options(tol=self.tol, naive_tz=self.naive_tz)
 
-    def judge(self, expected: Any, produced: Any) -> Verdict:
-        if type(produced) is not str:
-            return type_error("a date-time string", produced)
-        p = _parse_datetime(produced, self._zone)
-        if p is None:
-            return "value_mismatch", lambda: f"{show(produced)} is not an ISO 8601 date-time"
-        e = _parse_datetime(expected, self._zone)
-        if e is None:
-            return "value_mismatch", lambda: f"expected value {show(expected)} is not a date-time"
+    def parse(self, value: Any) -> Any:
+        return _parse_datetime(value, self._zone)
+
+    def compare(self, expected: Any, produced: Any, e: Any, p: Any) -> Verdict:
         if (e.tzinfo is None) is not (p.tzinfo is None):
             return (
                 "value_mismatch",
