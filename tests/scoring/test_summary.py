@@ -16,7 +16,7 @@ import pytest
 from toolscore import parse_case, parse_output, parse_specs, score
 from toolscore.core.model import Case, CaseResult, Trajectory
 from toolscore.errors import CaseError, OutputError
-from toolscore.inputs.join import join, join_by_id
+from toolscore.inputs.join import join, join_groups_by_id, one_each
 from toolscore.scoring import tallies
 from toolscore.scoring.case import (
     exact_baseline,
@@ -463,7 +463,7 @@ def _join(
     cases: list[str], outputs: list[str], seen: set[str] | None = None
 ) -> tuple[list[tuple[str, str | None]], list[list[str]]]:
     unmatched: list[list[str]] = []
-    pairs = join_by_id(
+    groups = join_groups_by_id(
         cases,
         outputs,
         lambda c: (c, None),
@@ -472,6 +472,7 @@ def _join(
         ("cases.jsonl", "outputs.jsonl"),
         seen,
     )
+    pairs = one_each(groups, lambda o: (o, None), "outputs.jsonl")
     return list(pairs), unmatched
 
 
@@ -487,7 +488,7 @@ def test_join_refuses_duplicate_ids_naming_file_and_line() -> None:
     def on_line(line: int) -> Callable[[str], tuple[str, int | None]]:
         return lambda key: (key, line)
 
-    pairs = join_by_id(["a", "a"], ["a"], on_line(7), on_line(3))
+    pairs = one_each(join_groups_by_id(["a", "a"], ["a"], on_line(7), on_line(3)), on_line(3))
     with pytest.raises(CaseError) as caught:
         list(pairs)
     assert str(caught.value) == "<cases>:7: id: duplicate case id 'a'"
@@ -660,7 +661,8 @@ def test_outputs_left_after_the_last_case_are_strays_and_checked_for_duplicates(
 
     # Lines for a case the cases file lacks may be its trials: each line is counted.
     strays: list[list[str]] = []
-    joined = join_by_id(["a"], ["z", "z"], lambda c: (c, 1), numbered, strays.append)
+    groups = join_groups_by_id(["a"], ["z", "z"], lambda c: (c, 1), numbered, strays.append)
+    joined = one_each(groups, numbered)
     assert list(joined) == [("a", None)]
     assert strays == [["z", "z"]]
 

@@ -10,7 +10,7 @@ that cannot be read is a scored failure, never an input error.
 from toolscore.inputs.calls import produced_call
 from toolscore.inputs.cases import parse_case, read_cases
 from toolscore.inputs.converted import converted_inputs
-from toolscore.inputs.join import join, join_by_id, join_groups_by_id
+from toolscore.inputs.join import join, join_groups_by_id, one_each
 from toolscore.inputs.jsonl import iter_lines, read_jsonl
 from toolscore.inputs.missing import MISSING_POLICIES, missing_result
 from toolscore.inputs.outputs import parse_output, read_outputs
@@ -24,9 +24,9 @@ __all__ = [
     "converted_inputs",
     "iter_lines",
     "join",
-    "join_by_id",
     "join_groups_by_id",
     "missing_result",
+    "one_each",
     "open_input",
     "ordered_trials",
     "parse_case",

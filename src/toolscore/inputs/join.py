@@ -5,7 +5,7 @@ lines are read a block at a time, and each id is found by a pattern at the start
 (`{"id": "...",`, as JSON writers put it). When the two files list the same ids in the same
 order, as they usually do, a chunk of cases is joined to the next chunk of outputs by
 comparing the two id lists whole. At the first chunk that does not line up, the rest of both
-files goes through `join_by_id` (below), line by line, which accepts any order; the result is
+files goes through `join_groups_by_id` (below), line by line, which accepts any order; the result is
 the same either way, duplicate and unmatched ids included.
 """
 
@@ -331,25 +331,18 @@ def join_groups_by_id(
         on_unmatched(unmatched)
 
 
-def join_by_id(
-    cases: Iterable[CaseT],
-    outputs: Iterable[OutputT],
-    case_key: Callable[[CaseT], tuple[str, int | None]],
+def one_each(
+    groups: Iterable[tuple[CaseT, list[OutputT]]],
     output_key: Callable[[OutputT], tuple[str, int | None]],
-    on_unmatched: Callable[[list[str]], None] | None = None,
-    sources: tuple[str, str] = ("<cases>", "<outputs>"),
-    seen_cases: set[str] | None = None,
+    source: str = "<outputs>",
 ) -> Iterator[tuple[CaseT, OutputT | None]]:
-    """`join_groups_by_id` where each case takes one output at most (None when it has
-    none): a second output for a case is an input error naming its line."""
-    groups = join_groups_by_id(
-        cases, outputs, case_key, output_key, on_unmatched, sources, seen_cases
-    )
+    """The groups of `join_groups_by_id` where each case takes one output at most (None when
+    it has none): a second output for a case is an input error naming its line in `source`."""
     for case, found in groups:
         if len(found) > 1:
             output_id, line = output_key(found[1])
             raise OutputError(
-                sources[1], f"duplicate output for case {output_id!r}", line=line, field="id"
+                source, f"duplicate output for case {output_id!r}", line=line, field="id"
             )
         yield case, found[0] if found else None
 
@@ -361,14 +354,14 @@ def join(
     sources: tuple[str, str] = ("<cases>", "<outputs>"),
 ) -> Iterator[tuple[Case, Trajectory]]:
     """Pair cases with their trajectories by id, one each; a case with no output gets an
-    empty, `missing` trajectory (see `join_by_id`)."""
-    pairs = join_by_id(
-        cases,
-        outputs,
-        lambda case: (case.id, case.line),
-        lambda trajectory: (trajectory.case_id, trajectory.line),
-        on_unmatched,
-        sources,
+    empty, `missing` trajectory (see `one_each`)."""
+
+    def output_key(trajectory: Trajectory) -> tuple[str, int | None]:
+        return trajectory.case_id, trajectory.line
+
+    groups = join_groups_by_id(
+        cases, outputs, lambda case: (case.id, case.line), output_key, on_unmatched, sources
     )
+    pairs = one_each(groups, output_key, sources[1])
     for case, found in pairs:
         yield case, found or Trajectory(case.id, (), missing=True)
