@@ -29,6 +29,8 @@ class Reply:
     """Seconds to wait before answering."""
     drip: float = 0.0
     """Seconds to wait between single bytes of the body (headers are sent at once)."""
+    chunked: bool = False
+    """Send the body in 64 KiB chunks of `Transfer-Encoding: chunked`, with no length."""
 
 
 @dataclass(frozen=True)
@@ -164,10 +166,19 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             raw = reply.body if isinstance(reply.body, bytes) else orjson.dumps(reply.body)
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
+            if reply.chunked:
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                self.send_header("Content-Length", str(len(raw)))
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             self.end_headers()
+            if reply.chunked:
+                for start in range(0, len(raw), 65536):
+                    piece = raw[start : start + 65536]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.write(b"0\r\n\r\n")
+                return
             if not reply.drip:
                 self.wfile.write(raw)
                 return

@@ -42,6 +42,11 @@ class RubricVerdict:
     """Tokens the endpoint reported for this judgment (0 for local checks and cached ones)."""
 
 
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+"""The largest answer read from an endpoint by default (`max_answer_bytes`): 4 MiB, far above
+any judgment or batch of embeddings, far below what a hostile server could send."""
+
+
 @dataclass(frozen=True, slots=True)
 class Endpoint:
     """An OpenAI-compatible endpoint (a hosted API, vLLM, Ollama, llama.cpp). `api_key_env`
@@ -56,6 +61,8 @@ class Endpoint:
     """Further attempts after a 429, a 5xx or a timeout, with exponential backoff."""
     concurrency: int = 4
     """Requests in flight at once."""
+    max_answer_bytes: int = MAX_ANSWER_BYTES
+    """The largest answer body read from the endpoint; a longer one is refused."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,18 +8,25 @@ sends is honoured up to BACKOFF_CAP), and the client's own retries are off so th
 the only ones. A request is therefore over after at most
 `(retries + 1) * timeout + retries * BACKOFF_CAP` seconds. Once a request has found the
 endpoint unreachable through all its attempts, the requests not yet sent are not sent: they
-fail at once with the same reason. This module imports `openai` (the `judge` extra); only
-`rubrics.remote` imports it, and only when a remote rubric runs.
+fail at once with the same reason.
+
+What an answer may be is bounded too (`bounded_http_client`): its body is read up to
+`Endpoint.max_answer_bytes` and refused past it (uncompressed bodies are asked for, and a
+compressed one is refused, so the bound holds for what is held in memory); a redirect is
+followed only within the endpoint's origin (scheme, host and port). Both are refused at once,
+without retrying. This module imports `openai` (the `judge` extra); only `rubrics.remote`
+imports it, and only when a remote rubric runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx2
 import openai
 
 from toolscore.rubrics.base import Endpoint
@@ -40,14 +47,84 @@ class EndpointError(Exception):
     """A request that failed for good; the message is the unscored reason (key removed)."""
 
 
+class AnswerRefusedError(openai.OpenAIError):
+    """An answer toolscore will not read: too large, compressed, or redirected to another
+    origin. An `OpenAIError`, so that the client library passes it on as it is."""
+
+
 def client(endpoint: Endpoint, key: str | None) -> openai.AsyncOpenAI:
-    """An asynchronous client for `endpoint` with the client library's own retries off."""
+    """An asynchronous client for `endpoint` with the client library's own retries off and
+    its answers bounded (`bounded_http_client`)."""
     return openai.AsyncOpenAI(
         api_key=key or NO_KEY,
         base_url=endpoint.base_url,
         timeout=endpoint.timeout,
         max_retries=0,
+        http_client=bounded_http_client(endpoint),
     )
+
+
+def bounded_http_client(endpoint: Endpoint) -> httpx2.AsyncClient:
+    """The client library's own HTTP client, with hooks that refuse a request leaving the
+    endpoint's origin (a redirect elsewhere) and an answer over `endpoint.max_answer_bytes`."""
+    origin = _origin(httpx2.URL(endpoint.base_url))
+    most = endpoint.max_answer_bytes
+
+    async def same_origin(request: httpx2.Request) -> None:
+        if _origin(request.url) != origin:
+            raise AnswerRefusedError(
+                f"refused a redirect from {_shown(endpoint.base_url)} to another origin "
+                f"({_shown(str(request.url.copy_with(query=None)))})"
+            )
+        request.headers["Accept-Encoding"] = "identity"
+
+    async def bounded(response: httpx2.Response) -> None:
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            raise AnswerRefusedError(
+                f"refused a compressed answer (Content-Encoding: {_short(encoding)}) though an "
+                "uncompressed one was asked for"
+            )
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > most:
+            raise AnswerRefusedError(_too_large(most))
+        response.stream = _BoundedStream(response.stream, most)
+
+    return openai.DefaultAsyncHttpxClient(
+        timeout=endpoint.timeout,
+        event_hooks={"request": [same_origin], "response": [bounded]},
+    )
+
+
+class _BoundedStream(httpx2.AsyncByteStream):
+    """An answer's body that raises AnswerRefusedError once more than `most` bytes came."""
+
+    def __init__(self, stream: httpx2.SyncByteStream | httpx2.AsyncByteStream, most: int):
+        self._stream = stream
+        self._most = most
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        assert isinstance(self._stream, httpx2.AsyncByteStream)
+        seen = 0
+        async for chunk in self._stream:
+            seen += len(chunk)
+            if seen > self._most:
+                raise AnswerRefusedError(_too_large(self._most))
+            yield chunk
+
+    async def aclose(self) -> None:
+        assert isinstance(self._stream, httpx2.AsyncByteStream)
+        await self._stream.aclose()
+
+
+def _too_large(most: int) -> str:
+    return f"refused an answer larger than {most:,} bytes (the endpoint's max_answer_bytes)"
+
+
+def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
+    """The scheme, host and port of `url`, the port made explicit for http and https."""
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
 
 
 class Requester:
@@ -73,6 +150,8 @@ class Requester:
                 return await asyncio.wait_for(request(), timeout)
             except (TimeoutError, openai.APITimeoutError):
                 fault, again = f"no answer within {timeout:g} s", True
+            except AnswerRefusedError as error:
+                fault, again = str(error), False
             except openai.APIConnectionError as error:
                 fault, again = (
                     f"cannot reach {_shown(self.endpoint.base_url)}: {_cause(error)}",

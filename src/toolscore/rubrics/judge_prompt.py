@@ -3,20 +3,31 @@
 The prompt is versioned by `PROMPT_VERSION`: any change to the wording below must bump it, since
 the version is part of every stored judgment's key (a new wording asks the judge again instead
 of reusing answers given to the old one). The texts the agent wrote are fenced in tags so that
-the judge reads them as material to grade, not as instructions.
+the judge reads them as material to grade, not as instructions; `fenced` escapes every fence
+tag inside a fenced text, so that no text can close its fence and write outside it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import orjson
 
 from toolscore.rubrics.base import JudgeRubric, RubricTarget
 
-PROMPT_VERSION = "1"
-"""The version of SYSTEM and USER below; bump it with any change to their wording."""
+PROMPT_VERSION = "2"
+"""The version of SYSTEM and USER below and of how `fenced` escapes the texts put into them;
+bump it with any change to either. Version 2 escapes fence tags inside the fenced texts."""
+
+FENCES = ("rubric", "request", "expected", "produced")
+"""The tags that fence a text in the prompt."""
+_FENCE_TAG = re.compile(r"[<\uff1c\ufe64](?=\s*/?\s*(?:" + "|".join(FENCES) + "))", re.IGNORECASE)
+"""A `<` (or a full-width or small one) followed by a fence's name: closing or not, in any case,
+with spaces around the `/`."""
+FENCE_ESCAPE = "&lt;"
+"""What such a `<` is written as inside a fenced text."""
 
 SYSTEM = (
     "You are a strict, consistent grader. You grade one text that an AI agent wrote into an "
@@ -59,20 +70,27 @@ REASON_CHARS = 1000
 """Characters of the judge's reason kept in a verdict."""
 
 
+def fenced(text: str) -> str:
+    """`text` with the `<` of every fence tag in it (`</produced>`, `<rubric>`, `< / Expected`)
+    written as FENCE_ESCAPE, so that it cannot end its fence or open another one."""
+    return _FENCE_TAG.sub(FENCE_ESCAPE, text)
+
+
 def messages(rubric: JudgeRubric, target: RubricTarget) -> list[dict[str, str]]:
     """The chat messages that ask the judge to grade `target` under `rubric`; the request
-    and the expected text are left out when the case has none."""
+    and the expected text are left out when the case has none. Every fenced text is
+    escaped by `fenced`."""
     context = ""
     if target.prompt is not None:
-        context += PROMPT_SECTION.format(prompt=target.prompt)
+        context += PROMPT_SECTION.format(prompt=fenced(target.prompt))
     if target.expected is not None:
-        context += EXPECTED_SECTION.format(expected=target.expected)
+        context += EXPECTED_SECTION.format(expected=fenced(target.expected))
     user = USER.format(
-        rubric=rubric.text,
+        rubric=fenced(rubric.text),
         context=context,
         argument=target.argument,
         tool=target.tool,
-        produced=target.produced,
+        produced=fenced(target.produced),
         low=rubric.low,
         high=rubric.high,
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 from toolscore.core.rules import ListRule, ObjectRule, Rule, TextRule
 from toolscore.core.values import show, suggest
-from toolscore.rubrics.base import Endpoint, JudgeRubric, SimilarityRubric
+from toolscore.rubrics.base import MAX_ANSWER_BYTES, Endpoint, JudgeRubric, SimilarityRubric
 from toolscore.rubrics.checks import (
     Check,
     LengthCheck,
@@ -39,13 +39,23 @@ CHECK_KINDS: dict[str, tuple[str, ...]] = {
     "not_empty": (),
 }
 """The deterministic kinds and their options."""
-_ENDPOINT_KEYS = ("base_url", "model", "api_key_env", "timeout", "retries", "concurrency")
+_ENDPOINT_KEYS = (
+    "base_url",
+    "model",
+    "api_key_env",
+    "timeout",
+    "retries",
+    "concurrency",
+    "max_answer_bytes",
+)
 REMOTE_KINDS: dict[str, tuple[str, ...]] = {
     "judge": ("text", "scale", "threshold", "seed", *_ENDPOINT_KEYS),
     "similarity": ("threshold", *_ENDPOINT_KEYS),
 }
 """The kinds that ask an OpenAI-compatible endpoint, and their options."""
 KINDS = (*CHECK_KINDS, *REMOTE_KINDS)
+MAX_ANSWER_LIMIT = 1024**3
+"""The most `max_answer_bytes` may be set to (1 GiB)."""
 
 
 class RubricSpecError(ValueError):
@@ -166,6 +176,9 @@ def _endpoint(node: Mapping[str, Any]) -> Endpoint:
     concurrency = _count(node, "concurrency", "", limit=256)
     if concurrency == 0:
         raise RubricSpecError("concurrency", "must be at least 1")
+    most = _count(node, "max_answer_bytes", "", limit=MAX_ANSWER_LIMIT)
+    if most is not None and most < 1024:
+        raise RubricSpecError("max_answer_bytes", f"must be at least 1024, got {most}")
     return Endpoint(
         base_url,
         model,
@@ -173,6 +186,7 @@ def _endpoint(node: Mapping[str, Any]) -> Endpoint:
         timeout,
         3 if retries is None else retries,
         4 if concurrency is None else concurrency,
+        MAX_ANSWER_BYTES if most is None else most,
     )
 
 
