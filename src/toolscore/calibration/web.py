@@ -26,7 +26,7 @@ import jinja2
 import orjson
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from toolscore.calibration.batches import LABELS, MAX_NOTE, Batches, Label
 from toolscore.calibration.page import case_page, visible
 from toolscore.calibration.rubric_page import WORDS, rubric_item_page
+from toolscore.calibration.serving import DROPPED, LOGGER
 from toolscore.errors import InputError
 from toolscore.specs.loading import SpecSet
 from toolscore.store import DEFAULT_PATH, Store, open_store
@@ -266,7 +267,12 @@ class _Session:
         if int(length) > MAX_BODY:
             return _error(f"a label request is a JSON object of at most {MAX_BODY} bytes", 413)
         try:
-            data = orjson.loads(await request.body())
+            body = await request.body()
+        except ClientDisconnect:
+            _log_dropped(request)
+            return Response(status_code=400)  # no one to read it
+        try:
+            data = orjson.loads(body)
         except orjson.JSONDecodeError:
             return _error("the body must be a JSON object")
         if not isinstance(data, dict):
@@ -357,6 +363,21 @@ def run_specs(store: Store, batch_id: int) -> SpecSet | None:
         return store.specs(store.run(Batches.of(store).info(batch_id).run_id))
     except InputError:  # a SpecError too
         return None
+
+
+def _log_dropped(request: Request) -> None:
+    """One line for a request whose body never arrived whole (not a traceback)."""
+    client = f"{request.client.host}:{request.client.port}" if request.client else "a client"
+    reason = request.scope.get("state", {}).get(
+        DROPPED, "it closed the connection before sending the whole body"
+    )
+    LOGGER.warning(
+        "toolscore label: %s %s from %s: %s; nothing saved",
+        request.method,
+        request.url.path,
+        client,
+        reason,
+    )
 
 
 def _error(message: str, status: int = 400) -> JSONResponse:
