@@ -134,6 +134,17 @@ def test_half_open_connections_are_refused_past_the_limit_and_closed_at_the_time
     assert len(timed_out) == LIMIT
 
 
+def test_a_request_without_the_token_is_refused_and_its_connection_closed(
+    served: Served,
+) -> None:
+    with served.connect(
+        f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n\r\n".encode()
+    ) as sock:
+        answer = read_all(sock)  # keep-alive asked for, by not saying `Connection: close`
+    assert answer.startswith(b"HTTP/1.1 403 Forbidden\r\n")
+    assert b"\r\nconnection: close\r\n" in answer.lower()
+
+
 def test_a_client_that_disconnects_mid_body_leaves_one_line(
     served: Served, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -385,9 +385,9 @@ def _error(message: str, status: int = 400) -> JSONResponse:
 
 
 class _Guard:
-    """Refuses (403) a request whose Host is not this server or that lacks the token; sets
-    the token cookie on the first request that brought it in the query; adds
-    SECURITY_HEADERS to every response."""
+    """Refuses (403, closing the connection) a request whose Host is not this server or that
+    lacks the token; sets the token cookie on the first request that brought it in the query;
+    adds SECURITY_HEADERS to every response."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
@@ -408,7 +408,7 @@ class _Guard:
             refusal = PlainTextResponse(
                 f"403: this server answers only to 127.0.0.1:{port} and localhost:{port}\n", 403
             )
-            await _secured(refusal)(scope, receive, send)
+            await _refused(refusal)(scope, receive, send)
             return
         from_query = self._matches(request.query_params.get(TOKEN_PARAM))
         from_cookie = self._matches(request.cookies.get(cookie))
@@ -423,7 +423,7 @@ class _Guard:
                 "token\n",
                 403,
             )
-            await _secured(refusal)(scope, receive, send)
+            await _refused(refusal)(scope, receive, send)
             return
         set_cookie = (
             f"{cookie}={self.token.decode()}; Path=/; HttpOnly; SameSite=Strict"
@@ -450,6 +450,12 @@ def _secured(response: Response) -> Response:
     for name, value in SECURITY_HEADERS.items():
         response.headers[name] = value
     return response
+
+
+def _refused(response: Response) -> Response:
+    """A refusal, secured, that closes its connection: a client without the token holds none."""
+    response.headers["Connection"] = "close"
+    return _secured(response)
 
 
 def _host_allowed(host: str, port: int) -> bool:
