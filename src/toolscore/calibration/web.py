@@ -26,7 +26,7 @@ import jinja2
 import orjson
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from toolscore.calibration.batches import LABELS, MAX_NOTE, Batches, Label
 from toolscore.calibration.page import case_page, visible
 from toolscore.calibration.rubric_page import WORDS, rubric_item_page
+from toolscore.calibration.serving import DROPPED, LOGGER
 from toolscore.errors import InputError
 from toolscore.specs.loading import SpecSet
 from toolscore.store import DEFAULT_PATH, Store, open_store
@@ -266,7 +267,12 @@ class _Session:
         if int(length) > MAX_BODY:
             return _error(f"a label request is a JSON object of at most {MAX_BODY} bytes", 413)
         try:
-            data = orjson.loads(await request.body())
+            body = await request.body()
+        except ClientDisconnect:
+            _log_dropped(request)
+            return Response(status_code=400)  # no one to read it
+        try:
+            data = orjson.loads(body)
         except orjson.JSONDecodeError:
             return _error("the body must be a JSON object")
         if not isinstance(data, dict):
@@ -359,14 +365,29 @@ def run_specs(store: Store, batch_id: int) -> SpecSet | None:
         return None
 
 
+def _log_dropped(request: Request) -> None:
+    """One line for a request whose body never arrived whole (not a traceback)."""
+    client = f"{request.client.host}:{request.client.port}" if request.client else "a client"
+    reason = request.scope.get("state", {}).get(
+        DROPPED, "it closed the connection before sending the whole body"
+    )
+    LOGGER.warning(
+        "toolscore label: %s %s from %s: %s; nothing saved",
+        request.method,
+        request.url.path,
+        client,
+        reason,
+    )
+
+
 def _error(message: str, status: int = 400) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
 class _Guard:
-    """Refuses (403) a request whose Host is not this server or that lacks the token; sets
-    the token cookie on the first request that brought it in the query; adds
-    SECURITY_HEADERS to every response."""
+    """Refuses (403, closing the connection) a request whose Host is not this server or that
+    lacks the token; sets the token cookie on the first request that brought it in the query;
+    adds SECURITY_HEADERS to every response."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
@@ -387,7 +408,7 @@ class _Guard:
             refusal = PlainTextResponse(
                 f"403: this server answers only to 127.0.0.1:{port} and localhost:{port}\n", 403
             )
-            await _secured(refusal)(scope, receive, send)
+            await _refused(refusal)(scope, receive, send)
             return
         from_query = self._matches(request.query_params.get(TOKEN_PARAM))
         from_cookie = self._matches(request.cookies.get(cookie))
@@ -402,7 +423,7 @@ class _Guard:
                 "token\n",
                 403,
             )
-            await _secured(refusal)(scope, receive, send)
+            await _refused(refusal)(scope, receive, send)
             return
         set_cookie = (
             f"{cookie}={self.token.decode()}; Path=/; HttpOnly; SameSite=Strict"
@@ -429,6 +450,12 @@ def _secured(response: Response) -> Response:
     for name, value in SECURITY_HEADERS.items():
         response.headers[name] = value
     return response
+
+
+def _refused(response: Response) -> Response:
+    """A refusal, secured, that closes its connection: a client without the token holds none."""
+    response.headers["Connection"] = "close"
+    return _secured(response)
 
 
 def _host_allowed(host: str, port: int) -> bool:

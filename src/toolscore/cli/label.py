@@ -22,6 +22,11 @@ from toolscore.report.printable import printable
 from toolscore.store import open_store, store_path
 
 HOST = "127.0.0.1"
+DEFAULT_TIMEOUT = 10.0
+"""`--request-timeout`'s default (`calibration.serving.DEFAULT_TIMEOUT`, not imported here:
+the web stack loads only when the page is served)."""
+DEFAULT_MAX_CONNECTIONS = 32
+"""`--max-connections`'s default (`calibration.serving.DEFAULT_MAX_CONNECTIONS`)."""
 DEFAULT_LABELLER = "labeller"
 """The labeller's name when neither `--labeller` nor the user name is known."""
 
@@ -54,14 +59,38 @@ def default_labeller() -> str:
     show_default=True,
     help="Port to listen on, on 127.0.0.1 only (0: a free port).",
 )
+@click.option(
+    "--request-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds a client has to send a request's headers, and again its body; a slower "
+    "connection is closed.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_CONNECTIONS,
+    show_default=True,
+    help="Connections open at once; one more is answered 503 and closed.",
+)
 @db_option
 @input_errors
-def label_command(batch: str, labeller: str | None, port: int, db_path: str | None) -> None:
+def label_command(
+    batch: str,
+    labeller: str | None,
+    port: int,
+    request_timeout: float,
+    max_connections: int,
+    db_path: str | None,
+) -> None:
     """Label the cases of BATCH (an id or `latest`) in a web page on this machine: one case
     at a time, correct, incorrect or unsure, each saved at once; run it again to resume."""
     # The web stack is imported only here: every other command starts faster without it.
     import uvicorn  # noqa: PLC0415
 
+    from toolscore.calibration.serving import ServingLimits, bounded_protocol  # noqa: PLC0415
     from toolscore.calibration.web import TOKEN_PARAM, create_app  # noqa: PLC0415
 
     name = (labeller if labeller is not None else default_labeller()).strip()
@@ -87,6 +116,7 @@ def label_command(batch: str, labeller: str | None, port: int, db_path: str | No
         lifespan="on",
         proxy_headers=False,
         server_header=False,
+        http=bounded_protocol(ServingLimits(request_timeout, max_connections)),
     )
     server = uvicorn.Server(config)
     try:
