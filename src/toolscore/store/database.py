@@ -18,6 +18,7 @@ from toolscore.specs.parsing import safe_loader
 from toolscore.store.codec import case_json, unpack_json
 from toolscore.store.connection import connect, connect_read_only, store_path
 from toolscore.store.content import iter_content_lines, read_content
+from toolscore.store.integrity import is_damage, read_error
 from toolscore.store.meta import RunMeta
 from toolscore.store.migrations import SCHEMA_VERSION, checked_version, migrate
 from toolscore.store.rubrics import with_rubrics
@@ -119,6 +120,13 @@ def open_store(
     except sqlite3.OperationalError as error:  # the disk is full or read-only, say
         db.close()
         raise InputError(str(where), f"cannot prepare the results store: {error}") from None
+    except sqlite3.DatabaseError as error:
+        if not is_damage(error):
+            db.close()
+            raise
+        problem = read_error(db, where, error)
+        db.close()
+        raise problem from None
     except BaseException:
         db.close()
         raise
@@ -130,6 +138,13 @@ def _open_read_only(where: Path) -> Store:
     db = connect_read_only(where)
     try:
         version = checked_version(db, str(where))
+    except sqlite3.DatabaseError as error:
+        if not is_damage(error):
+            db.close()
+            raise
+        problem = read_error(db, where, error)
+        db.close()
+        raise problem from None
     except BaseException:
         db.close()
         raise
@@ -162,8 +177,18 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *_: object) -> None:
+    def __exit__(self, kind: object, error: BaseException | None, *_: object) -> None:
+        """Close the store; a read that failed because the file is damaged leaves the
+        block as one input error saying so (not a sqlite3 traceback)."""
+        if error is not None and is_damage(error):
+            problem = self.damage_error(error)
+            self.close()
+            raise problem from None
         self.close()
+
+    def damage_error(self, error: BaseException) -> InputError:
+        """The input error for a read of this store that failed on a damaged file."""
+        return read_error(self.db, self.path, error)
 
     def close(self) -> None:
         """Close the connection."""

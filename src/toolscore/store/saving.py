@@ -9,6 +9,7 @@ entries, and gives its id; `discard` stores nothing.
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from toolscore._version import __version__
 from toolscore.stats.intervals import percent
 from toolscore.store.database import PreviousScore, open_store
+from toolscore.store.integrity import is_damage
 from toolscore.store.meta import RunMeta
 
 if TYPE_CHECKING:
@@ -49,7 +51,12 @@ class StoreSink:
             meta = RunMeta.from_files(
                 specs, specs_path, *sources, label, __version__, names=names or sources
             )
-            previous = store.previous_scores(meta.cases_file.sha256, meta.outputs_file.sha256)
+            try:
+                previous = store.previous_scores(meta.cases_file.sha256, meta.outputs_file.sha256)
+            except sqlite3.DatabaseError as error:
+                if not is_damage(error):
+                    raise
+                raise store.damage_error(error) from None
             self.earlier: list[str] = describe_previous(previous, specs)
             self.writer = self._stack.enter_context(store.begin_run(meta))
             self.judgments: JudgmentCache = store.judgments

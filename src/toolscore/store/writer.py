@@ -29,6 +29,7 @@ from toolscore.store.codec import (
 )
 from toolscore.store.connection import connect
 from toolscore.store.content import has_content
+from toolscore.store.integrity import check_before_writing, is_damage, read_error
 from toolscore.store.meta import InputFile, RunMeta
 from toolscore.store.rubrics import COMMIT_STAGED, INSERT_STAGED, rubric_rows
 from toolscore.store.staging import INSERT_RESULT, TABLES, stage_content
@@ -73,6 +74,12 @@ class RunWriter:
         except (sqlite3.OperationalError, OSError) as error:
             self._close()
             raise InputError(str(self.path), f"cannot save the run: {error}") from None
+        except sqlite3.DatabaseError as error:
+            if not is_damage(error):
+                raise
+            problem = read_error(self._db, self.path, error)
+            self._close()
+            raise problem from None
 
     def __enter__(self) -> RunWriter:
         with self._errors():
@@ -83,6 +90,7 @@ class RunWriter:
         db = self._db = connect(self.path)
         try:
             db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+            check_before_writing(db, self.path)
             for statement in TABLES:
                 db.execute(statement)
             missing = self._missing_contents(db)
