@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -194,13 +195,14 @@ def test_a_bad_cap_is_refused_naming_the_key(folder: Path, value: Any) -> None:
     assert caught.value.field == "environment.max_size_mb"
 
 
-def test_a_database_larger_than_the_cap_is_refused_at_load(folder: Path) -> None:
-    rows = ",".join(["(randomblob(100000))"] * 12)
-    (folder / "store.sql").write_text(f"CREATE TABLE t (x);\nINSERT INTO t VALUES {rows};\n")
+def test_a_database_file_larger_than_the_cap_is_refused_at_load(folder: Path) -> None:
+    store = sqlite3.connect(folder / "store.db")
+    store.executescript("CREATE TABLE t (x); INSERT INTO t SELECT randomblob(1200000);")
+    store.close()
     with pytest.raises(InputError, match=r"holds 1\.\d MB, over the cap of 1 MB") as caught:
-        _env(folder)
+        _env(folder, database="store.db")
     assert caught.value.field == "environment.max_size_mb"
-    assert _env(folder, max_size_mb=2).max_size_mb == 2
+    assert _env(folder, database="store.db", max_size_mb=2).max_size_mb == 2
 
 
 def test_the_cap_is_in_the_reports_provenance_only_when_set(folder: Path) -> None:
@@ -209,3 +211,16 @@ def test_the_cap_is_in_the_reports_provenance_only_when_set(folder: Path) -> Non
     assert isinstance(default, Environment)
     assert default.max_size_mb == DEFAULT_MAX_SIZE_MB
     assert "max_size_mb" not in default.describe()
+
+
+def test_a_database_script_that_grows_past_the_cap_is_refused_naming_its_line(
+    folder: Path,
+) -> None:
+    """The environment's own `.sql` script is built under the same cap, one line naming the
+    statement, before anything is allocated past it."""
+    script = f"CREATE TABLE t (x);\nINSERT INTO t VALUES (randomblob({2 * BLOB}));\n"
+    (folder / "store.sql").write_text(script, encoding="utf-8")
+    with pytest.raises(InputError, match="string or blob too big") as caught:
+        _env(folder)
+    assert caught.value.line == 2
+    assert "over the cap of 1 MB: raise max_size_mb" in str(caught.value)

@@ -38,7 +38,14 @@ from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy
 from toolscore.state.guard import ReplayConnection, guard
 from toolscore.state.limits import PROGRESS_STEPS, watch
 from toolscore.state.outputs import OPTION_KEYS, output_option
-from toolscore.state.size import DEFAULT_MAX_SIZE_MB, MB, cap_length, size_problem, size_settings
+from toolscore.state.size import (
+    DEFAULT_MAX_SIZE_MB,
+    MB,
+    cap_length,
+    oversize,
+    size_problem,
+    size_settings,
+)
 from toolscore.state.snapshot import (
     Ignore,
     Snapshot,
@@ -179,7 +186,7 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
     shared = shared_fields(config, base_dir, source, fail)
 
     database = base_dir / config["database"]
-    template = _template(database, source)
+    template = _template(database, source, max_size_mb)
     try:
         image = without_wal(template.serialize())
         if len(image) > max_size_mb * MB:
@@ -208,15 +215,19 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
     )
 
 
-def _template(path: Path, source: str) -> sqlite3.Connection:
-    """The initial database in memory, built from a SQL script or copied from a SQLite file."""
+def _template(path: Path, source: str, max_size_mb: int) -> sqlite3.Connection:
+    """The initial database in memory, built from a SQL script (under the size cap, as a
+    replay is) or copied from a SQLite file."""
     field = "environment.database"
     if not path.is_file():
         raise InputError(source, f"no such file: {path}", field=field)
     template = sqlite3.connect(":memory:")
     try:
         if path.suffix.lower() == ".sql":
-            _run_script(template, path, source)
+            (page_size,) = template.execute("PRAGMA page_size").fetchone()
+            template.execute(f"PRAGMA max_page_count = {max_size_mb * MB // page_size}")
+            cap_length(template, max_size_mb)
+            _run_script(template, path, source, max_size_mb)
         else:
             _copy_database(template, path, source)
     except BaseException:
@@ -225,7 +236,7 @@ def _template(path: Path, source: str) -> sqlite3.Connection:
     return template
 
 
-def _run_script(db: sqlite3.Connection, path: Path, source: str) -> None:
+def _run_script(db: sqlite3.Connection, path: Path, source: str, max_size_mb: int) -> None:
     """Run a SQL script statement by statement, so that an error names its line."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -238,9 +249,12 @@ def _run_script(db: sqlite3.Connection, path: Path, source: str) -> None:
             db.executescript(statement)
         except sqlite3.Error as error:
             first = statement.strip().splitlines()[0]
+            cap = (
+                f", over the cap of {max_size_mb} MB: raise max_size_mb" if oversize(error) else ""
+            )
             raise InputError(
                 str(path),
-                f"{error} (in the statement {show(first)})",
+                f"{error} (in the statement {show(first)}){cap}",
                 line=start,
                 field="environment.database",
             ) from None
