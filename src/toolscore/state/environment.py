@@ -38,6 +38,14 @@ from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy
 from toolscore.state.guard import ReplayConnection, guard
 from toolscore.state.limits import PROGRESS_STEPS, watch
 from toolscore.state.outputs import OPTION_KEYS, output_option
+from toolscore.state.size import (
+    DEFAULT_MAX_SIZE_MB,
+    MB,
+    cap_length,
+    oversize,
+    size_problem,
+    size_settings,
+)
 from toolscore.state.snapshot import (
     Ignore,
     Snapshot,
@@ -76,6 +84,7 @@ _KEYS = (
     "foreign_keys",
     "timeout",
     "numbers",
+    "max_size_mb",
     *POLICY_KEYS,
     *OPTION_KEYS,
 )
@@ -98,6 +107,10 @@ class Environment(EnvironmentBase):
     initial: Snapshot
     ignore: Ignore
     foreign_keys: bool
+    max_size_mb: int
+    """The most megabytes each replay database (main, temp) and any one value may hold."""
+    size_settings: tuple[str, ...]
+    """The PRAGMAs that set that cap on a copy of the image (`size`)."""
     kind: ClassVar[str] = "sqlite"
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -106,10 +119,12 @@ class Environment(EnvironmentBase):
 
     def connect(self, factory: type[ReplayConnection] = ReplayConnection) -> ReplayConnection:
         """A new connection to a private in-memory copy of the initial database, guarded
-        (`guard`: it reaches no file) and watched (`limits`: its statements can be stopped)."""
+        (`guard`: it reaches no file), capped (`size`: it holds at most `max_size_mb`) and
+        watched (`limits`: its statements can be stopped)."""
         db = sqlite3.connect(":memory:", factory=factory)
         db.deserialize(self.image)
-        guard(db, *(["PRAGMA foreign_keys = ON"] if self.foreign_keys else []))
+        guard(db, *self.size_settings, *(["PRAGMA foreign_keys = ON"] if self.foreign_keys else []))
+        cap_length(db, self.max_size_mb)
         db.set_progress_handler(watch, PROGRESS_STEPS)
         return db
 
@@ -127,6 +142,7 @@ class Environment(EnvironmentBase):
             "now": self.now.isoformat(),
             "timeout": self.timeout,
             **({"numbers": self.numbers} if self.typed else {}),
+            **({"max_size_mb": self.max_size_mb} if "max_size_mb" in self.config else {}),
             **self.policy.describe(),
             **{key: self.config[key] for key in OPTION_KEYS if key in self.config},
         }
@@ -160,19 +176,28 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
     foreign_keys = config.get("foreign_keys", True)
     if not isinstance(foreign_keys, bool):
         raise fail("foreign_keys", f"must be true or false, got {show(foreign_keys)}")
+    max_size_mb = config.get("max_size_mb", DEFAULT_MAX_SIZE_MB)
+    problem = size_problem(max_size_mb)
+    if problem is not None:
+        raise fail("max_size_mb", problem)
     for key in OPTION_KEYS:  # how required outputs are found (`state.outputs`)
         if key in config:
             output_option(key, config[key], fail)
     shared = shared_fields(config, base_dir, source, fail)
 
     database = base_dir / config["database"]
-    template = _template(database, source)
+    template = _template(database, source, max_size_mb)
     try:
         image = without_wal(template.serialize())
+        if len(image) > max_size_mb * MB:
+            size = f"{len(image) / MB:,.1f} MB"
+            raise fail("max_size_mb", f"the database {database} holds {size}, over the cap "
+                                      f"of {max_size_mb} MB: raise max_size_mb")  # fmt: skip
         ignore = _ignore(config.get("ignore", {}), read_shapes(template, Ignore()), fail)
         shapes = read_shapes(template, ignore)
         initial = take_snapshot(template, shapes.values())
         version = schema_version(template)
+        settings = size_settings(template, max_size_mb)
     finally:
         template.close()
     return Environment(
@@ -185,18 +210,24 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
         initial=initial,
         ignore=ignore,
         foreign_keys=foreign_keys,
+        max_size_mb=max_size_mb,
+        size_settings=settings,
     )
 
 
-def _template(path: Path, source: str) -> sqlite3.Connection:
-    """The initial database in memory, built from a SQL script or copied from a SQLite file."""
+def _template(path: Path, source: str, max_size_mb: int) -> sqlite3.Connection:
+    """The initial database in memory, built from a SQL script (under the size cap, as a
+    replay is) or copied from a SQLite file."""
     field = "environment.database"
     if not path.is_file():
         raise InputError(source, f"no such file: {path}", field=field)
     template = sqlite3.connect(":memory:")
     try:
         if path.suffix.lower() == ".sql":
-            _run_script(template, path, source)
+            (page_size,) = template.execute("PRAGMA page_size").fetchone()
+            template.execute(f"PRAGMA max_page_count = {max_size_mb * MB // page_size}")
+            cap_length(template, max_size_mb)
+            _run_script(template, path, source, max_size_mb)
         else:
             _copy_database(template, path, source)
     except BaseException:
@@ -205,7 +236,7 @@ def _template(path: Path, source: str) -> sqlite3.Connection:
     return template
 
 
-def _run_script(db: sqlite3.Connection, path: Path, source: str) -> None:
+def _run_script(db: sqlite3.Connection, path: Path, source: str, max_size_mb: int) -> None:
     """Run a SQL script statement by statement, so that an error names its line."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -218,9 +249,12 @@ def _run_script(db: sqlite3.Connection, path: Path, source: str) -> None:
             db.executescript(statement)
         except sqlite3.Error as error:
             first = statement.strip().splitlines()[0]
+            cap = (
+                f", over the cap of {max_size_mb} MB: raise max_size_mb" if oversize(error) else ""
+            )
             raise InputError(
                 str(path),
-                f"{error} (in the statement {show(first)})",
+                f"{error} (in the statement {show(first)}){cap}",
                 line=start,
                 field="environment.database",
             ) from None

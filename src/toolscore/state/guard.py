@@ -13,7 +13,8 @@ authorizer that denies, at prepare time:
   `data_store_directory`, `temp_store`: the connection keeps temporary tables and sorts in
   memory), that let SQL corrupt the database or skip the journal that rolls back a failed
   call (`writable_schema`, `journal_mode`, `schema_version`), or that change limits for the
-  whole process (`hard_heap_limit`, `soft_heap_limit`). Reading them is allowed.
+  whole process (`hard_heap_limit`, `soft_heap_limit`), or that move the size cap of the
+  replay's database (`max_page_count`, `page_size`; `size`). Reading them is allowed.
 
 A denied statement fails with SQLite's "not authorized"; the connection keeps what was
 denied (`Guard.denied`), so that replay can say what was refused, and why.
@@ -30,6 +31,8 @@ _FUNCTION, _PRAGMA = sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_PRAGMA
 _CHECKED = frozenset({_ATTACH, _DETACH, _FUNCTION, _PRAGMA})
 _OK, _DENY = sqlite3.SQLITE_OK, sqlite3.SQLITE_DENY
 DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
+SIZE_PRAGMAS = frozenset({"max_page_count", "page_size"})
+"""PRAGMAs that would move the size cap of a replay's database (`size`)."""
 DENIED_PRAGMAS = frozenset(
     {
         "temp_store_directory",
@@ -40,10 +43,12 @@ DENIED_PRAGMAS = frozenset(
         "schema_version",
         "hard_heap_limit",
         "soft_heap_limit",
+        *SIZE_PRAGMAS,
     }
 )
 """PRAGMAs a replay may read but not set (see the module docstring)."""
 WHY = "a replay works on a private in-memory copy and never opens a file"
+SIZE_WHY = "a replay's database holds at most the environment's max_size_mb"
 
 
 class Guard:
@@ -148,7 +153,9 @@ class DeniedError(Exception):
         self.what = what
 
     def __str__(self) -> str:
-        return f"denied: {self.what} ({WHY})"
+        pragma = self.what.removeprefix("PRAGMA ").partition(" ")[0]
+        why = SIZE_WHY if self.what.startswith("PRAGMA ") and pragma in SIZE_PRAGMAS else WHY
+        return f"denied: {self.what} ({why})"
 
 
 class refusing:  # noqa: N801 -- used as a `with` statement, like a function

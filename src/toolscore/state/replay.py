@@ -7,12 +7,13 @@ committed when the tool returns, rolled back when it fails (or committed all the
 `on_error: keep`; `errors_policy`). What the agent did is never an error here: a call with
 unparseable arguments, to a tool the module lacks, or that raises or returns an error value,
 is recorded as an error result and replay goes on. So is a call that runs past the time limit
-(`limits`), ends the process with `sys.exit`, or runs SQL that the guard denies (`guard`).
-A call of a terminal tool ends the replay. A plan call that fails is recorded (`PlanReplay`)
-and the plan's replay goes on, as tau-bench builds its goal. The user's own inputs (setup, a
-plan naming no tool, a tool returning something that is not JSON) are errors naming the case
-and the call; but where the case's setup or plan runs past the time limit or is denied,
-replay stops with `ReplayStoppedError`, which the verdict records on the case, so that one
+(`limits`), ends the process with `sys.exit`, runs SQL that the guard denies (`guard`), or
+grows the database past its size cap (`size`). A call of a terminal tool ends the replay. A
+plan call that fails is recorded (`PlanReplay`) and the plan's replay goes on, as tau-bench
+builds its goal. The user's own inputs (setup, a plan naming no tool, a tool returning
+something that is not JSON) are errors naming the case and the call; but where the case's
+setup or plan runs past the time limit, is denied, or reaches the size cap, replay stops with
+`ReplayStoppedError`, which the verdict records on the case, so that one
 such case does not stop the run. The call loops (`replay_calls`, `replay_plan_calls`) serve
 document environments too, given a function that runs one call on their store.
 """
@@ -44,12 +45,16 @@ from toolscore.state.limits import (
     exit_call,
     time_limit,
 )
+from toolscore.state.size import OversizeError, oversize
 from toolscore.state.snapshot import Snapshot, read_shapes, schema_version, take_snapshot
 
 if TYPE_CHECKING:
     from toolscore.state.documents import DocumentEnvironment
 
 _SCALARS = (str, int, float, bool, type(None))
+
+STOPPING = (CallTimeout, DeniedError, OversizeError)
+"""What stops a case's own setup or plan (`ReplayStoppedError`) rather than failing a call."""
 
 Fail = Callable[[str, str], CaseError]
 """Builds the error for a field of the case being replayed."""
@@ -73,7 +78,8 @@ class CallOutcome(NamedTuple):
 
 class ReplayStoppedError(Exception):
     """A case's own setup or plan could not be replayed: a call or statement ran past the
-    time limit, or attempted what the guard denies. The case fails with this as its error."""
+    time limit, attempted what the guard denies, or grew the database past its size cap
+    (`size`). The case fails with this as its error."""
 
     def __init__(self, where: str, message: str) -> None:
         super().__init__(where, message)
@@ -248,7 +254,7 @@ def replay_plan_calls(
             result = call_tool(tool, args)
         except KeyboardInterrupt:
             raise ReplayInterrupted(f"case {case.id!r}, {where} ({call.name})") from None
-        except (CallTimeout, DeniedError) as stop:
+        except STOPPING as stop:
             raise ReplayStoppedError(f"{where} ({call.name})", tool_error(stop)) from None
         except (Exception, SystemExit) as exc:
             errors.append(CallOutcome(i, call.name, error=tool_error(exc)))
@@ -353,6 +359,8 @@ def invoke(
         keep = env.policy.keeps and not isinstance(stopped, KeyboardInterrupt)
         with contextlib.suppress(sqlite3.Error):
             db.end_call(keep)
+        if isinstance(stopped, Exception) and oversize(stopped):
+            raise OversizeError(env.max_size_mb, describe_error(stopped)) from None
         raise
     return result
 
@@ -383,7 +391,7 @@ def tool_error(error: BaseException) -> str:
     """What stopped a tool call, as one line (an exception's type and message)."""
     if isinstance(error, CallTimeout):
         return f"timed out: {error}"
-    if isinstance(error, DeniedError):
+    if isinstance(error, (DeniedError, OversizeError)):
         return str(error)
     if isinstance(error, SystemExit):
         return f"SystemExit: the tool called {exit_call(error)}"
@@ -455,7 +463,7 @@ def setup_call(
         call_tool(tool, item.get("args", {}))
     except KeyboardInterrupt:
         raise ReplayInterrupted(f"case {ctx.case_id!r}, {where}") from None
-    except (CallTimeout, DeniedError) as stop:
+    except STOPPING as stop:
         raise ReplayStoppedError(where, tool_error(stop)) from None
     except (Exception, SystemExit) as exc:
         raise fail(where, f"{item['name']} raised {tool_error(exc)}") from None
@@ -473,4 +481,7 @@ def _setup_sql(
     except (CallTimeout, DeniedError) as stop:
         raise ReplayStoppedError(where, tool_error(stop)) from None
     except sqlite3.Error as error:
+        if oversize(error):
+            over = OversizeError(env.max_size_mb, describe_error(error))
+            raise ReplayStoppedError(where, str(over)) from None
         raise fail(where, f"SQL failed: {describe_error(error)}") from None
