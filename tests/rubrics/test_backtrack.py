@@ -4,8 +4,11 @@ patterns it must leave alone."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolscore.rubrics.backtrack import backtracking
 
@@ -57,3 +60,14 @@ def test_a_pattern_that_does_not_compile_is_not_flagged() -> None:
     with pytest.raises(re.error):
         re.compile("(")
     assert backtracking("(") is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab.|()*+?{}[]^$\\dws,-1", max_size=24))
+def test_any_pattern_text_gives_a_reason_or_none_and_never_raises(pattern: str) -> None:
+    why = backtracking(pattern)
+    assert why is None or why.startswith("a repeat ")
+    if why is not None:
+        with warnings.catch_warnings():  # a nested set `[[` warns, and still compiles
+            warnings.simplefilter("ignore")
+            re.compile(pattern)  # only a pattern that parses is ever flagged

@@ -8,12 +8,16 @@ of one character each (`(\\d|\\w)+`) are a character class to the parser and nev
 backtrack. Possessive repeats and atomic groups
 (`a++`, `(?>...)`) do not backtrack and are never flagged. The check is a heuristic on the
 pattern alone: a flagged pattern may be harmless on the texts it meets, and a pattern not
-flagged may still be slow (`\\d+\\d+x` is quadratic); the run-time limit covers both.
+flagged may still be slow (`\\d+\\d+x` is quadratic); the run-time limit covers both. The
+pattern is read by CPython's own parser (`re._parser`, what `re.compile` uses), so the check
+sees the pattern exactly as `re` runs it (alternatives of one character already merged into a
+class, common prefixes of alternatives already factored out).
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Iterable
 from re import _constants as _c  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
@@ -28,7 +32,9 @@ def backtracking(pattern: str) -> str | None:
     """Why `pattern` may backtrack catastrophically (a sentence for a lint warning), or None
     when neither flagged shape is in it (or it does not parse)."""
     try:
-        parsed = _parser.parse(pattern)
+        with warnings.catch_warnings():  # loading the spec already warned (a nested set)
+            warnings.simplefilter("ignore")
+            parsed = _parser.parse(pattern)
     except (re.error, RecursionError):
         return None
     return _find(list(parsed))
