@@ -127,6 +127,7 @@ SURFACES: dict[str, list[str]] = {
         "terminal",
     ],
     "toolscore.rubrics": [
+        "backtrack",
         "base",
         "cache",
         "checks",

@@ -22,6 +22,8 @@ from toolscore.inputs.cases import parse_case
 from toolscore.inputs.converted import Conversion, as_json_lines, layout_of, named_record
 from toolscore.inputs.jsonl import read_jsonl
 from toolscore.lint.gold import Severity, gold_problems
+from toolscore.rubrics.backtrack import backtracking
+from toolscore.rubrics.checks import REGEX_SECONDS, LocalRubric, RegexCheck
 from toolscore.specs.fields import RulePath
 from toolscore.specs.loading import SpecSet, check_specs
 
@@ -53,6 +55,7 @@ def lint_files(
     if specs is None:
         return findings
     findings += lenient_without_reason(specs)
+    findings += backtracking_regexes(specs)
     env = None if environment is None else environment(specs)
     if cases_path is not None:
         findings += lint_cases(specs, cases_path, env)
@@ -78,6 +81,38 @@ def lenient_without_reason(specs: SpecSet) -> list[Finding]:
 
     for name, tool in specs.tools.items():
         walk(name, tool.args, ())
+    return found
+
+
+def backtracking_regexes(specs: SpecSet) -> list[Finding]:
+    """Warn on each regex check of a rubric in use whose pattern has a shape known to
+    backtrack catastrophically (`rubrics.backtrack`): it would cost its time limit on many
+    texts before the run stops it."""
+    found: list[Finding] = []
+    seen: set[str] = set()
+    for uses in specs.rubric_uses.values():
+        for use in uses:
+            rubric = specs.rubrics[use.rubric]
+            if use.rubric in seen or not isinstance(rubric, LocalRubric):
+                continue
+            seen.add(use.rubric)
+            inline = use.rubric == f"{use.tool}.{'.'.join(use.path)}"
+            where = (
+                specs.rule_field(use.tool, use.path) + ".rubric"
+                if inline
+                else f"rubrics.{use.rubric}"
+            )
+            for check in rubric.checks:
+                if not isinstance(check, RegexCheck):
+                    continue
+                why = backtracking(check.pattern.pattern)
+                if why is not None:
+                    message = (
+                        f"regex {check.pattern.pattern!r} may backtrack catastrophically: {why}; "
+                        f"each such text costs the {REGEX_SECONDS:g} s limit, and the run stops "
+                        f"the rubric after {check.max_timeouts}"
+                    )
+                    found.append(Finding("warning", InputError(specs.source, message, field=where)))
     return found
 
 

@@ -4,11 +4,13 @@ The call scorer never compares a `text` argument; a rubric named on it scores th
 text on its own scale, and its results are reported beside the call verdict, never in it.
 
 Its modules: `spec` (declarations), `base` (the values rubrics work on), `checks` (local
-checks), `remote`, `jobs`, `endpoint`, `judge_prompt` (judges and embeddings), `cache` (stored
-judgments), `entries` and `summary` (results and their block).
+checks), `backtrack` (patterns known to backtrack), `remote`, `jobs`, `endpoint`,
+`judge_prompt` (judges and embeddings), `cache` (stored judgments), `entries` and `summary`
+(results and their block).
 """
 
 __all__ = [
+    "backtrack",
     "base",
     "cache",
     "checks",

@@ -25,6 +25,18 @@ REGEX_SECONDS = 1.0
 """How long one regex search may run on one text before the target is left unscored: a
 pattern that backtracks catastrophically must not hang the scorer."""
 
+REGEX_TIMEOUTS = 3
+"""After this many texts on which one rubric's regex search ran out of time, a run stops
+running that rubric (a regex check's `max_timeouts` changes it): a pattern that backtracks
+on most texts would otherwise cost its time limit on every case."""
+
+_TIMED_OUT = "the regex search did not finish within"
+
+
+def timed_out(reason: str | None) -> bool:
+    """Whether an unscored `reason` is a regex search stopped by its time limit."""
+    return reason is not None and reason.startswith(_TIMED_OUT)
+
 
 class Unscorable(Exception):  # noqa: N818 - a verdict, not a program error
     """The check cannot judge this text; `reason` says why (the target is left unscored)."""
@@ -68,6 +80,8 @@ class RegexCheck(Check):
 
     pattern: re.Pattern[str]
     must_match: bool = True
+    max_timeouts: int = REGEX_TIMEOUTS
+    """Timeouts of the rubric in one run after which it is no longer run (`REGEX_TIMEOUTS`)."""
 
     def failure(self, text: str, arguments: Mapping[str, Any]) -> str | None:
         limits = _limits()
@@ -78,9 +92,7 @@ class RegexCheck(Check):
             with time_limit(REGEX_SECONDS):
                 found = self.pattern.search(normal(text)) is not None
         except CallTimeout:
-            raise Unscorable(
-                f"the regex search did not finish within {REGEX_SECONDS:g} s"
-            ) from None
+            raise Unscorable(f"{_TIMED_OUT} {REGEX_SECONDS:g} s") from None
         if found == self.must_match:
             return None
         pattern = _quoted(self.pattern.pattern)
@@ -234,6 +246,13 @@ class LocalRubric:
     name: str
     checks: tuple[Check, ...]
     version: str | None = None
+
+    @property
+    def max_timeouts(self) -> int | None:
+        """Regex timeouts in one run after which the rubric is no longer run (the smallest
+        `max_timeouts` of its regex checks), or None when it has no regex check."""
+        limits = [c.max_timeouts for c in self.checks if isinstance(c, RegexCheck)]
+        return min(limits) if limits else None
 
     def score(self, text: str, arguments: Mapping[str, Any]) -> RubricVerdict:
         """The rubric's verdict on one produced text sent with the call's `arguments`."""

@@ -18,6 +18,7 @@ from toolscore.core.rules import ListRule, ObjectRule, Rule, TextRule
 from toolscore.core.values import show, suggest
 from toolscore.rubrics.base import MAX_ANSWER_BYTES, Endpoint, JudgeRubric, SimilarityRubric
 from toolscore.rubrics.checks import (
+    REGEX_TIMEOUTS,
     Check,
     LengthCheck,
     LocalRubric,
@@ -31,7 +32,7 @@ Rubric = LocalRubric | JudgeRubric | SimilarityRubric
 """Any rubric a spec can declare."""
 
 CHECK_KINDS: dict[str, tuple[str, ...]] = {
-    "regex": ("pattern", "must_match"),
+    "regex": ("pattern", "must_match", "max_timeouts"),
     "contains": ("phrases", "casefold"),
     "not_contains": ("phrases", "casefold"),
     "mentions": ("argument",),
@@ -157,7 +158,14 @@ def _regex(node: Mapping[str, Any], where: str) -> RegexCheck:
         raise RubricSpecError(
             _at(where, "pattern"), f"not a valid regular expression: {error}"
         ) from None
-    return RegexCheck(compiled, _flag(node, "must_match", True, where))
+    timeouts = _count(node, "max_timeouts", where)
+    if timeouts == 0:
+        raise RubricSpecError(_at(where, "max_timeouts"), "must be at least 1")
+    return RegexCheck(
+        compiled,
+        _flag(node, "must_match", True, where),
+        REGEX_TIMEOUTS if timeouts is None else timeouts,
+    )
 
 
 def _endpoint(node: Mapping[str, Any]) -> Endpoint:

@@ -6,7 +6,9 @@ when it is a plain string, the case's prompt. Deterministic rubrics judge it at 
 ones (judge, similarity) are collected and asked in one batch per rubric once scoring is
 done (`run_remote`), through a callable the caller passes in. A plan call left unpaired, or
 an argument the produced call did not send as a string, is an unscored entry with its
-reason. Nothing here touches the call verdict or the metrics.
+reason. A deterministic rubric whose regex search runs out of time on `max_timeouts` texts
+(3 unless its check says otherwise) is not run again in that run: its later entries are
+unscored with `stopped`'s reason. Nothing here touches the call verdict or the metrics.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from toolscore.core.model import MISSING, Case, CaseResult
 from toolscore.core.values import json_type
 from toolscore.rubrics.base import RemoteRubric, RubricTarget, RubricVerdict
-from toolscore.rubrics.checks import LocalRubric
+from toolscore.rubrics.checks import LocalRubric, timed_out
 from toolscore.rubrics.entries import RubricEntry
 from toolscore.rubrics.spec import RubricUse
 
@@ -33,6 +35,14 @@ Remote = Callable[[RemoteRubric, Sequence[RubricTarget], Any], list[RubricVerdic
 UNPAIRED = "the plan call has no produced call paired with it"
 UNPARSEABLE = "the produced call's arguments could not be parsed"
 ABSENT = "the produced call does not send this argument"
+
+
+def stopped(rubric: str, timeouts: int) -> str:
+    """The unscored reason of a rubric no longer run after `timeouts` regex timeouts."""
+    return (
+        f"not run: rubric {rubric!r} was stopped for the rest of the run after its regex "
+        f"search ran out of time on {timeouts} text{'' if timeouts == 1 else 's'}"
+    )
 
 
 _new = tuple.__new__
@@ -53,6 +63,8 @@ class RubricRunner:
         self.rubrics = specs.rubrics
         self.remote = remote
         self.pending: list[Pending] = []
+        self.timeouts: dict[str, int] = {}
+        """Regex timeouts so far, by rubric name."""
         # Per tool, each use with its rubric, resolved once: this runs for every case.
         self._uses: dict[str, tuple[_Use, ...]] = {
             tool: tuple(_Use.of(use, specs.rubrics[use.rubric]) for use in uses)
@@ -98,6 +110,8 @@ class RubricRunner:
                     text = args.get(use.name, MISSING)
                     if type(text) is str:
                         score, passed, reason, unscored = use.judge(text, args)
+                        if unscored is not None and timed_out(unscored):
+                            self._timed_out(use)
                         if tally is not None:
                             tally.count(use.key, score, passed, unscored or reason)
                         if keep:
@@ -131,6 +145,23 @@ class RubricRunner:
             entries.sort(key=_order)
         return entries
 
+    def _timed_out(self, use: _Use) -> None:
+        """Count a regex timeout of `use`'s rubric; at its `max_timeouts`, every use of the
+        rubric is given a judge that only says why it is no longer run."""
+        count = self.timeouts[use.rubric] = self.timeouts.get(use.rubric, 0) + 1
+        limit = None if use.local is None else use.local.max_timeouts
+        if limit is None or count < limit:
+            return
+        why = stopped(use.rubric, count)
+
+        def judge(text: str, arguments: Mapping[str, Any]) -> _Judged:
+            return None, None, why, why
+
+        for tool, uses in self._uses.items():
+            self._uses[tool] = tuple(
+                u._replace(judge=judge) if u.rubric == use.rubric else u for u in uses
+            )
+
     def _paired(
         self, case: Case, result: CaseResult, i: int, j: int, use: _Use
     ) -> RubricEntry | None:
@@ -149,6 +180,8 @@ class RubricRunner:
             return RubricEntry.not_scored(j, i, use.use, why)
         if use.judge is not None:
             score, passed, reason, unscored = use.judge(text, args)
+            if unscored is not None and timed_out(unscored):
+                self._timed_out(use)
             return RubricEntry(
                 j, i, use.tool, use.argument, use.rubric, score, passed, reason, False, unscored
             )
@@ -162,6 +195,10 @@ class RubricRunner:
         return None
 
 
+_Judged = tuple[float | None, bool | None, str, str | None]
+"""What a deterministic rubric's judge gives: (score, passed, reason, unscored)."""
+
+
 class _Use(NamedTuple):
     """A rubric use, with what scoring it needs at hand: the deterministic rubric's `judge`
     (None for a remote rubric) and the argument's `name` when it is at the top level of the
@@ -169,9 +206,7 @@ class _Use(NamedTuple):
 
     use: RubricUse
     local: LocalRubric | None
-    judge: (
-        Callable[[str, Mapping[str, Any]], tuple[float | None, bool | None, str, str | None]] | None
-    )
+    judge: Callable[[str, Mapping[str, Any]], _Judged] | None
     name: str | None
     tool: str
     argument: str
