@@ -1,6 +1,10 @@
 """How converting an OpenTelemetry Collector export grows: time and peak memory for N traces and
 2N, and for the same traces among many spans that hold no calls (which must cost no memory).
 
+With `--one-trace SPANS`, one trace instead: a root span and SPANS execute_tool spans, each
+with what an SDK writes besides the call (an unread 1 KB attribute, an event, a status
+message): the kept-span size and the span bound's reproducer (issue 25).
+
 Each trace has a root agent span, two chat spans with messages, one execute_tool span and
 `--filler` HTTP spans; the traces' spans are spread over lines of 50 spans, interleaved the
 way a collector batches them. Peak memory is tracemalloc's, during the conversion alone.
@@ -81,6 +85,26 @@ def _write(path: Path, spans: list[dict[str, Any]]) -> None:
             )
 
 
+def _one_trace(spans: int) -> list[dict[str, Any]]:
+    """A root span and `spans` tool spans of one trace, with what the reader does not read."""
+    noise = "x" * 1000
+    found = [_span(0, 1, "invoke_agent", [])]
+    for k in range(spans):
+        tool = _attrs(
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__call__id=f"c{k}",
+            gen_ai__tool__name="get_order",
+            gen_ai__tool__call__arguments=json.dumps({"order_id": f"order-{k}"}),
+            gen_ai__tool__call__result='{"status": "shipped"}',
+            http__response__body=noise,
+        )
+        span = _span(0, 2 + k, "execute_tool get_order", tool)
+        span["events"] = [{"name": "log", "attributes": _attrs(message=noise)}]
+        span["status"] = {"code": 1, "message": noise}
+        found.append(span)
+    return found
+
+
 def measure(path: Path, group_by: str | None) -> tuple[float, int, int]:
     """Seconds, peak bytes and outputs lines of one conversion."""
     out = io.BytesIO()
@@ -97,9 +121,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20000, help="traces in the smaller export")
     parser.add_argument("--filler", type=int, default=20, help="HTTP spans per trace")
+    parser.add_argument("--one-trace", type=int, default=0, help="tool spans in one trace")
     args = parser.parse_args()
     print("| export | size | group by | outputs | seconds | peak MiB |")
     print("|---|---|---|---|---|---|")
+    if args.one_trace:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "one-trace.jsonl"
+            _write(path, _one_trace(args.one_trace))
+            size = path.stat().st_size / 2**20
+            seconds, peak, lines = measure(path, None)
+            print(f"| 1 trace, {args.one_trace} tool spans | {size:.0f} MiB | trace_id | "
+                  f"{lines} | {seconds:.2f} | {peak / 2**20:.1f} |")  # fmt: skip
+        return
     with tempfile.TemporaryDirectory() as folder:
         for n, filler in ((args.n, 0), (2 * args.n, 0), (args.n, args.filler)):
             path = Path(folder) / f"export-{n}-{filler}.jsonl"

@@ -328,7 +328,7 @@ def test_a_member_that_claims_too_much_is_refused_before_it_is_decompressed(
         if log.endswith(".eval")
         else write_eval(tmp_path / "d.eval", twin()["samples"])
     )
-    monkeypatch.setattr("toolscore.inputs.inspect_logs.MAX_RATIO", 1)
+    monkeypatch.setattr("toolscore.inputs.zip_members.MAX_RATIO", 1)
     result = score(path)
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()

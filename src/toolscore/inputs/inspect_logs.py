@@ -9,18 +9,17 @@ epochs in order, as trials must come (docs/formats.md 4.4). Read as a cases file
 one case per sample, with the plans its target or metadata keep (inspect_plans.py).
 
 Long strings that Inspect moved to the sample's `attachments` (`attachment://HASH`) are put
-back. Every `score` imports this module for its `sniff`, so json and zipfile are imported only
-by the functions that convert. A log whose samples are not Inspect samples (no id, a message
-without a role, a tool call without a function) is an input error naming the file, the sample
-and the field.
+back. A member is decompressed no further than its declared size, itself bounded
+(zip_members.py). Every `score` imports this module for its `sniff`, so json and zipfile are
+imported only by the functions that convert. A log whose samples are not Inspect samples (no
+id, a message without a role, a tool call without a function) is an input error naming the
+file, the sample and the field.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import struct
-import sys
 import zlib
 from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
@@ -29,25 +28,16 @@ from toolscore.core.values import json_type
 from toolscore.errors import InputError
 from toolscore.inputs.conversion import Conversion
 from toolscore.inputs.inspect_plans import PlansError, case_data
+from toolscore.inputs.zip_members import ZIP_MAGIC, read_member
 
 if TYPE_CHECKING:
     import zipfile
 
-ZIP_MAGIC = b"PK\x03\x04"
 JSON_LOG = re.compile(
     rb'\A\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"[a-z_]*"\s*,\s*"eval"\s*:'
 )
 """How Inspect begins a `.json` log: its `version`, `status` and `eval` keys, in that order."""
 SAMPLE_FILE = re.compile(r"\Asamples/(.+)_epoch_(\d+)\.json\Z")
-MAX_MEMBER_BYTES = 1 << 30
-"""The largest sample a log may hold uncompressed (1 GiB): a bound on what a crafted member
-can make toolscore decompress into memory."""
-MAX_RATIO = 1000
-"""The largest compression ratio a member may claim: JSON samples compress about 5-20:1."""
-ZSTD = 93
-"""The zip compression method of zstd, which Inspect writes."""
-LOCAL_HEADER = struct.Struct("<4s5H3L2H")
-"""A zip member's local header: signature ... name length, extra field length."""
 ATTACHMENT = ("attachment://", "tc://")  # "tc://" is how older Inspect versions wrote them
 
 
@@ -163,45 +153,10 @@ def _given(sample: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _sample(path: str, name: str, archive: zipfile.ZipFile) -> Mapping[str, Any]:
-    sample = _json(path, name, _member(path, archive, name))
+    sample = _json(path, name, read_member(path, archive, name))
     if not isinstance(sample, Mapping):
         raise InputError(path, f"must be an object, got {json_type(sample)}", field=name)
     return sample
-
-
-def _member(path: str, archive: zipfile.ZipFile, name: str) -> bytes:
-    """A member's bytes. Inspect compresses them with zstd (zip method 93), which Python's
-    zipfile reads only from 3.14 on: such a member is read raw and decompressed here."""
-    info = archive.getinfo(name)
-    if info.file_size > MAX_MEMBER_BYTES or info.file_size > MAX_RATIO * max(info.compress_size, 1):
-        message = (
-            f"a member of {info.file_size:,} bytes from {info.compress_size:,} compressed is "
-            f"refused (over {MAX_MEMBER_BYTES:,} bytes or {MAX_RATIO}:1: a zip bomb?)"
-        )
-        raise InputError(path, message, field=name)
-    if info.compress_type != ZSTD or sys.version_info >= (3, 14):
-        return archive.read(name)  # zipfile stops at the declared size and checks the CRC
-    try:
-        import zstandard  # noqa: PLC0415  (an optional library: the `inspect` extra)
-    except ImportError:
-        message = "its samples are zstd-compressed: pip install 'toolscore[inspect]' to read them"
-        raise InputError(path, message, field=name) from None
-    with open(path, "rb") as handle:
-        handle.seek(info.header_offset)
-        header = handle.read(LOCAL_HEADER.size)
-        if len(header) < LOCAL_HEADER.size or not header.startswith(ZIP_MAGIC):
-            raise InputError(path, "not a readable Inspect eval log (bad zip)", field=name)
-        name_length, extra_length = LOCAL_HEADER.unpack(header)[-2:]
-        handle.seek(info.header_offset + LOCAL_HEADER.size + name_length + extra_length)
-        raw = handle.read(info.compress_size)
-    try:
-        reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-        data = reader.read(info.file_size + 1)  # more than declared fails the checks below
-    except zstandard.ZstdError as error:
-        raise InputError(path, f"not readable zstd data ({error})", field=name) from None
-    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
-        raise InputError(path, "the member's checksum does not match", field=name)
-    return data
 
 
 def _json(path: str, where: str | None, raw: bytes) -> Any:

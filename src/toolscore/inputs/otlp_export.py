@@ -11,8 +11,11 @@ set it on the agent's span only). Spans whose trace has no value of KEY at all a
 skipped, and one warning line says so.
 
 Only spans that can hold calls are kept (tool spans, inference spans, and each trace's root
-span, which the verdict links to), so memory grows with those spans and the groups, never
-with the rest of the export.
+span, which the verdict links to), and of each only what the otel reader reads (its ids,
+name, start time, status code and the attributes named in formats/otel.py and
+otel_messages.py), so memory grows with those spans and the groups, never with the rest of
+the export. A trace may keep at most `max_trace_spans` spans (100,000, or
+$TOOLSCORE_MAX_TRACE_SPANS): one past it is an input error naming the line and the trace.
 """
 
 from __future__ import annotations
@@ -26,9 +29,45 @@ import orjson
 from toolscore.core.values import json_type
 from toolscore.errors import InputError
 from toolscore.inputs.conversion import Conversion
+from toolscore.inputs.formats.otel import ARGUMENTS, CALL_ID, NAME, RESULT
+from toolscore.inputs.formats.otel_messages import (
+    INPUT,
+    OPENINFERENCE,
+    OPENINFERENCE_KIND,
+    OPENLLMETRY,
+    OUTPUT,
+)
 from toolscore.inputs.otlp_ids import TRACE_ID_HEX, hex_id
 
 TRACE_ID = "trace_id"
+MAX_TRACE_SPANS = 100_000
+"""The most spans one trace may keep by default: far past any agent's run, and a bound on
+what one trace can make toolscore hold."""
+ENV_VAR = "TOOLSCORE_MAX_TRACE_SPANS"
+"""The environment variable that sets another bound."""
+SPAN_FIELDS = ("traceId", "spanId", "parentSpanId", "name", "startTimeUnixNano")
+"""The fields of a kept span the otel reader reads, besides its status and attributes."""
+READ_ATTRIBUTES = frozenset(
+    {
+        *NAME,
+        *CALL_ID,
+        *ARGUMENTS,
+        *RESULT,
+        INPUT,
+        OUTPUT,
+        OPENINFERENCE_KIND,
+        "gen_ai.operation.name",
+        "llm.request.type",
+        "error.type",
+    }
+)
+"""The attributes of a kept span the otel reader reads; the others are dropped."""
+READ_PREFIXES = tuple(
+    prefix
+    for spelling in (OPENLLMETRY, OPENINFERENCE)
+    for prefix in (spelling.prompt, spelling.completion)
+)
+"""The numbered message attributes the otel reader reads (`gen_ai.completion.0.content`)."""
 KEPT_OPERATIONS = frozenset({"execute_tool", "chat", "generate_content", "text_completion"})
 KEPT_PREFIXES = ("gen_ai.tool.", "gen_ai.completion.", "gen_ai.output.messages", "llm.output")
 KEPT_KINDS = frozenset({"TOOL", "LLM"})
@@ -64,10 +103,11 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
         raise InputError(path, "an OpenTelemetry collector export holds outputs, not cases")
     key = conversion.group_by or TRACE_ID
     traces: dict[str, _Trace] = {}
+    bound = max_trace_spans(path)
     with open(path, "rb") as source:
         for number, line in enumerate(source, 1):
             if line.strip():
-                _read_line(path, number, line, key, traces)
+                _read_line(path, number, line, key, traces, bound)
     groups: dict[str, list[bytes]] = {}
     skipped = lacking = 0
     for trace in traces.values():
@@ -95,7 +135,22 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
         )
 
 
-def _read_line(path: str, number: int, line: bytes, key: str, traces: dict[str, _Trace]) -> None:
+def max_trace_spans(path: str) -> int:
+    """The most spans a trace may keep: $TOOLSCORE_MAX_TRACE_SPANS, else 100,000."""
+    import os  # noqa: PLC0415 - not at start-up: `score` imports this module's sniffer
+
+    given = os.environ.get(ENV_VAR, "").strip()
+    if not given:
+        return MAX_TRACE_SPANS
+    if not given.isdigit() or int(given) == 0:
+        message = f"${ENV_VAR} must be a whole number of spans above 0, got {given!r}"
+        raise InputError(path, message)
+    return int(given)
+
+
+def _read_line(
+    path: str, number: int, line: bytes, key: str, traces: dict[str, _Trace], bound: int
+) -> None:
     try:
         data = orjson.loads(line.rstrip())  # a broken line ends at its end, not in a string
     except orjson.JSONDecodeError as error:
@@ -141,13 +196,40 @@ def _read_line(path: str, number: int, line: bytes, key: str, traces: dict[str, 
                 if trace.value is None:
                     trace.value = value
                 if _holds_calls(span):
+                    if len(trace.spans) >= bound:
+                        message = (
+                            f"trace {trace_id} holds more than {bound:,} tool, inference and "
+                            f"root spans (the bound; ${ENV_VAR} sets another)"
+                        )
+                        raise InputError(path, message, line=number, field=where)
                     trace.spans.append((value, _compact(span)))
 
 
 def _compact(span: Mapping[str, Any]) -> bytes:
-    """A span as JSON, in bytes of its own size: orjson's result keeps a buffer of at least
-    4 KiB, and thousands of kept spans would hold that much each."""
-    return bytes(memoryview(orjson.dumps(span)))
+    """What the otel reader reads of a span, as JSON in bytes of its own size: orjson's
+    result keeps a buffer of at least 4 KiB, and thousands of kept spans would hold that
+    much each."""
+    kept = {name: span[name] for name in SPAN_FIELDS if name in span}
+    status = span.get("status")
+    if isinstance(status, dict):
+        kept["status"] = {name: status[name] for name in ("code", "status_code") if name in status}
+    elif status is not None:
+        kept["status"] = status
+    attributes = span.get("attributes")
+    if isinstance(attributes, list):
+        kept["attributes"] = [pair for pair in attributes if _read_attribute(pair)]
+    elif attributes is not None:
+        kept["attributes"] = attributes  # not OTLP's list: the reader says what is wrong
+    return bytes(memoryview(orjson.dumps(kept)))
+
+
+def _read_attribute(pair: Any) -> bool:
+    """Whether the otel reader reads this attribute; a malformed pair is kept, for the
+    reader to report."""
+    name = pair.get("key") if isinstance(pair, dict) else None
+    if not isinstance(name, str):
+        return True
+    return name in READ_ATTRIBUTES or name.startswith(READ_PREFIXES)
 
 
 def _attribute(node: Mapping[str, Any], key: str) -> str | None:
