@@ -48,14 +48,10 @@ def iter_mismatches(
         verdict = rule.judge(expected, produced)
         if verdict is not None:
             yield _described(rule, verdict, expected, produced, path) if explain else FOUND
-    elif type(rule) is ObjectRule or type(rule) is ListRule:
-        wrong = _not_both(rule, expected, produced, path)
-        if wrong is not None:
-            yield wrong
-        elif type(rule) is ObjectRule:
-            yield from _object(rule, expected, produced, path, explain)
-        elif type(rule) is ListRule:
-            yield from _list(rule, expected, produced, path, explain)
+    elif type(rule) is ObjectRule:
+        yield from _object(rule, expected, produced, path, explain)
+    elif type(rule) is ListRule:
+        yield from _list(rule, expected, produced, path, explain)
 
 
 def matches(rule: Rule, expected: Any, produced: Any) -> bool:
@@ -111,10 +107,11 @@ def _any_of(
     )
 
 
-def _not_both(rule: Rule, expected: Any, produced: Any, path: Path) -> Mismatch | None:
+def _not_both(
+    container: type, what: str, rule: Rule, expected: Any, produced: Any, path: Path
+) -> Mismatch | None:
     """The type mismatch of an object or list rule whose `expected` or `produced` value is
-    not an object (a list), or None when both are: the walks below need both."""
-    container, what = (dict, "an object") if type(rule) is ObjectRule else (list, "an array")
+    not a `container` (`what` names it: `an object`), or None when both are."""
     if isinstance(produced, container) and isinstance(expected, container):
         return None
     side = "expected value" if isinstance(produced, container) else "value"
@@ -125,6 +122,10 @@ def _not_both(rule: Rule, expected: Any, produced: Any, path: Path) -> Mismatch 
 def _object(
     rule: ObjectRule, expected: Any, produced: Any, path: Path, explain: bool
 ) -> Iterator[Mismatch]:
+    wrong = _not_both(dict, "an object", rule, expected, produced, path)
+    if wrong is not None:
+        yield wrong
+        return
     given = 0  # how many produced keys the loop met, to skip the unknown-key scan
     for name, sub, default, plain in rule.compared_args:
         e = expected.get(name, default)
@@ -181,6 +182,10 @@ def _omission(name: str, rule: Rule, expected: Any, produced: Any, path: Path) -
 def _list(
     rule: ListRule, expected: Any, produced: Any, path: Path, explain: bool
 ) -> Iterator[Mismatch]:
+    wrong = _not_both(list, "an array", rule, expected, produced, path)
+    if wrong is not None:
+        yield wrong
+        return
     if rule.ordered:
         for index, (e, p) in enumerate(zip(expected, produced, strict=False)):
             yield from iter_mismatches(rule.items, e, p, (*path, index), explain)
