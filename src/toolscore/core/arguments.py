@@ -2,14 +2,15 @@
 
 `iter_mismatches` is the walk every verdict is built on: it descends objects and lists, applies
 defaults, handles `$any`, and asks scalar rules to judge. `matches` asks it whether, and the
-counts (`mismatch_count`, `mismatch_counts`) take its steps without describing anything, for
-choosing pairings; they live beside `_object` because they must stay its twin. Multiset lists
+counts (`mismatch_count`, `argument_count`) take its steps without describing anything, for
+choosing pairings; they live beside `_object` because they must stay its twin (`counts`
+builds tables of them for many pairs at once). Multiset lists
 are paired by `max_matching`, which matching calls to plans uses too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from toolscore.core.model import MISSING, OMITTED, AnyOf, Call, Mismatch, Ref
@@ -316,110 +317,7 @@ def mismatch_count(rule: ObjectRule, expected: Call, produced: Call) -> int:
     return sum(1 for _ in iter_mismatches(rule, expected.args, produced.args, (), False))
 
 
-def mismatch_counts(
-    rule: ObjectRule, expected: Sequence[Call], produced: Sequence[Call]
-) -> list[list[int]]:
-    """`mismatch_count` of every expected call with every produced call, as rows.
-
-    Counted an argument at a time (`_ArgumentCounts`): each argument is judged once per
-    distinct pair of values, not once per pair of calls, and a keyed argument (`Rule.key`)
-    by looking keys up. Fifty refunds in one currency with fifty order ids then take fifty
-    currency lookups and 2,500 key lookups, not 2,500 walks of every argument.
-    """
-    objects: list[int] = []  # the produced calls whose arguments are an object
-    given: list[dict[str, Any]] = []
-    for j, call in enumerate(produced):
-        if type(call.args) is dict:
-            objects.append(j)
-            given.append(call.args)
-    if not objects:
-        return [[mismatch_count(rule, e, p) for p in produced] for e in expected]
-    unknown = [
-        0 if rule.allow_unknown else sum(name not in rule.args for name in args) for args in given
-    ]
-    arguments = [_ArgumentCounts(rule, arg, given) for arg in rule.compared_args]
-    every = len(objects) == len(produced)
-    table = []
-    for e in expected:
-        if type(e.args) is not dict:
-            table.append([mismatch_count(rule, e, p) for p in produced])
-            continue
-        total = unknown
-        for argument in arguments:
-            counts = argument.counts(e.args)
-            if counts is not None:
-                total = [a + b for a, b in zip(total, counts, strict=True)]
-        if not every:  # some arguments are not an object (unparsed): walked pair by pair
-            row = [mismatch_count(rule, e, p) if type(p.args) is not dict else 0 for p in produced]
-            for j, count in zip(objects, total, strict=True):
-                row[j] = count
-            total = row
-        table.append(total if total is not unknown else list(total))
-    return table
-
-
-class _ArgumentCounts:
-    """One argument's mismatch counts against fixed produced calls, for any expected call.
-
-    The produced values are grouped by `_value_class`: values of one class count the same
-    against any expected value, so each group is judged once per class of expected value.
-    """
-
-    __slots__ = ("alone", "arg", "firsts", "groups", "keys", "memo", "owner", "values")
-
-    def __init__(
-        self,
-        owner: ObjectRule,
-        arg: tuple[str, Rule, Any, bool],
-        given: Sequence[Mapping[str, Any]],
-    ) -> None:
-        self.owner, self.arg = owner, arg
-        name, rule = arg[0], arg[1]
-        self.values = [args.get(name, MISSING) for args in given]
-        self.groups: list[int] = []  # per produced call, its group; -1: judged on its own
-        self.firsts: list[Any] = []  # per group, its first value
-        group_of: dict[Any, int] = {}
-        for value in self.values:
-            found = _value_class(value)
-            group = -1 if found is None else group_of.setdefault(found, len(group_of))
-            if group == len(self.firsts):
-                self.firsts.append(value)
-            self.groups.append(group)
-        self.alone = -1 in self.groups
-        self.keys = [
-            rule.key(value) if rule.keyed and value is not MISSING else None
-            for value in self.firsts
-        ]
-        self.memo: dict[Any, list[int]] = {}
-
-    def counts(self, expected_args: Mapping[str, Any]) -> list[int] | None:
-        """The argument's count against each produced call; None when every one is 0."""
-        expected = expected_args.get(self.arg[0], self.arg[2])
-        found = _value_class(expected)
-        by_group = None if found is None else self.memo.get(found)
-        if by_group is None:
-            by_group = self._by_group(expected)
-            if found is not None:
-                self.memo[found] = by_group
-        if not self.alone:
-            return [by_group[group] for group in self.groups] if any(by_group) else None
-        return [
-            by_group[group] if group >= 0 else _argument_count(self.owner, self.arg, expected, p)
-            for group, p in zip(self.groups, self.values, strict=True)
-        ]
-
-    def _by_group(self, expected: Any) -> list[int]:
-        """The count of each group against `expected`: by keys where both sides have them."""
-        accepted = accepted_keys(self.arg[1], expected) if self.arg[1].keyed else None
-        return [
-            (0 if key in accepted else 1)
-            if accepted is not None and key is not None
-            else _argument_count(self.owner, self.arg, expected, value)
-            for key, value in zip(self.keys, self.firsts, strict=True)
-        ]
-
-
-def _argument_count(
+def argument_count(
     owner: ObjectRule, arg: tuple[str, Rule, Any, bool], expected: Any, produced: Any
 ) -> int:
     """How many mismatches `_object` finds on one argument, given the expected value (its
@@ -434,21 +332,6 @@ def _argument_count(
     if plain and expected is not None and produced is not None and type(expected) not in _MARKERS:
         return 0 if rule.judge(expected, produced) is None else 1
     return sum(1 for _ in iter_mismatches(rule, expected, produced, (), False))
-
-
-def _value_class(value: Any) -> Any:
-    """A hashable stand-in for a value that no rule tells apart from the value itself: its
-    type and value for a JSON scalar (`1`, `1.0` and `true` are three classes), the classes
-    of its alternatives for `$any`. None for objects, arrays and `$ref`s: judged each time."""
-    kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
-        return kind, value
-    if value is MISSING or value is OMITTED:
-        return value
-    if kind is AnyOf:
-        parts = tuple(_value_class(alternative) for alternative in value)
-        return None if None in parts else (AnyOf, parts)
-    return None
 
 
 def accepted_keys(rule: Rule, expected: Any) -> frozenset[Any] | None:

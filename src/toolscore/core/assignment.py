@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 SCIPY_FROM = 100 * 200
 """Entries (rows x columns) from which scipy solves the problem. A diagnosis of n plan calls
@@ -22,8 +26,10 @@ size it does not (bench/RESULTS.md, issue 12), and counting the mismatches of th
 candidate pairs costs more than either solver anyway."""
 
 
-def assign(cost: Sequence[Sequence[float]]) -> list[int]:
+def assign(cost: Sequence[Sequence[float]] | npt.NDArray[Any]) -> list[int]:
     """The column of each row in a minimum-cost assignment, as `linear_sum_assignment` gives.
+
+    `cost` is a list of rows, or a NumPy array when it is large (it then goes to scipy as it is).
 
     Every row is assigned when there are no more rows than columns; otherwise every column is
     (the rows left without one get -1). Raises ValueError when no assignment of finite cost
@@ -38,7 +44,7 @@ def assign(cost: Sequence[Sequence[float]]) -> list[int]:
         for r, c in zip(row_index.tolist(), col_index.tolist(), strict=True):
             found[r] = c
         return found
-    return shortest_augmenting_path(cost)
+    return shortest_augmenting_path(cost if isinstance(cost, Sequence) else cost.tolist())
 
 
 def shortest_augmenting_path(cost: Sequence[Sequence[float]]) -> list[int]:

@@ -18,9 +18,9 @@ from toolscore.core.arguments import (
     call_mismatches,
     iter_mismatches,
     mismatch_count,
-    mismatch_counts,
 )
-from toolscore.core.assignment import assign
+from toolscore.core.assignment import SCIPY_FROM, assign
+from toolscore.core.counts import mismatch_counts
 from toolscore.core.dataflow import (
     SearchGaveUpError,
     dependencies,
@@ -320,6 +320,10 @@ def _best_pairing(
     The plan calls in `required` must each be paired with a produced call that `allowed`
     accepts (a consumer of a linked plan and what its sources allow); None when they cannot.
     """
+    if not required:
+        blocks = _tool_blocks(plan, calls)
+        if sum(len(rows) * len(cols) for rows, cols in blocks.values()) >= BY_TOOL_FROM:
+            return _best_by_tool(tools, plan, calls, blocks)
     same_tool = [
         (i, j)
         for i, e in enumerate(plan)
@@ -353,6 +357,56 @@ def _best_pairing(
     unsorted = [(i, order[j]) for i, j in pairs]
     chosen = sorted(range(len(unsorted)), key=unsorted.__getitem__)
     return tuple(unsorted[k] for k in chosen), [described[k] for k in chosen]
+
+
+BY_TOOL_FROM = SCIPY_FROM
+"""Candidate pairs from which `_best_pairing`, when no plan call must be paired, solves one
+assignment per tool on an array of counts (`_best_by_tool`) instead of one for the whole plan
+from a dict of pairs: the same optimum in far less memory (8 bytes a pair, not about 300;
+3,000 calls of one tool took 2.7 GB before, bench/RESULTS.md), though ties between equally
+good pairings may break otherwise, still by content."""
+
+
+def _tool_blocks(
+    plan: Sequence[Call], calls: Sequence[Call]
+) -> dict[str, tuple[list[int], list[int]]]:
+    """For each tool called on both sides, its plan calls and its produced calls (indices)."""
+    produced: dict[str, list[int]] = {}
+    for j, call in enumerate(calls):
+        produced.setdefault(call.name, []).append(j)
+    blocks: dict[str, tuple[list[int], list[int]]] = {}
+    for i, call in enumerate(plan):
+        if call.name in produced:
+            blocks.setdefault(call.name, ([], produced[call.name]))[0].append(i)
+    return blocks
+
+
+def _best_by_tool(
+    tools: Mapping[str, ObjectRule],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    blocks: Mapping[str, tuple[list[int], list[int]]],
+) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+    """`_best_pairing` with no plan call required, one tool at a time: pairs of different
+    tools never compete, and the most pairs a tool can have is the smaller of its two sides,
+    so the best pairing of the plan is the best of each tool's put together. Each tool's is
+    a minimum-cost assignment of its plan calls (in plan order) to its produced calls (in
+    canonical order) by mismatch count."""
+    order = canonical_order(calls)
+    rank = [0] * len(calls)
+    for position, j in enumerate(order):
+        rank[j] = position
+    chosen: list[tuple[int, int, bool]] = []
+    for name, (rows, unsorted_cols) in blocks.items():
+        cols = sorted(unsorted_cols, key=rank.__getitem__)
+        table = mismatch_counts(tools[name], [plan[i] for i in rows], [calls[j] for j in cols])
+        found = assign(table if table.size >= SCIPY_FROM else table.tolist())
+        chosen.extend(
+            (rows[r], cols[c], bool(table[r, c] == 0)) for r, c in enumerate(found) if c >= 0
+        )
+    chosen.sort()
+    described = [_pair_mismatches(tools, plan, calls, i, j, clean) for i, j, clean in chosen]
+    return tuple((i, j) for i, j, _ in chosen), described
 
 
 def _best_single(
@@ -485,7 +539,7 @@ def _pair_counts(
                 for j in cols:
                     counts[i, j] = mismatch_count(rule, plan[i], calls[j])
             continue
-        table = mismatch_counts(rule, [plan[i] for i in rows], [calls[j] for j in cols])
+        table = mismatch_counts(rule, [plan[i] for i in rows], [calls[j] for j in cols]).tolist()
         for i, row in zip(rows, table, strict=True):
             for j, count in zip(cols, row, strict=True):
                 counts[i, j] = count
