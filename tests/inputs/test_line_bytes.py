@@ -115,3 +115,12 @@ def test_the_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> Non
         monkeypatch.setenv("TOOLSCORE_X", wrong)
         with pytest.raises(InputError, match=r"^f: \$TOOLSCORE_X must be a whole number of b"):
             env_limit("TOOLSCORE_X", 5, "f", "bytes")
+
+
+def test_standard_input_is_read_under_the_same_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    given = line(CAP) + b"\n" + line(CAP + 1, "b") + b"\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(given)))
+    read = iter_lines("-")
+    assert next(read)[0] == 1
+    with pytest.raises(InputError, match=r"^<stdin>:2: the line is longer"):
+        next(read)

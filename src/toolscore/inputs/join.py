@@ -143,11 +143,15 @@ class LineReader:
             if budget is not None and self._bytes >= budget:
                 break
             self._fill()
-        if budget is not None:
-            count = min(count, _fitting(self._lines, budget))
-        numbers, lines = self._numbers[:count], self._lines[:count]
+        lines = self._lines[:count]
+        size = sum(map(len, lines))
+        if budget is not None and size > budget:
+            count = _fitting(lines, budget)
+            lines = lines[:count]
+            size = sum(map(len, lines))
+        numbers = self._numbers[:count]
         del self._numbers[:count], self._lines[:count]
-        self._bytes -= sum(map(len, lines))
+        self._bytes -= size
         return numbers, lines
 
     def put_back(self, numbers: list[int], lines: list[bytes]) -> None:
@@ -175,7 +179,7 @@ class LineReader:
         readline, cap, size = self._handle.readline, self._cap, 0
         lines: list[bytes] = []
         while size < BLOCK_BYTES and (line := readline(cap + 1)):
-            if len(line) > cap and line[-1:] != b"\n":  # lines.too_long, inline
+            if len(line) > cap and line[-1:] != b"\n":  # it did not end within the cap
                 raise line_error(self._source, self._read + len(lines) + 1, cap, self._error)
             lines.append(line)
             size += len(line)
@@ -234,7 +238,9 @@ def joined_chunks(
             if not lines:
                 break
             out_numbers, out_lines = outputs.take(len(lines), budget)
-            keep = _fitting(lines, budget, out_lines)
+            keep = len(lines)
+            if sum(map(len, lines)) + sum(map(len, out_lines)) > budget:
+                keep = _fitting(lines, budget, out_lines)
             cases.put_back(numbers[keep:], lines[keep:])
             outputs.put_back(out_numbers[keep:], out_lines[keep:])
             del numbers[keep:], lines[keep:], out_numbers[keep:], out_lines[keep:]

@@ -9,16 +9,18 @@ chunked join's `join.LineReader`, the collector export's converter).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO
+from typing import Protocol
 
 from toolscore.errors import InputError
 from toolscore.inputs.bounds import LINE_BYTES_VAR
 
 
-def too_long(line: bytes, cap: int) -> bool:
-    """Whether a line read with `readline(cap + 1)` is longer than `cap` bytes before its
-    newline (a line of exactly `cap` bytes and its newline is read whole)."""
-    return len(line) > cap and line[-1:] != b"\n"
+class Readable(Protocol):
+    """What the reader needs of a file: a plain or gzip file, standard input's buffer."""
+
+    def readline(self, size: int = -1, /) -> bytes:
+        """At most `size` bytes of the next line."""
+        ...
 
 
 def line_error(source: str, number: int, cap: int, error: type[InputError]) -> InputError:
@@ -31,7 +33,7 @@ def line_error(source: str, number: int, cap: int, error: type[InputError]) -> I
 
 
 def bounded_lines(
-    handle: IO[bytes], source: str, cap: int, error: type[InputError] = InputError
+    handle: Readable, source: str, cap: int, error: type[InputError] = InputError
 ) -> Iterator[bytes]:
     """Each line of `handle` with its newline, in order; `error` naming the line when one is
     longer than `cap` bytes (read no further than one byte past the cap)."""
@@ -39,6 +41,6 @@ def bounded_lines(
     number = 0
     while line := readline(cap + 1):
         number += 1
-        if len(line) > cap and line[-1:] != b"\n":  # as too_long, inline: every line
+        if len(line) > cap and line[-1:] != b"\n":  # it did not end within the cap
             raise line_error(source, number, cap, error)
         yield line
