@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from toolscore.engines.local import ParallelScoring
 from toolscore.errors import CaseError, InputError, OutputError
 from toolscore.inputs.cases import read_cases
-from toolscore.inputs.join import join_groups_by_id, joined_chunks, leading_id, pairs
+from toolscore.inputs.join import Chunk, join_groups_by_id, joined_chunks, leading_id, pairs
 from toolscore.inputs.jsonl import read_jsonl
 from toolscore.inputs.outputs import read_outputs
 from toolscore.report.json_report import case_to_json, plain
@@ -115,6 +115,10 @@ def _write_lines(path: Path, ids: list[str], blank_every: int, late_id_every: in
     path.write_bytes(b"\n".join(lines) + b"\n")
 
 
+def _bytes(chunk: Chunk) -> int:
+    return sum(len(c.raw) + sum(len(o.raw) for o in group) for c, group in pairs(chunk))
+
+
 def _serial_pairs(cases: Path, outputs: Path) -> tuple[list[tuple[int, list[int]]], list[str]]:
     unmatched: list[str] = []
 
@@ -137,6 +141,7 @@ def _serial_pairs(cases: Path, outputs: Path) -> tuple[list[tuple[int, list[int]
     st.integers(0, 5),
     st.integers(0, 6),
     st.lists(st.integers(1, 3), max_size=40),
+    st.sampled_from([1, 40, 100, 1 << 24]),
 )
 def test_the_raw_join_equals_the_serial_join(
     case_keys: list[int],
@@ -146,10 +151,11 @@ def test_the_raw_join_equals_the_serial_join(
     blank_every: int,
     late_id_every: int,
     repeats: list[int],
+    budget: int,
 ) -> None:
     """Same pairs, same unmatched outputs, same first error, for any order, duplicates,
-    blank lines, ids that are not first on their line, and trials (several consecutive
-    outputs of one case, which may fall across a chunk's end)."""
+    blank lines, ids that are not first on their line, trials (several consecutive
+    outputs of one case, which may fall across a chunk's end) and chunks' byte budgets."""
     if same_order:
         output_keys = [
             k for i, k in enumerate(case_keys) for _ in range(repeats[i] if i < len(repeats) else 1)
@@ -166,7 +172,12 @@ def test_the_raw_join_equals_the_serial_join(
         try:
             chunks = list(
                 joined_chunks(
-                    str(cases), str(outputs), chunk, (CaseError, OutputError), unmatched.extend
+                    str(cases),
+                    str(outputs),
+                    chunk,
+                    (CaseError, OutputError),
+                    unmatched.extend,
+                    budget=budget,
                 )
             )
             found: object = (
@@ -174,6 +185,7 @@ def test_the_raw_join_equals_the_serial_join(
                 unmatched,
             )
             assert all(len(pairs(one)) <= chunk for one in chunks)
+            assert all(len(pairs(one)) == 1 or _bytes(one) <= budget for one in chunks)
         except InputError as error:
             found = str(error)
         assert found == expected

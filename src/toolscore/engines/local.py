@@ -24,7 +24,7 @@ from toolscore.engines.batch import (
     LineGroup,
 )
 from toolscore.errors import CaseError, OutputError
-from toolscore.inputs.join import Aligned, Chunk, joined_chunks
+from toolscore.inputs.join import CHUNK_BYTES, Aligned, Chunk, joined_chunks
 from toolscore.inputs.jsonl import ByteCounter
 from toolscore.specs.loading import SpecSet
 
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["ALL_RUBRICS", "LOCAL_RUBRICS", "ChunkOutcome", "ParallelScoring", "default_workers"]
 
 CHUNK = 2000
-"""Cases per chunk: large enough that passing work between processes costs little."""
+"""Cases per chunk: large enough that passing work between processes costs little. A chunk
+also ends at `join.CHUNK_BYTES` of case and output lines, so long lines do not make it big."""
 
 ChunkOutcome = BatchOutcome
 """What a worker sends back for one chunk (the batch interface's outcome)."""
@@ -86,6 +87,7 @@ class ParallelScoring(EngineRun):
         keep_failures: int = 0,
         counter: ByteCounter | None = None,
         chunk_size: int = CHUNK,
+        chunk_bytes: int = CHUNK_BYTES,
         env: Environment | None = None,
         cluster_by: str | None = None,
         rubrics: str | None = None,
@@ -96,6 +98,7 @@ class ParallelScoring(EngineRun):
         self.workers = max(1, workers)
         self.counter = counter
         self.chunk_size = chunk_size
+        self.chunk_bytes = chunk_bytes
         scorer = BatchScorer(
             specs,
             self.sources,
@@ -119,6 +122,7 @@ class ParallelScoring(EngineRun):
             (CaseError, OutputError),
             self._unmatched,
             self.counter,
+            self.chunk_bytes,
         )
 
     def _unmatched(self, ids: list[str]) -> None:

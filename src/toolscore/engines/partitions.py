@@ -23,7 +23,7 @@ import orjson
 
 from toolscore.engines.batch import RECORD_KEYS
 from toolscore.errors import CaseError, InputError, OutputError
-from toolscore.inputs.join import joined_chunks, pairs
+from toolscore.inputs.join import CHUNK_BYTES, joined_chunks, pairs
 from toolscore.inputs.missing import IDS_KEPT
 
 MANIFEST = "join.json"
@@ -31,7 +31,7 @@ FORMATS = ("jsonl", "parquet")
 ROWS_PER_PART = 100_000
 """Records per part by default: parts of some tens of megabytes."""
 _JOIN_CHUNK = 2000
-"""Cases joined at a time (as `parallel.CHUNK`)."""
+"""Cases joined at a time (as `parallel.CHUNK`), and at most `join.CHUNK_BYTES` of lines."""
 
 
 class Joined(NamedTuple):
@@ -88,13 +88,15 @@ def _text(raw: bytes, name: str, encoded: list[str]) -> str:
 
 
 def joined_records(
-    cases_path: str, outputs_path: str, on_unmatched: Any = None
+    cases_path: str, outputs_path: str, on_unmatched: Any = None, budget: int = CHUNK_BYTES
 ) -> Iterator[dict[str, Any]]:
-    """Every case joined to its output lines, in cases-file order, as a joined record;
-    `on_unmatched` is called at the end with the ids of outputs matching no case."""
+    """Every case joined to its output lines, in cases-file order, as a joined record (read
+    in chunks of at most `budget` bytes of lines); `on_unmatched` is called at the end with
+    the ids of outputs matching no case."""
     seq = 0
+    errors = (CaseError, OutputError)
     for chunk in joined_chunks(
-        cases_path, outputs_path, _JOIN_CHUNK, (CaseError, OutputError), on_unmatched
+        cases_path, outputs_path, _JOIN_CHUNK, errors, on_unmatched, budget=budget
     ):
         for case, outputs in pairs(chunk):
             lines = [(output.line, output.raw) for output in outputs]

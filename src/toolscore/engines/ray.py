@@ -26,12 +26,14 @@ from typing import TYPE_CHECKING, Any
 from toolscore.engines.batch import BatchOutcome, BatchScorer, EngineRun
 from toolscore.engines.partitions import Joined
 from toolscore.errors import InputError
+from toolscore.inputs.join import CHUNK_BYTES
 
 if TYPE_CHECKING:
     from toolscore.state import AnyEnvironment as Environment
 
 BATCH = 2000
-"""Records per batch an actor scores at once (as `parallel.CHUNK`)."""
+"""Records per batch an actor scores at once (as `parallel.CHUNK`), fewer for long records
+(`batch_records`)."""
 EXIT_ONCE = "TOOLSCORE_RAY_EXIT_ONCE"
 """Fault injection for tests: a file path; the first actor to score a batch while the file
 does not exist creates it and ends its process at once (Ray must restart it and retry)."""
@@ -39,6 +41,17 @@ LOCAL_HOST = "127.0.0.1"
 LOCAL_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 """Ray's switch between a machine of its own ("0": every process on the loopback address,
 as on Windows and macOS) and a node of a cluster (Linux's default)."""
+
+
+def batch_records(joined: Joined, most: int = BATCH, budget: int = CHUNK_BYTES) -> int:
+    """Records per batch: `most`, or fewer when the join's records are long, so that a batch
+    holds about `budget` bytes at most (as the local engine's chunks; Ray batches by count,
+    so the count comes from the parts' mean record size)."""
+    if joined.cases_count == 0:
+        return most
+    size = sum(os.path.getsize(path) for path in joined.paths() if os.path.exists(path))
+    mean = max(1, size // joined.cases_count)
+    return max(1, min(most, budget // mean))
 
 
 class _ScoreBatches:
@@ -182,7 +195,7 @@ class RayScoring(EngineRun):
         scored = dataset.map_batches(
             _ScoreBatches,
             fn_constructor_args=arguments,
-            batch_size=self.batch_size,
+            batch_size=batch_records(self.joined, self.batch_size),
             batch_format="pyarrow",
             compute=_pool(ray.data.ActorPoolStrategy, actors, self.joined.format),
             num_cpus=1,

@@ -18,12 +18,20 @@ from typing import IO, NamedTuple, TypeVar
 
 from toolscore.core.model import Case, Trajectory
 from toolscore.errors import CaseError, InputError, OutputError
+from toolscore.inputs.bounds import max_line_bytes
 from toolscore.inputs.jsonl import ByteCounter, parse_line
 from toolscore.inputs.lenient import Junk
+from toolscore.inputs.lines import line_error
 from toolscore.inputs.paths import close_input, open_input
 
 BLOCK_BYTES = 1 << 20
 """Bytes read from a file at a time."""
+CHUNK_BYTES = 16 << 20
+"""The most bytes of raw lines in a chunk by default, its cases' and their outputs'
+together (a chunk also ends at its count of cases, whichever comes first). Far past a chunk
+of 2,000 ordinary cases (a few megabytes), so it bites only on long lines; low enough that
+the few chunks in flight (`score --workers N` keeps 2N + 1) hold well under 100 MB of them.
+"""
 
 
 class RawLine(NamedTuple):
@@ -106,15 +114,21 @@ def line_id(
 
 
 class LineReader:
-    """The non-blank lines of a file with their numbers, taken a given count at a time."""
+    """The non-blank lines of a file with their numbers, taken a given count (and at most a
+    given number of bytes) at a time; each line no longer than the line cap."""
 
     def __init__(
         self, path: str, error: type[InputError], counter: ByteCounter | None = None
     ) -> None:
         self.counter = counter
+        self._source = str(path)
+        self._error = error
+        self._cap = max_line_bytes(self._source)
         self._handle: IO[bytes] = open_input(path, error)  # closed by close()
         self._numbers: list[int] = []
         self._lines: list[bytes] = []
+        self._bytes = 0
+        """The bytes of `_lines`."""
         self._read = 0
         self._at_end = False
 
@@ -122,44 +136,83 @@ class LineReader:
         """Close the file (standard input stays open)."""
         close_input(self._handle)
 
-    def take(self, count: int) -> tuple[list[int], list[bytes]]:
-        """The next `count` non-blank lines (fewer at the end of the file) and their numbers."""
+    def take(self, count: int, budget: int | None = None) -> tuple[list[int], list[bytes]]:
+        """The next `count` non-blank lines (fewer at the end of the file) and their numbers;
+        with a `budget`, no more lines than fit in that many bytes (but one at least)."""
         while len(self._lines) < count and not self._at_end:
+            if budget is not None and self._bytes >= budget:
+                break
             self._fill()
-        numbers, lines = self._numbers[:count], self._lines[:count]
+        lines = self._lines[:count]
+        size = sum(map(len, lines))
+        if budget is not None and size > budget:
+            count = _fitting(lines, budget)
+            lines = lines[:count]
+            size = sum(map(len, lines))
+        numbers = self._numbers[:count]
         del self._numbers[:count], self._lines[:count]
+        self._bytes -= size
         return numbers, lines
 
     def put_back(self, numbers: list[int], lines: list[bytes]) -> None:
         """Return lines taken but not used: `take` gives them again first."""
         self._numbers[:0] = numbers
         self._lines[:0] = lines
+        self._bytes += sum(map(len, lines))
+
+    def peek(self) -> bytes | None:
+        """The next line, left to be taken; None at the end of the file."""
+        numbers, lines = self.take(1)
+        self.put_back(numbers, lines)
+        return lines[0] if lines else None
 
     def rest(self) -> Iterator[tuple[int, bytes]]:
-        """Every line not taken yet, with its number."""
+        """Every line not taken yet, with its number (read a block of bytes at a time)."""
         while True:
-            numbers, lines = self.take(4096)
+            numbers, lines = self.take(4096, BLOCK_BYTES)
             if not lines:
                 return
             yield from zip(numbers, lines, strict=True)
 
     def _fill(self) -> None:
-        lines = self._handle.readlines(BLOCK_BYTES)
+        # readline with a bound, not readlines: a line longer than the cap is never held.
+        readline, cap, size = self._handle.readline, self._cap, 0
+        lines: list[bytes] = []
+        while size < BLOCK_BYTES and (line := readline(cap + 1)):
+            if len(line) > cap and line[-1:] != b"\n":  # it did not end within the cap
+                raise line_error(self._source, self._read + len(lines) + 1, cap, self._error)
+            lines.append(line)
+            size += len(line)
         if not lines:
             self._at_end = True
             return
         first = self._read + 1
         self._read += len(lines)
         if self.counter is not None:
-            self.counter.done += sum(map(len, lines))
+            self.counter.done += size
         if not any(map(bytes.isspace, lines)):
             self._numbers.extend(range(first, first + len(lines)))
             self._lines.extend(lines)
+            self._bytes += size
             return
         for number, line in enumerate(lines, first):
             if not line.isspace():
                 self._numbers.append(number)
                 self._lines.append(line)
+                self._bytes += len(line)
+
+
+def _fitting(lines: list[bytes], budget: int, beside: list[bytes] | None = None) -> int:
+    """How many of the first `lines` fit in `budget` bytes, counted with the lines at the
+    same places of `beside` (one at least, however long)."""
+    total = 0
+    for place, line in enumerate(lines):
+        total += len(line) + (
+            len(beside[place]) if beside is not None and place < len(beside) else 0
+        )
+        if total > budget:
+            return max(place, 1)
+    return len(lines)
 
 
 def joined_chunks(
@@ -169,8 +222,10 @@ def joined_chunks(
     errors: tuple[type[InputError], type[InputError]],
     on_unmatched: Unmatched,
     counter: ByteCounter | None = None,
+    budget: int = CHUNK_BYTES,
 ) -> Iterator[Chunk]:
-    """Chunks of `size` cases joined to their outputs by id, in cases-file order.
+    """Chunks of `size` cases joined to their outputs by id, in cases-file order, each
+    holding at most `budget` bytes of case and output lines together (but one case at least).
 
     `on_unmatched` is called with the ids of outputs that match no case, at the end.
     """
@@ -179,15 +234,18 @@ def joined_chunks(
     try:
         seen: set[str] = set()
         while True:
-            numbers, lines = cases.take(size)
+            numbers, lines = cases.take(size, budget)
             if not lines:
                 break
-            # One line more: the line after the chunk may be another trial of its last case.
-            out_numbers, out_lines = outputs.take(len(lines) + 1)
-            following = out_lines[len(lines)] if len(out_lines) > len(lines) else None
-            if following is not None:
-                outputs.put_back(out_numbers[len(lines) :], out_lines[len(lines) :])
-                del out_numbers[len(lines) :], out_lines[len(lines) :]
+            out_numbers, out_lines = outputs.take(len(lines), budget)
+            keep = len(lines)
+            if sum(map(len, lines)) + sum(map(len, out_lines)) > budget:
+                keep = _fitting(lines, budget, out_lines)
+            cases.put_back(numbers[keep:], lines[keep:])
+            outputs.put_back(out_numbers[keep:], out_lines[keep:])
+            del numbers[keep:], lines[keep:], out_numbers[keep:], out_lines[keep:]
+            # The line after the chunk may be another trial of its last case.
+            following = outputs.peek()
             found = _IDS.findall(b"\n" + b"".join(lines))
             ids = _decoded(found)
             if (
@@ -206,13 +264,14 @@ def joined_chunks(
             rest_cases = itertools.chain(zip(numbers, lines, strict=True), cases.rest())
             rest_outputs = itertools.chain(zip(out_numbers, out_lines, strict=True), outputs.rest())
             yield from _joined_by_id(
-                rest_cases, rest_outputs, size, (cases_path, outputs_path), errors, seen,
-                on_unmatched,
+                rest_cases, rest_outputs, (size, budget), (cases_path, outputs_path), errors,
+                seen, on_unmatched,
             )  # fmt: skip
             return
         yield from _joined_by_id(
-            iter(()), outputs.rest(), size, (cases_path, outputs_path), errors, seen, on_unmatched
-        )
+            iter(()), outputs.rest(), (size, budget), (cases_path, outputs_path), errors, seen,
+            on_unmatched,
+        )  # fmt: skip
     finally:
         cases.close()
         outputs.close()
@@ -228,7 +287,7 @@ def _other_case(line: bytes, case_id: str) -> bool:
 def _joined_by_id(
     cases: Iterator[tuple[int, bytes]],
     outputs: Iterator[tuple[int, bytes]],
-    size: int,
+    bounds: tuple[int, int],
     sources: tuple[str, str],
     errors: tuple[type[InputError], type[InputError]],
     seen: set[str],
@@ -246,12 +305,20 @@ def _joined_by_id(
         sources,
         seen_cases=seen,
     )
+    size, budget = bounds
     chunk: Pairs = []
+    held = 0
     for pair in joined:
+        case, found = pair
+        weight = len(case.raw) + sum(len(output.raw) for output in found)
+        if chunk and held + weight > budget:
+            yield chunk
+            chunk, held = [], 0
         chunk.append(pair)
+        held += weight
         if len(chunk) == size:
             yield chunk
-            chunk = []
+            chunk, held = [], 0
     if chunk:
         yield chunk
 

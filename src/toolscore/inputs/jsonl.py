@@ -9,7 +9,9 @@ from typing import Any
 import orjson
 
 from toolscore.errors import InputError
+from toolscore.inputs.bounds import max_line_bytes
 from toolscore.inputs.lenient import Junk, LenientLine, loads
+from toolscore.inputs.lines import bounded_lines
 from toolscore.inputs.paths import close_input, open_input
 
 
@@ -26,10 +28,13 @@ def iter_lines(
     path: str | Path, error: type[InputError] = InputError, counter: ByteCounter | None = None
 ) -> Iterator[tuple[int, bytes]]:
     """Yield (line number, raw line) for each non-blank line of a file (standard input for
-    `-`); `error` if the file is unreadable."""
+    `-`); `error` if the file is unreadable or a line is longer than the line cap
+    (`bounds.max_line_bytes`)."""
+    source = str(path)
+    cap = max_line_bytes(source)
     handle = open_input(path, error)
     try:
-        for number, line in enumerate(handle, 1):
+        for number, line in enumerate(bounded_lines(handle, source, cap, error), 1):
             if counter is not None:
                 counter.done += len(line)
             if not line.isspace() and line:

@@ -28,6 +28,7 @@ import orjson
 
 from toolscore.core.values import json_type
 from toolscore.errors import InputError
+from toolscore.inputs.bounds import env_limit, max_line_bytes
 from toolscore.inputs.conversion import Conversion
 from toolscore.inputs.formats.otel import ARGUMENTS, CALL_ID, NAME, RESULT
 from toolscore.inputs.formats.otel_messages import (
@@ -37,6 +38,7 @@ from toolscore.inputs.formats.otel_messages import (
     OPENLLMETRY,
     OUTPUT,
 )
+from toolscore.inputs.lines import bounded_lines
 from toolscore.inputs.otlp_ids import TRACE_ID_HEX, hex_id
 
 TRACE_ID = "trace_id"
@@ -104,8 +106,9 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
     key = conversion.group_by or TRACE_ID
     traces: dict[str, _Trace] = {}
     bound = max_trace_spans(path)
+    cap = max_line_bytes(path)
     with open(path, "rb") as source:
-        for number, line in enumerate(source, 1):
+        for number, line in enumerate(bounded_lines(source, path, cap), 1):
             if line.strip():
                 _read_line(path, number, line, key, traces, bound)
     groups: dict[str, list[bytes]] = {}
@@ -137,15 +140,7 @@ def convert(path: str, conversion: Conversion, out: IO[bytes]) -> None:
 
 def max_trace_spans(path: str) -> int:
     """The most spans a trace may keep: $TOOLSCORE_MAX_TRACE_SPANS, else 100,000."""
-    import os  # noqa: PLC0415 - not at start-up: `score` imports this module's sniffer
-
-    given = os.environ.get(ENV_VAR, "").strip()
-    if not given:
-        return MAX_TRACE_SPANS
-    if not given.isdigit() or int(given) == 0:
-        message = f"${ENV_VAR} must be a whole number of spans above 0, got {given!r}"
-        raise InputError(path, message)
-    return int(given)
+    return env_limit(ENV_VAR, MAX_TRACE_SPANS, path, "spans")
 
 
 def _read_line(

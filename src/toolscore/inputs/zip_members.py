@@ -16,12 +16,12 @@ of at most that size.
 from __future__ import annotations
 
 import importlib
-import os
 import struct
 import zlib
 from typing import TYPE_CHECKING, Any
 
 from toolscore.errors import InputError
+from toolscore.inputs.bounds import env_limit
 
 if TYPE_CHECKING:
     import zipfile
@@ -43,13 +43,7 @@ ZIP_MAGIC = b"PK\x03\x04"
 
 def max_member_bytes(path: str) -> int:
     """The bound on a member's uncompressed size: $TOOLSCORE_MAX_SAMPLE_BYTES, else 1 GiB."""
-    given = os.environ.get(ENV_VAR, "").strip()
-    if not given:
-        return MAX_MEMBER_BYTES
-    if not given.isdigit() or int(given) == 0:
-        message = f"${ENV_VAR} must be a whole number of bytes above 0, got {given!r}"
-        raise InputError(path, message)
-    return int(given)
+    return env_limit(ENV_VAR, MAX_MEMBER_BYTES, path, "bytes")
 
 
 def read_member(path: str, archive: zipfile.ZipFile, name: str) -> bytes:
