@@ -36,6 +36,7 @@ LAZY_COMMANDS = {
     "rescore": "toolscore.cli.store",
     "compare": "toolscore.cli.store",
     "spec-diff": "toolscore.cli.store",
+    "store": "toolscore.cli.store",
     "label": "toolscore.cli.label",
     "disagreements": "toolscore.cli.calibration",
     "batches": "toolscore.cli.calibration",

@@ -1,4 +1,5 @@
-"""`toolscore runs | show | rescore | compare | spec-diff`: the results store on the command line.
+"""`toolscore runs | show | rescore | compare | spec-diff | store recover`: the results
+store on the command line.
 
 Each command opens the store, calls one library function and prints its result: tables for
 people, `--json` for machines. A missing store, an unknown run or a bad spec file is one
@@ -29,6 +30,7 @@ from toolscore.report.terminal import percent, render_summary
 from toolscore.specs.loading import SpecSet, load_specs
 from toolscore.store import compare, open_store, spec_diff
 from toolscore.store.database import RunInfo, Store
+from toolscore.store.recovery import recover
 from toolscore.store.report import stored_report_head, stored_specs
 from toolscore.store.rescore import rescore
 from toolscore.store.restore import result_from_json, summary_from_json
@@ -290,6 +292,34 @@ def _label(specs: SpecSet) -> str:
     return f"version {specs.version or 'unversioned'}, sha256 {specs.sha256[:12]}"
 
 
+@click.group("store")
+def store_group() -> None:
+    """Look after the results store file itself."""
+
+
+@store_group.command("recover")
+@click.argument("damaged", type=click.Path(dir_okay=False))
+@click.option(
+    "--to", "target", required=True, type=click.Path(dir_okay=False),
+    help="The new store to create (it must not exist).",
+)  # fmt: skip
+@json_option
+@input_errors
+def recover_command(damaged: str, target: str, as_json: bool) -> None:
+    """Copy every whole run, batch, label, judgment and stored file a damaged store still
+    holds into a new store (DAMAGED is only read); list what was lost. Exit 1 when a run
+    was lost."""
+    recovery = recover(damaged, target)
+    if as_json:
+        print_json(recovery.to_json())
+    else:
+        out = console()
+        for line in [*recovery.lost, *recovery.flagged, recovery.summary()]:
+            out.print(printable(line), soft_wrap=True)
+    if recovery.runs_lost:
+        sys.exit(1)
+
+
 def register(group: click.Group) -> None:
     """Add the store's commands to the `toolscore` command group."""
     for command in (
@@ -298,5 +328,6 @@ def register(group: click.Group) -> None:
         rescore_command,
         compare_command,
         spec_diff_command,
+        store_group,
     ):
         group.add_command(command)

@@ -18,7 +18,7 @@ from toolscore.specs.parsing import safe_loader
 from toolscore.store.codec import case_json, unpack_json
 from toolscore.store.connection import connect, connect_read_only, store_path
 from toolscore.store.content import iter_content_lines, read_content
-from toolscore.store.integrity import is_damage, read_error
+from toolscore.store.integrity import check_before_writing, is_damage, read_error
 from toolscore.store.meta import RunMeta
 from toolscore.store.migrations import SCHEMA_VERSION, checked_version, migrate
 from toolscore.store.rubrics import with_rubrics
@@ -95,6 +95,8 @@ def open_store(
     """Open the results store at `path` (default: $TOOLSCORE_DB, else ./.toolscore/results.db).
 
     An older store is migrated to the current schema; a newer one is refused (InputError).
+    A store opened to be written (not `read_only`), or to be migrated, is checked first
+    (`integrity.check_before_writing`): a damaged one is refused with one InputError.
     With `create=False` a missing store is an input error instead of a new, empty one.
     `read_only` is for commands that only read (it implies `create=False`): a store this
     process may not write (read-only media, another user's file) is then opened without
@@ -116,6 +118,8 @@ def open_store(
         return _open_read_only(where)
     db = connect(where)
     try:
+        if not read_only or checked_version(db, str(where)) < SCHEMA_VERSION:
+            check_before_writing(db, where)  # once, before a migration or any other write
         migrate(db, str(where))
     except sqlite3.OperationalError as error:  # the disk is full or read-only, say
         db.close()
@@ -130,7 +134,7 @@ def open_store(
     except BaseException:
         db.close()
         raise
-    return Store(db, where)
+    return Store(db, where, checked=not read_only)
 
 
 def _open_read_only(where: Path) -> Store:
@@ -169,10 +173,12 @@ def _writable(where: Path) -> bool:
 class Store:
     """A results store: runs with their provenance, summaries and every case result."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path, *, checked: bool = False) -> None:
         self.db = db
         """The sqlite3 connection (autocommit mode); `compare` queries it directly."""
         self.path = path
+        self.checked = checked
+        """Whether `quick_check` passed when the store was opened for writing."""
 
     def __enter__(self) -> Store:
         return self
@@ -204,7 +210,7 @@ class Store:
     def begin_run(self, meta: RunMeta) -> RunWriter:
         """A writer for a new run: `with store.begin_run(meta) as writer: writer.add(result)
         ...; writer.finish(summary)` stores the run whole, or nothing if the block fails."""
-        return RunWriter(self.path, meta)
+        return RunWriter(self.path, meta, check=not self.checked)
 
     def previous_scores(self, cases_sha256: str, outputs_sha256: str) -> list[PreviousScore]:
         """Earlier runs of exactly these cases and outputs, oldest first."""

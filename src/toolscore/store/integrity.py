@@ -1,10 +1,11 @@
 """A damaged results store: found before a run is written into it, and named when a read fails.
 
 A store whose file was overwritten in part (a bad disk, a copy cut short, a stray write)
-must not take new runs, nor fail with a traceback: SQLite's `quick_check` is run before a
-run is written (it reads every page once, without the cross-checks of `integrity_check`),
+must not take new runs, labels, batches or judgments, nor fail with a traceback: SQLite's
+`quick_check` is run once when the store is opened for writing, before anything is written
+(it reads every page once, without the cross-checks of `integrity_check`),
 and a read that fails on damage (SQLITE_CORRUPT, SQLITE_NOTADB) becomes one input error
-naming the store and saying how to get back what can still be read.
+naming the store and saying how to get back what can still be read (`store/recovery.py`).
 """
 
 from __future__ import annotations
@@ -48,21 +49,24 @@ def first_problem(db: sqlite3.Connection) -> str | None:
 def recovery_hint(path: Path | str) -> str:
     """How to get back what a damaged store still holds, without writing to it."""
     return (
-        f"restore it from a backup, or recover what can be read into a new file with "
-        f"`sqlite3 {path} .recover | sqlite3 recovered.db` and use that one (--db recovered.db)"
+        f"restore it from a backup, or recover what can be read into a new store with "
+        f"`toolscore store recover {path} --to recovered.db` and use that one "
+        "(--db recovered.db)"
     )
 
 
 def damaged(path: Path | str, problem: str, *, writing: bool) -> InputError:
-    """The one-line error for a damaged store (`writing`: a run was about to be saved)."""
-    refusal = "refusing to save a run into it; " if writing else ""
+    """The one-line error for a damaged store (`writing`: something was about to be
+    written: a run, a label, a batch, a judgment, a migration)."""
+    refusal = "refusing to write into it; " if writing else ""
     return InputError(
         str(path), f"the results store is damaged ({problem}): {refusal}{recovery_hint(path)}"
     )
 
 
 def check_before_writing(db: sqlite3.Connection, path: Path | str) -> None:
-    """Refuse (InputError) to write a run into a store `quick_check` finds damaged."""
+    """Refuse (InputError) to write into a store `quick_check` finds damaged: every writer
+    calls it once, where it opens the store for writing (`open_store`)."""
     problem = first_problem(db)
     if problem is not None:
         raise damaged(path, problem, writing=True)

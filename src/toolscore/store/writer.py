@@ -58,9 +58,11 @@ class RunWriter:
     without `finish` (by an exception or otherwise) stores nothing.
     """
 
-    def __init__(self, path: Path, meta: RunMeta) -> None:
+    def __init__(self, path: Path, meta: RunMeta, *, check: bool = True) -> None:
         self.path = path
         self.meta = meta
+        self.check = check
+        """Whether to run `quick_check` first (not when the store opening it just did)."""
         self.run_id: int | None = None
         """The id of the stored run, once `finish` has committed it."""
         self._db: sqlite3.Connection | None = None
@@ -90,7 +92,8 @@ class RunWriter:
         db = self._db = connect(self.path)
         try:
             db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-            check_before_writing(db, self.path)
+            if self.check:
+                check_before_writing(db, self.path)
             for statement in TABLES:
                 db.execute(statement)
             missing = self._missing_contents(db)
