@@ -151,7 +151,7 @@ def test_help_lists_every_command_and_an_unknown_one_is_refused() -> None:
     unknown = CliRunner().invoke(cli, ["scores"])
     assert unknown.exit_code == 2
     assert "No such command 'scores'." in unknown.output
-    assert "(Did you mean one of: 'compare', 'rescore', 'score'?)" in unknown.output
+    assert "(Did you mean one of: 'rescore', 'score', 'store'?)" in unknown.output
 
 
 def test_a_deterministic_rubric_imports_no_extra_and_a_regex_one_only_its_time_limit(
