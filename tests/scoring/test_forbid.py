@@ -9,6 +9,8 @@ import io
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.console import Console
 
 from toolscore.core.model import Case, CaseResult
@@ -181,3 +183,37 @@ def test_a_plan_that_calls_what_the_spec_forbids_is_refused_on_a_plain_line() ->
     with pytest.raises(Exception, match=r"cases.jsonl:7: plans\[0\]\[1\]: the plan makes a call "
                        r"that the spec's forbid\[1\] forbids \(never asked for\)"):  # fmt: skip
         parse_case(line, specs, "cases.jsonl", 7)
+
+
+_CALLS = st.sampled_from([
+    {"name": "lookup", "args": {"id": "a"}},
+    {"name": "lookup", "args": {"id": "b"}},
+    {"name": "delete", "args": {"id": "a", "mode": "soft"}},
+    {"name": "delete", "args": {"id": "a", "mode": "Delete"}},
+    {"name": "delete", "args": {"id": "b"}},
+    {"name": "wipe"},
+])  # fmt: skip
+
+
+def _brute_force(call: dict[str, Any]) -> bool:
+    """Whether SPEC's entries forbid `call`, written out by hand."""
+    mode = call.get("args", {}).get("mode")
+    return bool(call["name"] == "wipe" or (call["name"] == "delete" and mode == "Delete"))
+
+
+@given(st.lists(_CALLS, max_size=8), st.randoms(use_true_random=False))
+def test_forbidden_calls_are_each_matching_call_in_any_order(
+    calls: list[dict[str, Any]], rng: Any
+) -> None:
+    specs = specs_of(SPEC)
+    case = parse_case({"id": "p", "plans": [[{"name": "lookup", "args": {"id": "a"}}]]}, specs)
+    shuffled = list(calls)
+    rng.shuffle(shuffled)
+    found = []
+    for order in (calls, shuffled):
+        result = score_case(specs, case, parse_output({"id": "p", "calls": order}))
+        forbidden = [m.call for m in result.mismatches if m.code == "forbidden_call"]
+        assert forbidden == [i for i, call in enumerate(order) if _brute_force(call)]
+        assert not (result.passed and forbidden)
+        found.append(len(forbidden))
+    assert found[0] == found[1]
