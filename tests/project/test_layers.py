@@ -59,6 +59,7 @@ CORE_ORDER: dict[str, int] = {
     "toolscore.core.arguments": 4,
     "toolscore.core.plan_calls": 4,
     "toolscore.core.plans": 5,
+    "toolscore.core.forbid": 5,
     "toolscore.core.diagnosis": 6,
 }
 """The order inside `core`: model < values < rules < assignment, dataflow < arguments <

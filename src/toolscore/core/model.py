@@ -27,6 +27,8 @@ MISMATCH_CODES: Final = (
     "unresolved_ref",
     "transcript_unread",
     "missing_output",
+    "forbidden_call",
+    "too_many_calls",
 )
 """The closed set of mismatch codes (docs/formats.md); a test proves each is produced somewhere."""
 
@@ -117,6 +119,17 @@ Plan = tuple[Call, ...]
 NO_EXTRA: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
+class Forbid(NamedTuple):
+    """A call the agent must never make (a `forbid` entry of the spec or of a case): one to
+    `tool` whose arguments match `args`, a subset compared each under the tool's rule for it
+    (no args: every call to the tool). `where` names the entry in messages."""
+
+    tool: str
+    args: Mapping[str, Any]
+    reason: str | None
+    where: str
+
+
 class Case(NamedTuple):
     """A prompt and the acceptable plans; no non-empty plan means the right answer is no call."""
 
@@ -128,6 +141,10 @@ class Case(NamedTuple):
     extra: Mapping[str, Any] = NO_EXTRA
     linked: bool = False
     """True when some plan links calls by `$ref` or `after` (checked through data flow)."""
+    forbid: tuple[Forbid, ...] = ()
+    """The case's own forbidden calls (its `forbid`), beside the spec's."""
+    max_calls: int | None = None
+    """The most calls the agent may make (`max_calls`), None for no limit."""
 
     @property
     def kind(self) -> Literal["tool", "abstention"]:

@@ -10,17 +10,17 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from toolscore.core.dataflow import find_cycle, is_linked, pointer_problem
-from toolscore.core.model import NO_EXTRA, OMITTED, AnyOf, Call, Case, Plan, Ref
-from toolscore.core.rules import ListRule, ObjectRule, Rule
+from toolscore.core.dataflow import find_cycle, is_linked
+from toolscore.core.model import NO_EXTRA, Call, Case, Plan
 from toolscore.errors import CaseError
+from toolscore.inputs.case_limits import case_limits, check_plans
 from toolscore.inputs.jsonl import ByteCounter, read_jsonl
 from toolscore.specs.loading import SpecSet
+from toolscore.specs.markers import known_keys as _known_keys
+from toolscore.specs.markers import parse_markers as _markers
 
 _CALL_KEYS = frozenset({"name", "args", "id", "after"})
 _PLAIN_CASE_KEYS = frozenset({"id", "plans", "prompt"})
-_MARKER_KEYS = frozenset({"$any", "$ref", "$omitted"})
-_OMITTED_NODE = {"$omitted": True}
 
 Fail = Callable[[str, str], CaseError]
 """Builds the error for a field of the case being read."""
@@ -73,14 +73,20 @@ def parse_case(
         plans.append(plan)
         linked = linked or links
     if data.keys() <= _PLAIN_CASE_KEYS:
+        if specs.forbidden:
+            check_plans(plans, specs.rules, specs.forbidden, fail)
         return Case(case_id, tuple(plans), data.get("prompt"), (), line, NO_EXTRA, linked)
     tags = data.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise fail("tags", "must be a list of strings")
     if data.get("score_turns", "final") not in ("final", "all"):
         raise fail("score_turns", "must be 'final' (the default) or 'all'")
+    forbid, max_calls = case_limits(data, specs, plans, fail)
     extra = {k: v for k, v in data.items() if k not in _PLAIN_CASE_KEYS}
-    return Case(case_id, tuple(plans), data.get("prompt"), tuple(tags), line, extra, linked)
+    return Case(
+        case_id, tuple(plans), data.get("prompt"), tuple(tags), line, extra, linked,
+        forbid, max_calls,
+    )  # fmt: skip
 
 
 def _plan(
@@ -145,85 +151,3 @@ def _labelled(
     if not isinstance(after, list) or not all(a in labels for a in after):
         raise fail(f"{where}.after", f"must list labels of calls in this plan {labels}")
     return Call(name, args, label=label, after=tuple(after))
-
-
-def _markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) -> Any:
-    """Turn `{"$any": [...]}` and `{"$ref": "L#/p"}` into AnyOf and Ref, recursively.
-
-    A marker stands where the spec has a rule for the value (an argument, a key of an
-    `object` argument, an item of a `list`), since that rule compares its alternatives.
-    """
-    if not isinstance(value, dict | list):
-        return value  # a scalar: neither a marker nor a place for one
-    if isinstance(value, dict) and "$any" in value:
-        options = value["$any"]
-        if len(value) != 1 or not isinstance(options, list) or not options:
-            raise fail(where, "$any must be the only key, with a non-empty list")
-        return AnyOf(
-            OMITTED if o == _OMITTED_NODE else _markers(o, rule, labels, where, fail)
-            for o in options
-        )
-    if isinstance(value, dict) and "$omitted" in value:
-        raise fail(where, '{"$omitted": true} stands only among the alternatives of $any')
-    if isinstance(value, dict) and "$ref" in value:
-        return _ref(value, labels, where, fail)
-    if isinstance(rule, ObjectRule) and isinstance(value, dict):
-        return {
-            k: _markers(v, rule.args[k], labels, f"{where}.{k}", fail)
-            if k in rule.args and isinstance(v, dict | list)
-            else v
-            for k, v in value.items()
-        }
-    if isinstance(rule, ListRule) and isinstance(value, list):
-        return [_markers(v, rule.items, labels, f"{where}[{i}]", fail) for i, v in enumerate(value)]
-    if _has_marker(value):
-        raise fail(
-            where,
-            f"$any and $ref cannot stand inside a value compared as {rule.kind}; "
-            "put them where the spec has a rule (an argument, object key or list item)",
-        )
-    return value
-
-
-def _known_keys(value: Any, rule: Rule, where: str, fail: Fail) -> None:
-    """Refuse a key of an expected object that the spec lacks, at any depth: the agent could
-    never match it (a produced key outside the spec fails), so such a case is unscorable."""
-    if type(value) is AnyOf:
-        for option in value:
-            _known_keys(option, rule, where, fail)
-    elif isinstance(rule, ObjectRule) and type(value) is dict:
-        for key, item in value.items():
-            sub = rule.args.get(key)
-            if sub is None:
-                raise fail(f"{where}.{key}", f"not in the spec (keys: {', '.join(rule.args)})")
-            if not sub.scalar:
-                _known_keys(item, sub, f"{where}.{key}", fail)
-    elif isinstance(rule, ListRule) and type(value) is list and not rule.items.scalar:
-        for index, item in enumerate(value):
-            _known_keys(item, rule.items, f"{where}[{index}]", fail)
-
-
-def _has_marker(value: Any) -> bool:
-    stack = [value]  # not recursion: a case's value may be nested deeper than Python recurses
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            if value.keys() & _MARKER_KEYS:
-                return True
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return False
-
-
-def _ref(value: Mapping[str, Any], labels: list[Any], where: str, fail: Fail) -> Ref:
-    target = value["$ref"]
-    if len(value) != 1 or not isinstance(target, str) or "#" not in target:
-        raise fail(where, '$ref must be the only key, a string "LABEL#/json/pointer"')
-    label, pointer = target.split("#", 1)
-    if label not in labels:
-        raise fail(where, f"$ref to unknown label {label!r} (labels in this plan: {labels})")
-    problem = pointer_problem(pointer)
-    if problem:
-        raise fail(where, problem)
-    return Ref(label, pointer)

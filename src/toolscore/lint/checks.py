@@ -142,6 +142,7 @@ def _lint_lines(specs: SpecSet, cases_path: str, env: Environment | None) -> lis
     source = cases_path
     found: list[Finding] = []
     seen: set[str] = set()
+    exercised: set[str] = set()
     for number, _raw, data in read_jsonl(cases_path, CaseError):
         try:
             case = parse_case(data, specs, source, number)
@@ -156,6 +157,8 @@ def _lint_lines(specs: SpecSet, cases_path: str, env: Environment | None) -> lis
                 )
             )
         seen.add(case.id)
+        exercised.update(call.name for plan in case.plans for call in plan)
+        exercised.update(entry.tool for entry in case.forbid)
         rejected: set[int] = set()
         for p, plan in enumerate(case.plans):
             for c, call in enumerate(plan):
@@ -175,7 +178,26 @@ def _lint_lines(specs: SpecSet, cases_path: str, env: Environment | None) -> lis
                     )
         problems = gold_problems(specs, case, source, env, skip=rejected)
         found += [Finding(severity, problem) for severity, problem in problems]
-    return found
+    return found + unexercised_forbid(specs, exercised)
+
+
+def unexercised_forbid(specs: SpecSet, exercised: set[str]) -> list[Finding]:
+    """Warn on each spec `forbid` entry whose tool no case exercises: no plan calls it and
+    no case forbids it, so no case tempts the agent to make the call it must refrain from
+    (the entry can still fail a case, but the cases do not test it)."""
+    return [
+        Finding(
+            "warning",
+            InputError(
+                specs.source,
+                f"no case exercises forbidden tool {entry.tool!r}: no plan calls it and no "
+                "case's forbid names it, so the cases never test that the agent refrains",
+                field=f"forbid[{index}].tool",
+            ),
+        )
+        for index, entry in enumerate(specs.forbid)
+        if entry.tool not in exercised
+    ]
 
 
 def _rejected(rule: Rule, value: Any, where: str) -> list[tuple[str, str]]:

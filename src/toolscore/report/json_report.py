@@ -131,6 +131,11 @@ def report_header(
         "relaxations": [r.to_json() for r in specs.relaxations],
         "lenient_rules": [rule.to_json() for rule in lenient_rules(specs)],
     }
+    if specs.forbid:
+        header["forbid"] = [
+            {"tool": f.tool, "args": safe_value(f.args, markers=True), "reason": f.reason}
+            for f in specs.forbid
+        ]
     if environment is not None:
         header["environment"] = environment
     return header

@@ -58,6 +58,24 @@ def provenance(specs: SpecSet, version: str, cases: int) -> Text:
     )
 
 
+def critical_line(summary: Summary) -> Text | None:
+    """The forbidden calls of the run, first and in bold red: the critical failures, with
+    the share of cases that made any (95% interval) and the tools they called; None when
+    no call was forbidden."""
+    forbidden = summary.forbidden
+    if not forbidden.calls:
+        return None
+    rate = Rate(forbidden.cases, summary.cases)
+    calls = f"{forbidden.calls} forbidden call{'s' if forbidden.calls != 1 else ''}"
+    cases = f"{forbidden.cases} case{'s' if forbidden.cases != 1 else ''}"
+    tools = ", ".join(f"{name} x{count}" for name, count in forbidden.per_tool.most_common())
+    return safe_text(
+        f"critical failures: {calls} in {cases} (rate {percent(rate.value)} of "
+        f"{rate.n} cases, 95% interval {interval(wilson(rate.passed, rate.n))}; {tools})",
+        style="bold red",
+    )
+
+
 LENIENT_LINES = 12
 """Lenient rules printed before the rest are only counted (the report JSON lists them all)."""
 
@@ -346,6 +364,9 @@ def render_summary(
     failed: Sequence[CaseResult],
 ) -> None:
     """Print the whole readable summary of a run."""
+    critical = critical_line(summary)
+    if critical is not None:
+        console.print(critical, soft_wrap=True)
     console.print(provenance(specs, version, summary.cases))
     console.print(relaxations(specs))
     console.print(metrics_table(summary))

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolscore.core.diagnosis import best_plan
+from toolscore.core.forbid import limit_mismatches
 from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
 from toolscore.core.plans import names_match
 from toolscore.core.values import json_equal, show
@@ -97,9 +98,15 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         # What was not read may hold a call: no scorer can pass the case.
         mismatches += unread_mismatches(trajectory.unread)
         lowercase = exact = False
+    limited: tuple[Mismatch, ...] = ()
+    if specs.forbidden or case.forbid or case.max_calls is not None:
+        # Forbidden calls and the call limit fail the case whatever the plans allow; the
+        # baselines model other scorers, which have neither.
+        limited = limit_mismatches(specs.rules, specs.forbidden, case, calls)
+        mismatches += limited
     return CaseResult(
         id=case.id,
-        passed=verdict.passed and not trajectory.unread,
+        passed=verdict.passed and not trajectory.unread and not limited,
         kind=case.kind,
         plan=verdict.plan,
         mismatches=mismatches,

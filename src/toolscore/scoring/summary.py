@@ -14,6 +14,7 @@ from toolscore.core.model import Call, Case, CaseResult, Mismatch
 from toolscore.errors import CaseError
 from toolscore.inputs.missing import IdSample, JoinTally, check_policy
 from toolscore.inputs.trials import TrialsTally
+from toolscore.scoring.forbidden import ForbiddenTally
 from toolscore.scoring.tallies import (
     BaselineTally,
     ClusteredAccuracy,
@@ -61,6 +62,8 @@ class Summary:
     """Cases by trials read and passed, when some outputs line gave a `trial`."""
     join: JoinTally = field(default_factory=JoinTally)
     """The ids of cases without output and of outputs without case, and the missing policy."""
+    forbidden: ForbiddenTally = field(default_factory=ForbiddenTally)
+    """Forbidden calls (`forbidden_call`): the critical failures, apart from the accuracy."""
 
     @property
     def accuracy(self) -> float | None:
@@ -84,6 +87,7 @@ class Summary:
             "ignored_keys": dict(sorted(self.ignored_keys.items())),
             "baselines": {k: v.to_json(self.cases) for k, v in self.baselines.items()},
             "codes": dict(self.codes.most_common()),
+            "forbidden_calls": self.forbidden.to_json(self.cases),
             "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
             "per_argument": {k: v.to_json() for k, v in sorted(self.per_argument.items())},
             **({"state": self.outcomes.to_json()} if self.outcomes is not None else {}),
@@ -175,6 +179,7 @@ class SummaryBuilder:
         self._tools: dict[str, Tally] = {}
         self._args: dict[str, Tally] = {}
         self._arg_tallies: dict[str, dict[str, Tally]] = {}
+        self._forbidden = ForbiddenTally()
         self.rubrics: RubricTally | None = None
         """Rubric results (`toolscore.scoring.rubric_run`), set by the runs that score rubrics."""
 
@@ -228,6 +233,7 @@ class SummaryBuilder:
             self._tally_passed(plan, result)
         else:
             self._tally_failed(plan, result)
+            self._forbidden.add(result)
 
     def add_case(self, case: Case, results: Sequence[CaseResult], lines: int) -> None:
         """Count one case's trials (`results`, one per outputs line, or the one result of a
@@ -386,6 +392,7 @@ class SummaryBuilder:
                 self._outcomes = OutcomeTally()
             self._outcomes.merge(other._outcomes)
         self._codes.update(other._codes)
+        self._forbidden.merge(other._forbidden)
         self.ignored_keys.update(other.ignored_keys)
         self._trials.merge(other._trials)
         self._tallied = [a + b for a, b in zip(self._tallied, other._tallied, strict=True)]
@@ -446,4 +453,5 @@ class SummaryBuilder:
             rubrics=self.rubrics,
             trials=self._trials_tally(),
             join=self._join,
+            forbidden=self._forbidden,
         )

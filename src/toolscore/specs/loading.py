@@ -13,16 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from toolscore.core.arguments import value_problem
-from toolscore.core.model import MISSING
+from toolscore.core.forbid import by_tool
+from toolscore.core.model import MISSING, Forbid
 from toolscore.core.rules import ListRule, ObjectRule, Rule, RuleError, compile_rule
 from toolscore.core.values import show, suggest
 from toolscore.errors import SpecError
 from toolscore.rubrics.spec import Rubric, RubricSpecError, RubricUse, parse_rubric, rubric_uses
 from toolscore.specs.fields import RulePath, ToolFields, native_field
+from toolscore.specs.forbid import spec_forbid
 from toolscore.specs.parsing import parse_document
 
 RELAXATIONS = ("extra_calls", "unknown_args")
-_TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics")
+_TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics", "forbid")
 _TOOL_KEYS = ("version", "args", "description")
 _RELAX_KEYS = ("allow", "tools", "reason")
 DEFAULT_TIMEOUT = 10.0
@@ -78,9 +80,13 @@ class SpecSet:
     label, relaxations or environment: only each tool's `x-version`."""
     fields: Mapping[str, ToolFields] = field(default_factory=dict)
     """For a tools list, where each tool's rules are declared in the file (`rule_field`)."""
+    forbid: tuple[Forbid, ...] = ()
+    """The calls no case may make (the spec's `forbid`), whatever its plans say."""
     rules: Mapping[str, ObjectRule] = field(init=False)
     lowercase_rules: Mapping[str, ObjectRule] = field(init=False)
     extra_ok: frozenset[str] = field(init=False)
+    forbidden: Mapping[str, tuple[Forbid, ...]] = field(init=False)
+    """`forbid` by tool: a call to a tool without entries costs one lookup."""
 
     def __post_init__(self) -> None:
         lenient = {t for r in self.relaxations if r.allow == "unknown_args" for t in r.tools}
@@ -93,6 +99,7 @@ class SpecSet:
         object.__setattr__(self, "lowercase_rules", lowered)
         extra = {t for r in self.relaxations if r.allow == "extra_calls" for t in r.tools}
         object.__setattr__(self, "extra_ok", frozenset(extra))
+        object.__setattr__(self, "forbidden", by_tool(self.forbid))
 
     def rule_field(self, tool: str, path: RulePath = ()) -> str:
         """The field naming the rule at `path` of `tool`'s arguments in messages: its path
@@ -191,6 +198,7 @@ def parse_specs(
         relaxations: tuple[Relaxation, ...] = ()
         version = None
         environment = None
+        forbid: tuple[Forbid, ...] = ()
     elif isinstance(data, Mapping):
         problems.known_keys(data, _TOP_KEYS)
         version = data.get("version")
@@ -199,6 +207,7 @@ def parse_specs(
         tools = dict(_native_tools(data.get("tools"), problems))
         declared = data["tools"] if isinstance(data.get("tools"), Mapping) else {}
         relaxations = tuple(_relaxations(data.get("relax", []), declared, problems))
+        forbid = tuple(spec_forbid(data.get("forbid", []), tools, declared, problems.add))
         environment = data.get("environment")
         if environment is not None and not isinstance(environment, Mapping):
             problems.add("environment", "must be a mapping with database and tools")
@@ -219,7 +228,17 @@ def parse_specs(
     label = None if version is None else str(version)
     listed = isinstance(data, list)
     return SpecSet(
-        tools, relaxations, label, source, sha256, environment, rubrics, uses, listed, located
+        tools,
+        relaxations,
+        label,
+        source,
+        sha256,
+        environment,
+        rubrics,
+        uses,
+        listed,
+        located,
+        forbid,
     ), []
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from toolscore.core.model import MISSING, CaseResult, Mismatch
 from toolscore.inputs.missing import IdSample, JoinTally
 from toolscore.inputs.trials import TrialsTally
+from toolscore.scoring.forbidden import ForbiddenTally
 from toolscore.scoring.summary import Summary
 from toolscore.scoring.tallies import BaselineTally, ClusteredAccuracy, OutcomeTally, Tally
 from toolscore.state.verdict import StateVerdict
@@ -145,6 +146,7 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         rubrics=_rubrics(data.get("rubrics")),
         trials=TrialsTally.from_json(data["trials"]) if "trials" in data else None,
         join=JoinTally.from_json(data),
+        forbidden=ForbiddenTally.from_json(data.get("forbidden_calls")),
     )
 
 
