@@ -26,6 +26,13 @@ RATES = (
     ("argument_accuracy", "argument accuracy", "paired calls"),
     ("abstention_accuracy", "abstention accuracy", "abstention cases"),
 )
+CALL_RATES = (
+    ("unknown_tool_rate", "unknown tool", "produced calls"),
+    ("missing_argument_rate", "missing argument", "paired calls"),
+    ("unexpected_argument_rate", "unexpected argument", "paired calls"),
+)
+"""The named call rates (docs/formats.md 7.6): shares of calls with a fault, lower is better;
+a report JSON written before them has none, and the page then shows no table of them."""
 COUNTS = (
     ("missed_calls", "missed calls (tool cases with no call)"),
     ("missing_outputs", "missing outputs"),
@@ -85,6 +92,7 @@ def report_html(
         head=head,
         provenance=provenance,
         rates=_rates(summary),
+        call_rates=_call_rates(summary),
         counts=_counts(summary),
         clustered=summary.get("accuracy_clustered"),
         scorers=_scorers(summary),
@@ -135,6 +143,21 @@ def _rates(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _call_rates(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The named call rates the summary has, as the metrics table's rows are made."""
+    return [
+        {
+            "key": key,
+            "label": label,
+            "unit": unit,
+            **summary[key],
+            "bar": charts.whisker(summary[key]["value"], summary[key].get("ci95")),
+        }
+        for key, label, unit in CALL_RATES
+        if key in summary
+    ]
 
 
 def _counts(summary: Mapping[str, Any]) -> list[tuple[str, str, Any]]:

@@ -83,6 +83,8 @@ class ReportFile:
 
 
 _RATES = ("name_accuracy", "argument_accuracy", "abstention_accuracy")
+_CALL_RATES = ("unknown_tool_rate", "missing_argument_rate", "unexpected_argument_rate")
+"""Rates a report JSON has since issue 26 (docs/formats.md 7.6): checked when present."""
 
 
 def check_summary(summary: Any, path: str) -> None:
@@ -95,7 +97,7 @@ def check_summary(summary: Any, path: str) -> None:
             raise InputError(path, "must be a count", field=f"summary.{key}")
     if not isinstance(summary.get("accuracy"), int | float | None):
         raise InputError(path, "must be a number or null", field="summary.accuracy")
-    for key in _RATES:
+    for key in (*_RATES, *(k for k in _CALL_RATES if k in summary)):
         node = summary.get(key)
         if not isinstance(node, dict) or not {"value", "n", "passed"} <= node.keys():
             raise InputError(path, "must be a rate {value, n, passed}", field=f"summary.{key}")

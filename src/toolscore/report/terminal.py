@@ -148,6 +148,31 @@ def metrics_table(summary: Summary) -> Table:
     return table
 
 
+CALL_RATES = (
+    ("unknown_tool_rate", "unknown tool (of produced calls)"),
+    ("missing_argument_rate", "missing argument (of paired calls)"),
+    ("unexpected_argument_rate", "unexpected argument (of paired calls)"),
+)
+"""The named call rates of the summary (docs/formats.md 7.6), by key, and how they read."""
+
+
+def call_rates_table(summary: Summary) -> Table | None:
+    """The named call rates: the share of produced calls naming a tool the spec lacks and of
+    paired calls missing or giving an unknown argument, each with its count over its
+    denominator and 95% interval; None for a stored run saved before them."""
+    if summary.call_rates is None:
+        return None
+    rates = summary.call_rates.rates()
+    table = Table(title="Call error rates (lower is better)", title_justify="left")
+    table.add_column("rate")
+    table.add_column("value", justify="right")
+    table.add_column("calls/n", justify="right")
+    table.add_column("95% interval", justify="right")
+    for key, label in CALL_RATES:
+        table.add_row(*_rate_row(label, rates[key]))
+    return table
+
+
 IGNORED_KEYS_SHOWN = 12
 """Ignored keys the terminal names before it only counts the rest (the report JSON has all)."""
 
@@ -370,6 +395,9 @@ def render_summary(
     console.print(provenance(specs, version, summary.cases))
     console.print(relaxations(specs))
     console.print(metrics_table(summary))
+    call_rates = call_rates_table(summary)
+    if call_rates is not None:
+        console.print(call_rates)
     ignored = ignored_keys_line(summary)
     if ignored is not None:
         console.print(ignored, soft_wrap=True)

@@ -15,6 +15,7 @@ from toolscore.errors import CaseError
 from toolscore.inputs.missing import IdSample, JoinTally, check_policy
 from toolscore.inputs.trials import TrialsTally
 from toolscore.scoring.forbidden import ForbiddenTally
+from toolscore.scoring.rates import CallRates
 from toolscore.scoring.tallies import (
     BaselineTally,
     ClusteredAccuracy,
@@ -52,6 +53,8 @@ class Summary:
     per_tool: dict[str, Tally] = field(default_factory=dict)
     per_argument: dict[str, Tally] = field(default_factory=dict)
     codes: Counter[str] = field(default_factory=Counter)
+    call_rates: CallRates | None = None
+    """The named call rates (`unknown_tool_rate`, ...); None for a stored run older than them."""
     outcomes: OutcomeTally | None = None
     """State and required-output verdicts, when the run replayed calls against a store."""
     clustered: ClusteredAccuracy | None = None
@@ -88,6 +91,7 @@ class Summary:
             "baselines": {k: v.to_json(self.cases) for k, v in self.baselines.items()},
             "codes": dict(self.codes.most_common()),
             "forbidden_calls": self.forbidden.to_json(self.cases),
+            **(self.call_rates.to_json() if self.call_rates is not None else {}),
             "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
             "per_argument": {k: v.to_json() for k, v in sorted(self.per_argument.items())},
             **({"state": self.outcomes.to_json()} if self.outcomes is not None else {}),
@@ -176,6 +180,7 @@ class SummaryBuilder:
         other cases (one line, no trial, no outcome) are tallied from the totals at the end."""
         self.missing_passed = 0
         self._codes = Counter[str]()
+        self._rates = CallRates()
         self._tools: dict[str, Tally] = {}
         self._args: dict[str, Tally] = {}
         self._arg_tallies: dict[str, dict[str, Tally]] = {}
@@ -228,6 +233,7 @@ class SummaryBuilder:
             if self._outcomes is None:
                 self._outcomes = OutcomeTally()
             self._outcomes.add(passed, result.state)
+        self._rates.add(result)
         plan = case.plans[result.plan] if result.plan is not None else ()
         if passed:
             self._tally_passed(plan, result)
@@ -393,6 +399,7 @@ class SummaryBuilder:
             self._outcomes.merge(other._outcomes)
         self._codes.update(other._codes)
         self._forbidden.merge(other._forbidden)
+        self._rates.merge(other._rates)
         self.ignored_keys.update(other.ignored_keys)
         self._trials.merge(other._trials)
         self._tallied = [a + b for a, b in zip(self._tallied, other._tallied, strict=True)]
@@ -448,6 +455,7 @@ class SummaryBuilder:
             per_tool={k: v for k, v in self._tools.items() if v.passed or v.failed or v.extra},
             per_argument={k: v for k, v in self._args.items() if v.passed or v.failed},
             codes=self._codes,
+            call_rates=CallRates(**vars(self._rates)),
             outcomes=self._outcomes,
             clustered=self._clustered(),
             rubrics=self.rubrics,

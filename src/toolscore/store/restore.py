@@ -15,6 +15,7 @@ from toolscore.core.model import MISSING, CaseResult, Mismatch
 from toolscore.inputs.missing import IdSample, JoinTally
 from toolscore.inputs.trials import TrialsTally
 from toolscore.scoring.forbidden import ForbiddenTally
+from toolscore.scoring.rates import CallRates
 from toolscore.scoring.summary import Summary
 from toolscore.scoring.tallies import BaselineTally, ClusteredAccuracy, OutcomeTally, Tally
 from toolscore.state.verdict import StateVerdict
@@ -141,6 +142,7 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         per_tool={name: _tally(node) for name, node in data["per_tool"].items()},
         per_argument={name: _tally(node) for name, node in data["per_argument"].items()},
         codes=Counter(data["codes"]),
+        call_rates=CallRates.from_json(data),
         outcomes=outcomes,
         clustered=_clustered(data.get("accuracy_clustered")),
         rubrics=_rubrics(data.get("rubrics")),
