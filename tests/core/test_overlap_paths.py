@@ -427,3 +427,18 @@ def test_thousands_of_overlapping_calls_are_counted_in_one_array() -> None:
     verdict = best_plan(specs.rules, specs.extra_ok, [plan], produced)
     assert not verdict.passed
     assert [(m.call, m.pointer) for m in verdict.mismatches] == [(25, "/amount")]
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_call_holding_nan_and_one_holding_null_do_not_tie(on: bool) -> None:
+    """orjson writes NaN as null; the content order must still tell the two calls apart, or
+    which of them the diagnosis pairs would depend on their positions."""
+    specs = spec_set(False)
+    plan = [Call("refund", {"order": "a"})]
+    nan = Call("refund", {"order": "b", "amount": math.nan})
+    null = Call("refund", {"order": "b", "amount": None})
+    chosen = []
+    for calls in ([nan, null], [null, nan]):
+        pairs, _ = pairing_cost(specs, plan, calls, on)
+        chosen.append([repr(calls[j].args) for _, j in pairs])
+    assert chosen[0] == chosen[1]

@@ -9,6 +9,7 @@ diagnosis is best.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 
 import orjson
@@ -304,7 +305,14 @@ def _content_key(call: Call) -> tuple[str, str]:
     try:
         text = orjson.dumps(call.args, option=orjson.OPT_SORT_KEYS, default=str).decode()
     except orjson.JSONEncodeError:  # nested too deep to write: all such calls tie
-        text = "\x01"
+        return call.name, "\x01"
+    if "null" in text:
+        # orjson writes NaN and the infinities as null: the standard writer tells them apart,
+        # so that a call holding NaN and one holding null do not tie.
+        try:
+            text = json.dumps(call.args, sort_keys=True, default=str, separators=(",", ":"))
+        except (RecursionError, TypeError, ValueError):
+            pass
     return call.name, text
 
 
