@@ -9,6 +9,7 @@ diagnosis is best.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 
@@ -309,10 +310,8 @@ def _content_key(call: Call) -> tuple[str, str]:
     if "null" in text:
         # orjson writes NaN and the infinities as null: the standard writer tells them apart,
         # so that a call holding NaN and one holding null do not tie.
-        try:
+        with contextlib.suppress(RecursionError, TypeError, ValueError):
             text = json.dumps(call.args, sort_keys=True, default=str, separators=(",", ":"))
-        except (RecursionError, TypeError, ValueError):
-            pass
     return call.name, text
 
 
