@@ -14,6 +14,7 @@ from toolscore.core.model import Call, Case, CaseResult, Mismatch
 from toolscore.errors import CaseError
 from toolscore.inputs.missing import IdSample, JoinTally, check_policy
 from toolscore.inputs.trials import TrialsTally
+from toolscore.scoring.partial_tally import PartialTally
 from toolscore.scoring.tallies import (
     BaselineTally,
     ClusteredAccuracy,
@@ -61,6 +62,10 @@ class Summary:
     """Cases by trials read and passed, when some outputs line gave a `trial`."""
     join: JoinTally = field(default_factory=JoinTally)
     """The ids of cases without output and of outputs without case, and the missing policy."""
+    partial: dict[str, Any] | None = None
+    """The `partial` block (partial credit: micro and macro rates, per tool), when counted."""
+    efficiency: dict[str, Any] | None = None
+    """The `efficiency` block (extra, excused and repeated calls), when counted."""
 
     @property
     def accuracy(self) -> float | None:
@@ -86,6 +91,8 @@ class Summary:
             "codes": dict(self.codes.most_common()),
             "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
             "per_argument": {k: v.to_json() for k, v in sorted(self.per_argument.items())},
+            **({"partial": self.partial} if self.partial is not None else {}),
+            **({"efficiency": self.efficiency} if self.efficiency is not None else {}),
             **({"state": self.outcomes.to_json()} if self.outcomes is not None else {}),
             **({"rubrics": self.rubrics.to_json()} if self.rubrics is not None else {}),
             **({"trials": self.trials.to_json()} if self.trials is not None else {}),
@@ -177,6 +184,7 @@ class SummaryBuilder:
         self._arg_tallies: dict[str, dict[str, Tally]] = {}
         self.rubrics: RubricTally | None = None
         """Rubric results (`toolscore.scoring.rubric_run`), set by the runs that score rubrics."""
+        self._partial = PartialTally(specs.extra_ok)
 
     def _tallies_of(self, tool: str) -> dict[str, Tally]:
         """The tallies of a spec tool's compared arguments, made on first use."""
@@ -223,6 +231,7 @@ class SummaryBuilder:
             if self._outcomes is None:
                 self._outcomes = OutcomeTally()
             self._outcomes.add(passed, result.state)
+        self._partial.add(result, case.plans)
         plan = case.plans[result.plan] if result.plan is not None else ()
         if passed:
             self._tally_passed(plan, result)
@@ -386,6 +395,7 @@ class SummaryBuilder:
                 self._outcomes = OutcomeTally()
             self._outcomes.merge(other._outcomes)
         self._codes.update(other._codes)
+        self._partial.merge(other._partial)
         self.ignored_keys.update(other.ignored_keys)
         self._trials.merge(other._trials)
         self._tallied = [a + b for a, b in zip(self._tallied, other._tallied, strict=True)]
@@ -446,4 +456,6 @@ class SummaryBuilder:
             rubrics=self.rubrics,
             trials=self._trials_tally(),
             join=self._join,
+            partial=self._partial.partial_json(),
+            efficiency=self._partial.efficiency_json(),
         )
