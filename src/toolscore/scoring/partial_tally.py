@@ -80,8 +80,7 @@ class PartialTally:
         if result.kind == "tool" and not result.missing_output and not result.unread:
             self.tool_calls += len(result.calls)
             self.tool_expected += partial.expected
-        if partial.plan is not None:
-            self._add_tools(result, plans[partial.plan])
+        self._add_tools(result, plans[partial.plan] if partial.plan is not None else ())
 
     def _add_tools(self, result: CaseResult, plan: Sequence[Call]) -> None:
         tools = self.per_tool
