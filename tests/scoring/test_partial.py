@@ -8,11 +8,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from spec_strategies import SETTINGS, Node, build_specs, plans_and_calls, spec_dicts
-from toolscore.core.model import CaseResult
+from toolscore.core.model import Call, CaseResult
+from toolscore.core.partial import repeated_calls
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
@@ -98,3 +100,56 @@ def test_a_call_to_a_tool_no_plan_calls_never_raises_f1(data: st.DataObject) -> 
     assert before is not None
     assert after is not None
     assert after.f1 <= before.f1
+
+
+REPEAT_SPEC = {
+    "version": "r",
+    "tools": {
+        "pay": {"args": {"id": "exact", "amount": "number", "who": "casefold"}},
+        "tag": {
+            "args": {
+                "labels": {"kind": "list", "items": "casefold", "order": "unordered"},
+                "to": {"kind": "object", "args": {"city": "casefold", "zip": "exact"}},
+            }
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("calls", "repeated"),
+    [
+        ([{"name": "pay", "args": {"id": "a", "amount": 1}}] * 3, 2),
+        ([{"name": "pay", "args": {"id": "a", "amount": 1}},
+          {"name": "pay", "args": {"amount": 1.0, "id": "a"}}], 1),  # number, key order
+        ([{"name": "pay", "args": {"id": "a", "who": "Ann"}},
+          {"name": "pay", "args": {"id": "a", "who": "ANN"}}], 1),  # casefold
+        ([{"name": "pay", "args": {"id": "a", "amount": 1}},
+          {"name": "pay", "args": {"id": "a", "amount": 2}}], 0),  # same id, other amount
+        ([{"name": "pay", "args": {"id": 1}}, {"name": "pay", "args": {"id": True}}], 0),
+        ([{"name": "pay", "args": {"id": "a", "x": float("nan")}},
+          {"name": "pay", "args": {"id": "a", "x": float("nan")}}], 0),  # NaN equals nothing
+        ([{"name": "tag", "args": {"labels": ["A", "b"], "to": {"city": "Rome", "zip": "1"}}},
+          {"name": "tag", "args": {"labels": ["B", "a"], "to": {"zip": "1", "city": "ROME"}}}], 1),
+        ([{"name": "tag", "args": {"to": {"city": "Rome", "zip": "1"}}},
+          {"name": "tag", "args": {"to": {"city": "Rome", "zip": 1}}}], 0),
+        ([{"name": "fly", "args": {"to": {"a": [1, True]}}},
+          {"name": "fly", "args": {"to": {"a": [1.0, True]}}},
+          {"name": "fly", "args": {"to": {"a": [1, 1]}}}], 1),  # a tool the spec lacks
+        ([{"name": "pay", "args": "{not json"}, {"name": "pay", "args": "{not json"}], 1),
+        ([{"name": "pay", "args": {"id": "a"}}, {"name": "tag", "args": {"id": "a"}}], 0),
+    ],
+)  # fmt: skip
+def test_repeated_calls(calls: list[Any], repeated: int) -> None:
+    result = _scored(REPEAT_SPEC, [], calls)
+    assert result.efficiency is not None
+    assert result.efficiency.repeated == repeated
+
+
+def test_a_call_nested_too_deep_repeats_nothing_and_breaks_nothing() -> None:
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = {"a": deep}
+    calls = [Call("fly", {"to": deep}), Call("fly", {"to": deep}), Call("fly", {"to": 1}),
+             Call("fly", {"to": 1})]  # fmt: skip
+    assert repeated_calls({}, calls) == 1

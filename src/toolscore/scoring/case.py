@@ -103,7 +103,7 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
     else:
         partial, efficiency = partial_credit(
             specs.rules, specs.extra_ok, case.plans, calls, verdict.plan, verdict.passed,
-            verdict.pairs,
+            verdict.pairs, verdict.mismatches,
         )  # fmt: skip
     return CaseResult(
         id=case.id,
