@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from spec_strategies import SETTINGS, Node, build_specs, plans_and_calls, spec_dicts
 from toolscore.core.model import Call, CaseResult
-from toolscore.core.partial import repeated_calls
+from toolscore.core.partial import plan_pairs, repeated_calls
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
@@ -153,3 +153,26 @@ def test_a_call_nested_too_deep_repeats_nothing_and_breaks_nothing() -> None:
     calls = [Call("fly", {"to": deep}), Call("fly", {"to": deep}), Call("fly", {"to": 1}),
              Call("fly", {"to": 1})]  # fmt: skip
     assert repeated_calls({}, calls) == 1
+
+
+@SETTINGS
+@given(st.data())
+def test_the_credit_equals_a_fresh_matching_of_every_plan(data: st.DataObject) -> None:
+    # The verdict's pairs seed the matching, and a one-call plan takes them as they are:
+    # the counts must be those of a maximum matching found from nothing.
+    spec = data.draw(spec_dicts(), label="spec")
+    plans, calls = data.draw(plans_and_calls(spec), label="case")
+    specs = build_specs(spec)
+    result = _scored(spec, plans, calls)
+    partial = result.partial
+    assert partial is not None
+    case = parse_case({"id": "p", "plans": plans}, specs, "prop", has_markers=True)
+    scored = result.calls
+    by_name: dict[str, list[int]] = {}
+    for j, call in enumerate(scored):
+        by_name.setdefault(call.name, []).append(j)
+    fresh = [len(plan_pairs(specs.rules, plan, scored, by_name)) for plan in case.plans]
+    if partial.plan is None:
+        assert partial.matched == 0
+    else:
+        assert partial.matched == fresh[partial.plan]
