@@ -57,6 +57,9 @@ def partial_credit(
     verdict's plan starts from them and searches only for the plan calls they leave.
     """
     m = len(calls)
+    if m == 1 and verdict_plan == 0 and not passed and len(plans) == 1 and len(plans[0]) == 1:
+        # Had the one call fitted the one plan call, the case would have passed.
+        return (FAILED_ONE, ONE_EXTRA) if calls[0].name not in extra_ok else EXCUSED_ONE
     repeated = repeated_calls(tools, calls) if m > 1 else 0
     if passed:
         extra = m - len(pairs)
@@ -65,20 +68,22 @@ def partial_credit(
         n = len(plans[verdict_plan]) if verdict_plan is not None else 0
         efficiency = Efficiency(extra, extra, repeated) if extra or repeated else NO_EFFICIENCY
         return Partial(verdict_plan, n, n, n, 1.0, 1.0, 1.0, pairs), efficiency
-    by_name: dict[str, list[int]] = {}
-    for j, call in enumerate(calls):
-        by_name.setdefault(call.name, []).append(j)
+    by_name: dict[str, list[int]] | None = None
     best: tuple[tuple[float, bool, int], Partial, int] | None = None
     for index, plan in enumerate(plans) if plans else [(None, ())]:
         seeds: Pairs = ()
         if index == verdict_plan and pairs:
             wrong = {(mismatch.plan_call, mismatch.call) for mismatch in mismatches}
             seeds = tuple(pair for pair in pairs if pair not in wrong)
-        if index == verdict_plan and len(plan) == 1:
-            # The verdict paired the call with its closest call of the tool (none: there is
-            # none), so a mismatch there means no call fits it.
+        if (index == verdict_plan and len(plan) == 1) or len(seeds) == len(plan) or not m:
+            # A one-call plan: the verdict paired it with its closest call of the tool (none
+            # when there is none), so a mismatch there means that no call fits it.
             found = seeds
         else:
+            if by_name is None:
+                by_name = {}
+                for j, call in enumerate(calls):
+                    by_name.setdefault(call.name, []).append(j)
             found = plan_pairs(tools, plan, calls, by_name, seeds)
         # With an empty plan no call is extra: abstaining means no call at all, relaxed or not.
         excused = 0
@@ -100,6 +105,10 @@ def partial_credit(
 
 PASSED_ONE = Partial(0, 1, 1, 1, 1.0, 1.0, 1.0, ((0, 0),))
 """The credit of a case passed by one call for its first plan's one call."""
+FAILED_ONE = Partial(0, 0, 1, 1, 0.0, 0.0, 0.0)
+ONE_EXTRA = Efficiency(1, 0, 0)
+EXCUSED_ONE = Partial(0, 0, 1, 0, 1.0, 0.0, 0.0), Efficiency(1, 1, 0)
+"""The credit of a case failed by one call for a plan of one call (a relaxed one: excused)."""
 
 
 def plan_pairs(
@@ -149,16 +158,12 @@ def repeated_calls(tools: Mapping[str, ObjectRule], calls: Sequence[Call]) -> in
     if len(calls) < 2:
         return 0
     by = _told_apart_by(tools)
-    seen: set[Any] = set()
-    for call in calls:
-        name, args = call.name, call.args
-        arg = by.get(name)
-        value = args.get(arg) if arg is not None and type(args) is dict else None
-        key = (name, value) if type(value) in _SCALARS else name
-        if key in seen:
-            return _repeated_by_form(tools, calls)
-        seen.add(key)
-    return 0
+    try:
+        # Equal keys are only a maybe (`1` equals `true` here, an absent value `null`).
+        told = {(call.name, call.args.get(by.get(call.name))) for call in calls}  # type: ignore[union-attr, arg-type]
+    except (AttributeError, TypeError):  # unparsed arguments, a value that is not hashable
+        told = set()
+    return 0 if len(told) == len(calls) else _repeated_by_form(tools, calls)
 
 
 def _repeated_by_form(tools: Mapping[str, ObjectRule], calls: Sequence[Call]) -> int:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolscore.core.diagnosis import best_plan
 from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
-from toolscore.core.partial import NO_EFFICIENCY, no_credit, partial_credit
+from toolscore.core.partial import NO_EFFICIENCY, PASSED_ONE, no_credit, partial_credit
 from toolscore.core.plans import names_match
 from toolscore.core.values import json_equal, show
 from toolscore.inputs.missing import (
@@ -100,6 +100,8 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         mismatches += unread_mismatches(trajectory.unread)
         lowercase = exact = False
         partial, efficiency = no_credit(case.plans, verdict.plan), NO_EFFICIENCY
+    elif verdict.passed and len(calls) == 1 and verdict.plan == 0:
+        partial, efficiency = PASSED_ONE, NO_EFFICIENCY  # the commonest case, without a call
     else:
         partial, efficiency = partial_credit(
             specs.rules, specs.extra_ok, case.plans, calls, verdict.plan, verdict.passed,
