@@ -1,6 +1,6 @@
 """The terminal shows the named call rates in a table of their own under the metrics, each
 with its count over its denominator and its 95% interval (the worked example of
-docs/formats.md 7.7); a stored run saved before them prints no such table."""
+docs/formats.md 7.8); a stored run saved before them prints no such table."""
 
 from __future__ import annotations
 

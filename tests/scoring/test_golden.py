@@ -9,7 +9,8 @@ of mismatch `codes`, and optionally `plan` (the index of the plan that passed, o
 closest one that explains the failure), `baselines`, `name_ok`, `case` (more keys of the case
 line, such as `score_turns`), `explained` (each mismatch as a report words it: `code
 /pointer: message`, in the order given), `message` (text some mismatch message contains) and
-`note` (text some note of the case contains). A case with `load_error` instead expects the
+`note` (text some note of the case contains), `partial` and `efficiency` (the case's blocks
+of the report JSON, docs/formats.md 7.6). A case with `load_error` instead expects the
 case itself to be refused as input (a CaseError containing that text). Each case is read as
 `read_cases` reads a line: the walk for `$any`/`$ref` markers runs only when the line holds
 `"$`.
@@ -32,6 +33,7 @@ from toolscore.errors import CaseError, OutputError
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.jsonl import parse_line
 from toolscore.inputs.outputs import parse_output
+from toolscore.report.json_report import case_to_json
 from toolscore.scoring.case import score_case
 from toolscore.specs.loading import SpecSet, parse_specs
 
@@ -149,6 +151,9 @@ def test_golden(path: Path, golden: Golden) -> None:
         assert any(data["message"] in m.message for m in result.mismatches), explanation
     if "note" in data:
         assert any(data["note"] in note for note in result.notes), result.notes
+    for block in ("partial", "efficiency"):
+        if block in data:
+            assert case_to_json(result)[block] == data[block], f"{block}\n{explanation}"
     if "explained" in data:
         words = [f"{m.code} {m.pointer or '/'}: {m.message}" for m in result.mismatches]
         assert words == data["explained"], explanation

@@ -1,6 +1,6 @@
 """The named call rates (`unknown_tool_rate`, `missing_argument_rate`,
 `unexpected_argument_rate`), counted on the golden cases of tests/cases/rates.json: each case's
-counts, the run's three rates (the worked example of docs/formats.md 7.7), merging, the
+counts, the run's three rates (the worked example of docs/formats.md 7.8), merging, the
 missing policy, trials and a stored run's summary."""
 
 from __future__ import annotations

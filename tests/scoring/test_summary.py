@@ -6,6 +6,7 @@ a set) changes one of these numbers; the golden cases pin verdicts, this pins th
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -689,3 +690,63 @@ def test_scoring_with_an_environment_judges_each_case_on_its_outcome(tmp_path: P
     broken = parse_case({"id": "b", "plans": [], "tags": [], "goal_state": {"nope": []}}, SPECS)
     with pytest.raises(CaseError, match=r"^c\.jsonl: goal_state\.nope: case 'b': no table 'nope'"):
         list(score(SPECS, [broken], [], ("c.jsonl", "o.jsonl"), env))
+
+
+def test_partial_credit_and_efficiency_by_hand() -> None:
+    summary = _run().to_dict()
+    partial, efficiency = summary["partial"], summary["efficiency"]
+    # per case (precision, recall, f1): same, tolerance, reordered, thanks 1, 1, 1;
+    # case-of-id and bad-date 0, 0, 0 (nothing matched); wrong-amount 1/2 each (notify);
+    # chatty 0, 1, 0 (a call where none was expected); silent 0, 0, 0 (no output: no
+    # credit); counts 2/3 each (refund o-1 and one notify of two)
+    precision = [1, 1, 1, 0, 0.5, 0, 1, 0, 0, 2 / 3]
+    recall = [1, 1, 1, 0, 0.5, 0, 1, 1, 0, 2 / 3]
+    f1 = [1, 1, 1, 0, 0.5, 0, 1, 0, 0, 2 / 3]
+    assert partial["cases"] == 10
+    # matched 7 of 12 expected calls, 12 produced
+    for name, values in (("precision", precision), ("recall", recall), ("f1", f1)):
+        mean = sum(values) / 10
+        half = 1.959963984540054 * statistics.stdev(values) / 10**0.5
+        assert partial[name] == {
+            "micro": round(7 / 12, 4),
+            "macro": round(mean, 4),
+            "macro_ci95": [round(max(0, mean - half), 4), round(min(1, mean + half), 4)],
+        }
+    assert partial["recall"]["macro"] == 0.6167
+    assert partial["per_tool"] == {
+        "get_order": {"matched": 0, "expected": 1, "produced": 1,
+                      "precision": 0.0, "recall": 0.0, "f1": 0.0},
+        "notify": {"matched": 3, "expected": 3, "produced": 4,
+                   "precision": 0.75, "recall": 1.0, "f1": round(6 / 7, 4)},
+        "refund": {"matched": 4, "expected": 7, "produced": 6,
+                   "precision": round(4 / 6, 4), "recall": round(4 / 7, 4), "f1": round(8 / 13, 4)},
+        "visit": {"matched": 0, "expected": 1, "produced": 1,
+                  "precision": 0.0, "recall": 0.0, "f1": 0.0},
+    }  # fmt: skip
+    # unpaired: case-of-id, wrong-amount, bad-date, chatty, counts; counts repeats a notify;
+    # 11 calls in the tool cases read, for 11 expected calls (silent is left out)
+    assert efficiency == {"extra": 5, "excused": 0, "repeated": 1, "calls_per_expected_call": 1.0}
+
+
+def test_partial_credit_of_an_excluded_case_counts_nowhere() -> None:
+    builder = SummaryBuilder(SPECS, missing="exclude")
+    for case, result in _results():
+        builder.add(case, result)
+    partial = builder.finish().to_dict()["partial"]
+    assert partial["cases"] == 9
+    assert partial["per_tool"]["get_order"]["expected"] == 0  # only silent expected it
+    assert partial["recall"]["micro"] == round(7 / 11, 4)
+
+
+def test_partial_intervals_need_two_cases_and_a_run_of_none_is_unmeasured() -> None:
+    empty = SummaryBuilder(SPECS).finish().to_dict()
+    assert empty["partial"]["f1"] == {"micro": None, "macro": None, "macro_ci95": None}
+    assert empty["efficiency"]["calls_per_expected_call"] is None
+    one = SummaryBuilder(SPECS)
+    case, result = _results()[0]
+    one.add(case, result)
+    assert one.finish().to_dict()["partial"]["f1"] == {
+        "micro": 1.0,
+        "macro": 1.0,
+        "macro_ci95": None,
+    }

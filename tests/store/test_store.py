@@ -20,7 +20,15 @@ from hypothesis.strategies import SearchStrategy
 from toolscore import __version__, load_specs, read_cases, read_outputs, score
 from toolscore.cli.app import example_dir
 from toolscore.cli.store import register
-from toolscore.core.model import MISMATCH_CODES, MISSING, Call, CaseResult, Mismatch
+from toolscore.core.model import (
+    MISMATCH_CODES,
+    MISSING,
+    Call,
+    CaseResult,
+    Efficiency,
+    Mismatch,
+    Partial,
+)
 from toolscore.errors import InputError
 from toolscore.report.json_report import case_to_json
 from toolscore.scoring.summary import Summary
@@ -303,6 +311,15 @@ def case_results() -> SearchStrategy[CaseResult]:
         unread=st.lists(JSON_TEXT, max_size=2).map(tuple),
         trial=st.none() | st.integers(-(2**63) + 1, 2**63 - 1) | JSON_TEXT.filter(bool),
         trials=st.none() | st.tuples(st.integers(1, 9), st.integers(0, 9)),
+        partial=st.none() | partials(),
+        efficiency=st.none() | st.builds(Efficiency, *[st.integers(0, 9)] * 3),
+    )
+
+
+def partials() -> SearchStrategy[Partial]:
+    counts, rates = st.integers(0, 9), st.floats(0, 1)
+    return st.builds(
+        Partial, st.none() | counts, counts, counts, counts, rates, rates, rates, st.just(())
     )
 
 

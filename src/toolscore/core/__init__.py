@@ -9,6 +9,7 @@
 - `plans`: order-free matching of produced calls to a plan: whether it passes.
 - `diagnosis`: why a plan fails, the best of a case's plans, a mismatch's line.
 - `plan_calls`: the calls a correct agent makes for a plan.
+- `partial`: how close a case came (partial credit) and the calls it wasted (efficiency).
 """
 
 from toolscore.core.arguments import iter_mismatches, matches
@@ -23,11 +24,14 @@ from toolscore.core.model import (
     Call,
     Case,
     CaseResult,
+    Efficiency,
     Mismatch,
+    Partial,
     Plan,
     Ref,
     Trajectory,
 )
+from toolscore.core.partial import partial_credit
 from toolscore.core.plan_calls import plan_calls
 from toolscore.core.plans import names_match, plan_passes
 from toolscore.core.rules import Rule, RuleError, compile_args, compile_rule
@@ -41,7 +45,9 @@ __all__ = [
     "Call",
     "Case",
     "CaseResult",
+    "Efficiency",
     "Mismatch",
+    "Partial",
     "Plan",
     "Ref",
     "Rule",
@@ -57,6 +63,7 @@ __all__ = [
     "matches",
     "mismatch_line",
     "names_match",
+    "partial_credit",
     "plan_calls",
     "plan_passes",
     "show",

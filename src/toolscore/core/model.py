@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
+from toolscore.stats.intervals import rounded
+
 MISMATCH_CODES: Final = (
     "missing_call",
     "extra_call",
@@ -207,6 +209,52 @@ class Mismatch(NamedTuple):
         return self._replace(call=call, plan_call=plan_call)
 
 
+Pairs = tuple[tuple[int, int], ...]
+
+
+class Partial(NamedTuple):
+    """A case's partial credit against its best plan: matched plan calls, with precision
+    matched / produced, recall matched / expected and their harmonic mean `f1`.
+
+    `produced` leaves out the unpaired calls a relaxation allows as extra calls; `pairs`
+    (plan call index, produced call index) is the pairing the figures count.
+    """
+
+    plan: int | None
+    matched: int
+    expected: int
+    produced: int
+    precision: float
+    recall: float
+    f1: float
+    pairs: Pairs = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The `partial` block of a case in the report JSON."""
+        return {
+            "plan": self.plan,
+            "matched": self.matched,
+            "expected": self.expected,
+            "produced": self.produced,
+            "precision": rounded(self.precision),
+            "recall": rounded(self.recall),
+            "f1": rounded(self.f1),
+        }
+
+
+class Efficiency(NamedTuple):
+    """The produced calls the best plan's pairing leaves unpaired (`extra`, of which a
+    relaxation allows `excused`) and the calls that repeat an earlier call of the case."""
+
+    extra: int
+    excused: int
+    repeated: int
+
+    def to_json(self) -> dict[str, int]:
+        """The `efficiency` block of a case in the report JSON."""
+        return {"extra": self.extra, "excused": self.excused, "repeated": self.repeated}
+
+
 class CaseResult(NamedTuple):
     """The verdict on one case, with the evidence that decided it.
 
@@ -241,3 +289,7 @@ class CaseResult(NamedTuple):
     """The trace and span the scored calls were read from (`Trajectory.trace`)."""
     ignored: tuple[str, ...] = ()
     """The outputs line's keys that no reader uses (`Trajectory.ignored`)."""
+    partial: Partial | None = None
+    """How close the calls came to the best plan (`core.partial`); None where not scored."""
+    efficiency: Efficiency | None = None
+    """The calls that plan's pairing leaves unpaired, and the repeated ones (`core.partial`)."""

@@ -103,6 +103,10 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
         data["unread"] = list(result.unread)
     if result.trace is not None:
         data["trace"] = {"trace_id": result.trace[0], "span_id": result.trace[1]}
+    if result.partial is not None:
+        data["partial"] = result.partial.to_json()
+    if result.efficiency is not None:
+        data["efficiency"] = result.efficiency.to_json()
     errors = [
         {"call": j, "name": call.name, "result": safe_value(call.result)}
         for j, call in enumerate(result.calls)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from toolscore.core.diagnosis import best_plan
 from toolscore.core.forbid import limit_mismatches
 from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
+from toolscore.core.partial import NO_EFFICIENCY, PASSED_ONE, no_credit, partial_credit
 from toolscore.core.plans import names_match
 from toolscore.core.values import json_equal, show
 from toolscore.inputs.missing import (
@@ -80,7 +81,8 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
     """The verdict on one case: best plan, pairing, mismatches, and the baselines (a case
     without an output line fails with `missing_output`)."""
     if trajectory.missing:
-        return missing_result(case)
+        missing = missing_result(case)
+        return missing._replace(partial=no_credit(case.plans, None), efficiency=NO_EFFICIENCY)
     calls = agent_calls(case, trajectory)
     linked = case.linked
     verdict = best_plan(specs.rules, specs.extra_ok, case.plans, calls, linked=linked)
@@ -98,6 +100,14 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         # What was not read may hold a call: no scorer can pass the case.
         mismatches += unread_mismatches(trajectory.unread)
         lowercase = exact = False
+        partial, efficiency = no_credit(case.plans, verdict.plan), NO_EFFICIENCY
+    elif verdict.passed and len(calls) == 1 and verdict.plan == 0:
+        partial, efficiency = PASSED_ONE, NO_EFFICIENCY  # the commonest case, without a call
+    else:
+        partial, efficiency = partial_credit(
+            specs.rules, specs.extra_ok, case.plans, calls, verdict.plan, verdict.passed,
+            verdict.pairs, verdict.mismatches,
+        )  # fmt: skip
     limited: tuple[Mismatch, ...] = ()
     if specs.forbidden or case.forbid or case.max_calls is not None:
         # Forbidden calls and the call limit fail the case whatever the plans allow; the
@@ -121,6 +131,8 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         unread=trajectory.unread,
         trace=trajectory.trace,
         ignored=trajectory.ignored,
+        partial=partial,
+        efficiency=efficiency,
     )
 
 

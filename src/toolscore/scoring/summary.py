@@ -16,6 +16,7 @@ from toolscore.inputs.missing import IdSample, JoinTally, check_policy
 from toolscore.inputs.trials import TrialsTally
 from toolscore.scoring.forbidden import ForbiddenTally
 from toolscore.scoring.rates import CallRates
+from toolscore.scoring.partial_tally import PartialTally
 from toolscore.scoring.tallies import (
     BaselineTally,
     ClusteredAccuracy,
@@ -67,6 +68,10 @@ class Summary:
     """The ids of cases without output and of outputs without case, and the missing policy."""
     forbidden: ForbiddenTally = field(default_factory=ForbiddenTally)
     """Forbidden calls (`forbidden_call`): the critical failures, apart from the accuracy."""
+    partial: dict[str, Any] | None = None
+    """The `partial` block (partial credit: micro and macro rates, per tool), when counted."""
+    efficiency: dict[str, Any] | None = None
+    """The `efficiency` block (extra, excused and repeated calls), when counted."""
 
     @property
     def accuracy(self) -> float | None:
@@ -94,6 +99,8 @@ class Summary:
             **(self.call_rates.to_json() if self.call_rates is not None else {}),
             "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
             "per_argument": {k: v.to_json() for k, v in sorted(self.per_argument.items())},
+            **({"partial": self.partial} if self.partial is not None else {}),
+            **({"efficiency": self.efficiency} if self.efficiency is not None else {}),
             **({"state": self.outcomes.to_json()} if self.outcomes is not None else {}),
             **({"rubrics": self.rubrics.to_json()} if self.rubrics is not None else {}),
             **({"trials": self.trials.to_json()} if self.trials is not None else {}),
@@ -187,6 +194,7 @@ class SummaryBuilder:
         self._forbidden = ForbiddenTally()
         self.rubrics: RubricTally | None = None
         """Rubric results (`toolscore.scoring.rubric_run`), set by the runs that score rubrics."""
+        self._partial = PartialTally(specs.extra_ok)
 
     def _tallies_of(self, tool: str) -> dict[str, Tally]:
         """The tallies of a spec tool's compared arguments, made on first use."""
@@ -234,6 +242,7 @@ class SummaryBuilder:
                 self._outcomes = OutcomeTally()
             self._outcomes.add(passed, result.state)
         self._rates.add(result)
+        self._partial.add(result, case.plans)
         plan = case.plans[result.plan] if result.plan is not None else ()
         if passed:
             self._tally_passed(plan, result)
@@ -400,6 +409,7 @@ class SummaryBuilder:
         self._codes.update(other._codes)
         self._forbidden.merge(other._forbidden)
         self._rates.merge(other._rates)
+        self._partial.merge(other._partial)
         self.ignored_keys.update(other.ignored_keys)
         self._trials.merge(other._trials)
         self._tallied = [a + b for a, b in zip(self._tallied, other._tallied, strict=True)]
@@ -462,4 +472,6 @@ class SummaryBuilder:
             trials=self._trials_tally(),
             join=self._join,
             forbidden=self._forbidden,
+            partial=self._partial.partial_json(),
+            efficiency=self._partial.efficiency_json(),
         )

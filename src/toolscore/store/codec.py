@@ -100,7 +100,7 @@ TRIAL_KEYS = ("trial", "trials")
 REPORTED_FIELDS = (
     "id", "passed", "kind", "plan", "mismatches", "baselines", "name_ok", "pairs",
     "produced_calls", "missing_output", "calls", "format", "notes", "state", "unread", "trial",
-    "trials", "trace", "ignored",
+    "trials", "trace", "ignored", "partial", "efficiency",
 )  # fmt: skip
 """The `CaseResult` fields `plain_row` knows how the report shows (a test pins them;
 `ignored` is counted in the summary only)."""
@@ -127,7 +127,15 @@ def plain_row(result: CaseResult) -> ResultRow | None:
     bits = baseline_bits(result.baselines)
     if bits is None:
         return None
-    return result.id, int(result.passed), result.kind, result.plan, bits, None
+    partial, efficiency = result.partial, result.efficiency
+    if partial is None and efficiency is None:
+        return result.id, int(result.passed), result.kind, result.plan, bits, None
+    detail: dict[str, Any] = {"mismatches": []}  # what `case_row` keeps of the report JSON
+    if partial is not None:
+        detail["partial"] = partial.to_json()
+    if efficiency is not None:
+        detail["efficiency"] = efficiency.to_json()
+    return result.id, int(result.passed), result.kind, result.plan, bits, pack_json(detail)
 
 
 def case_json(

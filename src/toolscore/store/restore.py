@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolscore.core.model import MISSING, CaseResult, Mismatch
+from toolscore.core.model import MISSING, CaseResult, Efficiency, Mismatch, Partial
 from toolscore.inputs.missing import IdSample, JoinTally
 from toolscore.inputs.trials import TrialsTally
 from toolscore.scoring.forbidden import ForbiddenTally
@@ -78,7 +78,20 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
         trial=case.get("trial"),
         trials=_trials_counts(case.get("trials")),
         trace=_trace(case.get("trace")),
+        partial=_partial(case.get("partial")),
+        efficiency=_efficiency(case.get("efficiency")),
     )
+
+
+def _partial(node: Mapping[str, Any] | None) -> Partial | None:
+    if node is None:
+        return None
+    fields = ("plan", "matched", "expected", "produced", "precision", "recall", "f1")
+    return Partial(*(node[name] for name in fields))
+
+
+def _efficiency(node: Mapping[str, Any] | None) -> Efficiency | None:
+    return None if node is None else Efficiency(node["extra"], node["excused"], node["repeated"])
 
 
 def _trace(node: Mapping[str, Any] | None) -> tuple[str, str | None] | None:
@@ -149,6 +162,8 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         trials=TrialsTally.from_json(data["trials"]) if "trials" in data else None,
         join=JoinTally.from_json(data),
         forbidden=ForbiddenTally.from_json(data.get("forbidden_calls")),
+        partial=data.get("partial"),
+        efficiency=data.get("efficiency"),
     )
 
 
