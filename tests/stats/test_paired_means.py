@@ -36,10 +36,12 @@ def test_the_bootstrap_interval_holds_the_mean_difference_and_is_seeded() -> Non
     differences = Counter({-0.5: 3, 0.0: 10, 1.0: 7})
     test = mean_test("macro F1", (10.0, 15.5), differences, resamples=2_000)
     again = mean_test("macro F1", (10.0, 15.5), differences, resamples=2_000)
-    assert test is not None and test == again
+    assert test is not None
+    assert test == again
     assert test.method == "bootstrap"
     assert test.difference == pytest.approx(0.275)
-    assert test.low is not None and test.high is not None
+    assert test.low is not None
+    assert test.high is not None
     assert test.low < 0.275 < test.high
     data = test.to_json()
     assert data["interval"] == [round(test.low, 4), round(test.high, 4)]
