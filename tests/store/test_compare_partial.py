@@ -92,6 +92,10 @@ def test_compare_gives_the_paired_difference_of_macro_f1(tmp_path: Path, example
     assert f1["detectable"] is True
     assert tests["macro recall"]["a"] == 0.8333  # the abstention case that called: recall 1.0
 
+    shown = invoke("show", "2", "--db", str(db)).stdout  # a stored run's failures, with F1
+    assert "thanks: calls failed, f1 0.00, 1 call made where none was expected" in shown
+    assert "Partial credit (6 cases)" in shown
+
     text = invoke("compare", "1", "2", "--db", str(db)).stdout
     assert "Partial credit paired on the shared cases" in text
     assert "│ macro F1        │ 6 │ 0.667 │ 0.167 │ -0.500 │ [-0.833, -0.167] │" in text

@@ -223,6 +223,9 @@ def case_partial(result: CaseResult) -> str:
     partial = result.partial
     if partial is None:
         return ""
+    if not partial.expected:  # abstention: any call made is the fault
+        calls = "call" if partial.produced == 1 else "calls"
+        return f", f1 {partial.f1:.2f}, {partial.produced} {calls} made where none was expected"
     calls = "call" if partial.expected == 1 else "calls"
     return f", f1 {partial.f1:.2f}, {partial.matched} of {partial.expected} {calls} matched"
 
