@@ -191,6 +191,14 @@ def check_a_case_opens_beside_its_plan(page: Page) -> None:
     )
     expect(detail.locator("thead th").nth(1)).to_have_text("expected (plan 0)")
     expect(detail.locator("tr.name span.index")).to_have_text(["plan call 0", "call 0"])
+    # Its partial credit and efficiency, as the report JSON has them.
+    expect(detail.locator("p.partial")).to_have_text(
+        "partial credit: f1 0.00, 0 of 1 plan calls matched by 1 produced "
+        "(precision 0.00, recall 0.00)"
+    )
+    expect(detail.locator("p.efficiency")).to_have_text(
+        "efficiency: 1 extra call(s), 0 excused by a relaxation, 0 repeated"
+    )
 
     page.fill("#f-search", "evil-tool")
     page.click("#case-rows tr")

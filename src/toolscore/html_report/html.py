@@ -93,6 +93,8 @@ def report_html(
         provenance=provenance,
         rates=_rates(summary),
         call_rates=_call_rates(summary),
+        partial=partial_view(summary.get("partial"), summary.get("efficiency")),
+        forbidden=forbidden_view(summary.get("forbidden_calls")),
         counts=_counts(summary),
         clustered=summary.get("accuracy_clustered"),
         scorers=_scorers(summary),
@@ -158,6 +160,42 @@ def _call_rates(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
         for key, label, unit in CALL_RATES
         if key in summary
     ]
+
+
+MAX_PARTIAL_TOOLS = 200
+"""Tools listed at most in the per-tool partial credit table (the report JSON has all)."""
+
+
+def partial_view(
+    partial: Mapping[str, Any] | None, efficiency: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """The summary's partial credit (micro and macro rows, the per-tool table) and
+    efficiency for the page; None for a report written before them."""
+    if partial is None or efficiency is None:
+        return None
+    tools = sorted(
+        partial.get("per_tool", {}).items(),
+        key=lambda item: (item[1].get("f1") is None, item[1].get("f1") or 0.0, item[0]),
+    )
+    return {
+        "cases": partial.get("cases"),
+        "rows": [
+            {"key": key, "label": label, **partial[key]}
+            for key, label in (("precision", "precision"), ("recall", "recall"), ("f1", "F1"))
+        ],
+        "per_tool": [{"tool": name, **row} for name, row in tools[:MAX_PARTIAL_TOOLS]],
+        "tools_left": max(len(tools) - MAX_PARTIAL_TOOLS, 0),
+        "efficiency": efficiency,
+    }
+
+
+def forbidden_view(forbidden: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The forbidden calls for the critical failures box, most called tool first; None when
+    no call was forbidden (or the report predates them)."""
+    if not forbidden or not forbidden.get("calls"):
+        return None
+    tools = sorted(forbidden.get("per_tool", {}).items(), key=lambda item: (-item[1], item[0]))
+    return {**forbidden, "tools": tools[:MAX_PARTIAL_TOOLS]}
 
 
 def _counts(summary: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
@@ -291,7 +329,9 @@ def slimmed(record: Mapping[str, Any], size: int) -> dict[str, Any]:
     values, each list and text cut short; `slimmed` says how large it was."""
     cut = MAX_LIST_ITEMS
     kept = {
-        key: record[key] for key in ("id", "passed", "kind", "plan", "baselines") if key in record
+        key: record[key]
+        for key in ("id", "passed", "kind", "plan", "baselines", "partial", "efficiency")
+        if key in record
     }
     for key in ("codes", "disagree", "tools", "args", "tags"):
         value = record.get(key)

@@ -104,6 +104,57 @@ def check_summary(summary: Any, path: str) -> None:
     for key in ("baselines", "codes", "per_tool", "per_argument"):
         if not isinstance(summary.get(key, {}), dict):
             raise InputError(path, "must be an object", field=f"summary.{key}")
+    _check_partial(summary, path)
+
+
+def _number(value: Any) -> bool:
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def _check_partial(summary: dict[str, Any], path: str) -> None:
+    """InputError naming the field unless the `partial`, `efficiency` and `forbidden_calls`
+    blocks, when present, hold numbers where the page writes numbers."""
+    partial, efficiency = summary.get("partial"), summary.get("efficiency")
+    if partial is not None:
+        for key in ("precision", "recall", "f1"):
+            node = partial.get(key) if isinstance(partial, dict) else None
+            bounds = node.get("macro_ci95") if isinstance(node, dict) else None
+            if not (
+                isinstance(node, dict)
+                and _number(node.get("micro"))
+                and _number(node.get("macro"))
+                and (bounds is None or (isinstance(bounds, list) and len(bounds) == 2
+                                        and all(_number(b) for b in bounds)))
+            ):  # fmt: skip
+                raise InputError(
+                    path, "must be {micro, macro, macro_ci95}", field=f"summary.partial.{key}"
+                )
+        tools = partial.get("per_tool", {})
+        if not isinstance(tools, dict) or not all(
+            isinstance(row, dict)
+            and all(_number(row.get(k)) for k in ("matched", "expected", "produced", "f1"))
+            for row in tools.values()
+        ):
+            raise InputError(path, "must map tools to counts", field="summary.partial.per_tool")
+    if efficiency is not None and not (
+        isinstance(efficiency, dict)
+        and all(
+            _number(efficiency.get(k))
+            for k in ("extra", "excused", "repeated", "calls_per_expected_call")
+        )
+    ):
+        raise InputError(path, "must hold counts", field="summary.efficiency")
+    forbidden = summary.get("forbidden_calls")
+    if forbidden is not None and not (
+        isinstance(forbidden, dict)
+        and type(forbidden.get("calls")) is int
+        and type(forbidden.get("cases")) is int
+        and isinstance(forbidden.get("rate"), dict)
+        and isinstance(forbidden.get("per_tool", {}), dict)
+    ):
+        raise InputError(
+            path, "must be {calls, cases, rate, per_tool}", field="summary.forbidden_calls"
+        )
 
 
 def details_from_files(

@@ -173,6 +173,63 @@ def call_rates_table(summary: Summary) -> Table | None:
     return table
 
 
+def _share(value: float | None) -> str:
+    """A partial-credit figure in [0, 1] to two places, or a dash when it is not measured."""
+    return "-" if value is None else f"{value:.2f}"
+
+
+def partial_table(summary: Summary) -> Table | None:
+    """Partial credit: precision, recall and F1, micro from the summed counts and macro the
+    mean over cases with its 95% interval; None for a stored run saved before it."""
+    partial = summary.partial
+    if partial is None:
+        return None
+    table = Table(title=f"Partial credit ({partial['cases']} cases)", title_justify="left")
+    table.add_column("measure")
+    table.add_column("micro", justify="right")
+    table.add_column("macro", justify="right")
+    table.add_column("macro 95% interval", justify="right")
+    for key in ("precision", "recall", "f1"):
+        node = partial[key]
+        bounds = node["macro_ci95"]
+        table.add_row(
+            "F1" if key == "f1" else key, _share(node["micro"]), _share(node["macro"]),
+            "-" if bounds is None else f"{bounds[0]:.2f} - {bounds[1]:.2f}",
+        )  # fmt: skip
+    return table
+
+
+def efficiency_table(summary: Summary) -> Table | None:
+    """Efficiency: extra calls (and how many a relaxation excused), repeated calls and calls
+    per expected call; None for a stored run saved before it."""
+    efficiency = summary.efficiency
+    if efficiency is None:
+        return None
+    table = Table(title="Efficiency (lower is better)", title_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("extra calls (left unpaired)", str(efficiency["extra"]))
+    table.add_row("  of which excused by a relaxation", str(efficiency["excused"]))
+    table.add_row("repeated calls (same tool and arguments)", str(efficiency["repeated"]))
+    table.add_row(
+        "calls per expected call (tool cases)", _share(efficiency["calls_per_expected_call"])
+    )
+    return table
+
+
+def case_partial(result: CaseResult) -> str:
+    """A case's F1 and matched calls for its header line ("f1 0.67, 2 of 3 calls
+    matched"), or nothing when the result carries no partial credit."""
+    partial = result.partial
+    if partial is None:
+        return ""
+    if not partial.expected:  # abstention: any call made is the fault
+        calls = "call" if partial.produced == 1 else "calls"
+        return f", f1 {partial.f1:.2f}, {partial.produced} {calls} made where none was expected"
+    calls = "call" if partial.expected == 1 else "calls"
+    return f", f1 {partial.f1:.2f}, {partial.matched} of {partial.expected} {calls} matched"
+
+
 IGNORED_KEYS_SHOWN = 12
 """Ignored keys the terminal names before it only counts the rest (the report JSON has all)."""
 
@@ -376,6 +433,7 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
         missing = " [no output line]" if result.missing_output else ""
         trial = "" if result.trial is None else f" trial {result.trial}"
         calls = "calls passed" if result.passed else "calls failed"
+        calls += case_partial(result)
         lines.append(safe_text(f"  {result.id}{trial}{plan}{missing}: {calls}", style="red"))
         lines += [Text("    " + line) for line in case_detail(result)]
     return lines
@@ -398,6 +456,9 @@ def render_summary(
     call_rates = call_rates_table(summary)
     if call_rates is not None:
         console.print(call_rates)
+    for closeness in (partial_table(summary), efficiency_table(summary)):
+        if closeness is not None:
+            console.print(closeness)
     ignored = ignored_keys_line(summary)
     if ignored is not None:
         console.print(ignored, soft_wrap=True)

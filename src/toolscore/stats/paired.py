@@ -355,3 +355,109 @@ def _cluster_interval(
     )
     interval = result.confidence_interval
     return float(interval.low), float(interval.high), "bootstrap"
+
+
+class MeanTest(NamedTuple):
+    """The mean of a per-case score in [0, 1] (a case's F1) of two runs over the cases both
+    have: B - A with its percentile bootstrap interval over cases (each case's two scores
+    stay together)."""
+
+    metric: str
+    n: int
+    a: float
+    b: float
+    low: float | None
+    high: float | None
+    seed: int
+    resamples: int
+    method: str
+    """`bootstrap` (scipy.stats.bootstrap over cases), `normal` (mean -/+ 1.96 standard
+    errors of the differences, above the resampling budget) or `none` (one case, or every
+    case's difference the same)."""
+
+    @property
+    def difference(self) -> float:
+        """B's mean minus A's on the shared cases."""
+        return self.b - self.a
+
+    @property
+    def detectable(self) -> bool:
+        """True when the interval excludes zero (False without an interval)."""
+        if self.low is None or self.high is None:
+            return False
+        return self.low > 0 or self.high < 0
+
+    def sentence(self) -> str:
+        """The result in plain words, with its numbers (scores to three places)."""
+        numbers = f"B - A = {self.difference:+.3f} over {self.n} shared {_units('case', self.n)}"
+        if self.low is None or self.high is None:
+            numbers += " (too few cases for an interval)"
+        else:
+            numbers += f", 95% interval [{self.low:+.3f}, {self.high:+.3f}]"
+        if not self.detectable:
+            return f"{self.metric}: no detectable difference: {numbers}"
+        better, worse = ("B", "A") if self.difference > 0 else ("A", "B")
+        return f"{self.metric}: {better} is better than {worse}: {numbers}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The test as `compare --json` lists it (means and bounds rounded to 4 places)."""
+        return {
+            "metric": self.metric,
+            "n": self.n,
+            "a": round(self.a, 4),
+            "b": round(self.b, 4),
+            "difference": round(self.difference, 4),
+            "interval": None
+            if self.low is None or self.high is None
+            else [round(self.low, 4), round(self.high, 4)],
+            "confidence": CONFIDENCE,
+            **fields_json(self, "method", "seed", "resamples"),
+            "detectable": self.detectable,
+            "sentence": self.sentence(),
+        }
+
+
+def mean_test(
+    metric: str,
+    sums: tuple[float, float],
+    differences: Counter[float],
+    *,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+    budget: int = RESAMPLING_BUDGET,
+) -> MeanTest | None:
+    """The paired test of a per-case score: `sums` are the two runs' sums over the shared
+    cases and `differences` counts the cases of each B - A (a handful of distinct values for
+    F1 on small plans); None when it counts no case."""
+    import numpy as np  # noqa: PLC0415 - numpy and scipy only when a comparison runs
+    from scipy.stats import bootstrap  # noqa: PLC0415
+
+    n = sum(differences.values())
+    if n == 0:
+        return None
+    a, b = sums[0] / n, sums[1] / n
+    low: float | None = None
+    high: float | None = None
+    method = "none"
+    values = sorted(differences)
+    if n >= 2 and len(values) == 1:
+        low = high = values[0]
+    elif n >= 2:
+        drawn = np.repeat(np.array(values), [differences[v] for v in values])
+        if n * resamples > budget:
+            spread = float(drawn.std(ddof=1)) / float(np.sqrt(n))
+            mean = float(drawn.mean())
+            low, high, method = mean - 1.959964 * spread, mean + 1.959964 * spread, "normal"
+        else:
+            result = bootstrap(
+                (drawn,),
+                np.mean,
+                n_resamples=resamples,
+                batch=max(1, _BATCH_CELLS // n),
+                confidence_level=CONFIDENCE,
+                method="percentile",
+                rng=np.random.default_rng(seed),
+            )
+            interval = result.confidence_interval
+            low, high, method = float(interval.low), float(interval.high), "bootstrap"
+    return MeanTest(metric, n, a, b, low, high, seed, resamples, method)

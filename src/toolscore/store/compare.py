@@ -17,9 +17,17 @@ from toolscore.core.rules import ListRule, ObjectRule, Rule
 from toolscore.errors import InputError
 from toolscore.specs.loading import SpecSet
 from toolscore.stats.intervals import ratio, rounded
-from toolscore.stats.paired import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, Table, table_test
+from toolscore.stats.paired import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    MeanTest,
+    PairedTest,
+    Table,
+    table_test,
+)
 from toolscore.stats.records import fields_json
 from toolscore.store.codec import BASELINES, case_json
+from toolscore.store.compare_partial import partial_tests
 from toolscore.store.database import RunInfo, Store
 from toolscore.store.restore import pointer_path
 from toolscore.store.rubric_compare import RubricComparison, compare_rubrics
@@ -163,6 +171,10 @@ class Comparison:
     """Per `tool.argument`: pass rates of both runs, largest move first."""
     rubrics: RubricComparison | None = None
     """The rubric results of both runs, paired (None when neither run has any)."""
+    partial: list[MeanTest] = field(default_factory=list)
+    """Macro F1, precision and recall paired on the shared cases (`compare_partial`)."""
+    partial_notes: list[str] = field(default_factory=list)
+    """Why there is no partial-credit difference: "F1 not stored for run N"."""
 
     def by_rule(self) -> list[tuple[str, str | None, str, str, int, Change | None]]:
         """Flips grouped by what decided them: (tool.argument, kind, code, direction, count,
@@ -213,6 +225,8 @@ class Comparison:
             "paired": [test.to_json() for test in self.paired],
             "per_tool": [move.to_json("tool") for move in self.tool_rates],
             "per_argument": [move.to_json("argument") for move in self.argument_rates],
+            "partial_paired": [test.to_json() for test in self.partial],
+            "partial_not_stored": self.partial_notes,
         } | ({} if self.rubrics is None else {"rubrics": self.rubrics.to_json()})
 
 
@@ -276,6 +290,7 @@ def compare(
         for name, counts in tables.items()
     ]
     aligned = store.same_positions(a, b)
+    partial, partial_notes = partial_tests(store, a, b, seed=seed, resamples=resamples)
     return Comparison(
         a,
         b,
@@ -290,6 +305,8 @@ def compare(
         _rate_moves(summary_a["per_tool"], summary_b["per_tool"]),
         _rate_moves(summary_a["per_argument"], summary_b["per_argument"]),
         compare_rubrics(store.db, a, b, seed=seed, resamples=resamples, same_positions=aligned),
+        partial,
+        partial_notes,
     )
 
 

@@ -213,6 +213,7 @@ def _render_paired(console: Console, comparison: Comparison) -> None:
         )
         for test in comparison.paired:
             console.print(Text(test.sentence()), soft_wrap=True)
+    _render_partial(console, comparison)
     for title, moves in (
         ("Tools", comparison.tool_rates),
         ("Arguments", comparison.argument_rates),
@@ -220,6 +221,29 @@ def _render_paired(console: Console, comparison: Comparison) -> None:
         moved = [m for m in moves if m.difference]
         if moved:
             console.print(_moves_table(f"{title} whose pass rate moved most", moved))
+
+
+def _render_partial(console: Console, comparison: Comparison) -> None:
+    """Macro F1, precision and recall of both runs on the shared cases, B - A with its
+    bootstrap interval; or why there is none (a run saved before partial credit)."""
+    for note in comparison.partial_notes:
+        console.print(Text(note), soft_wrap=True)
+    if not comparison.partial:
+        return
+    table = Table(title="Partial credit paired on the shared cases", title_justify="left")
+    for column in ("metric", "n", "A", "B", "B - A", "95% interval"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for test in comparison.partial:
+        interval = (
+            "-" if test.low is None or test.high is None
+            else f"[{test.low:+.3f}, {test.high:+.3f}]"
+        )  # fmt: skip
+        table.add_row(
+            test.metric, str(test.n), f"{test.a:.3f}", f"{test.b:.3f}",
+            f"{test.difference:+.3f}", interval,
+        )  # fmt: skip
+    console.print(table)
+    console.print(Text(comparison.partial[0].sentence()), soft_wrap=True)
 
 
 def render_rubric_moves(console: Console, rubrics: RubricComparison) -> None:

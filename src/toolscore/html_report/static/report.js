@@ -311,6 +311,18 @@
       (b.nothing === undefined ? "" : ", doing nothing " + (b.nothing ? "passes" : "fails")) +
       (c.disagree.length ? " (disagrees with the rules: " + c.disagree.join(", ") + ")" : "")));
     if (c.tags && c.tags.length) add(box, el("p", "tags", "tags: " + c.tags.join(", ")));
+    var pc = c.partial;
+    if (pc) {
+      add(box, el("p", "partial", "partial credit: f1 " + Number(pc.f1).toFixed(2) + ", " +
+        Number(pc.matched) + " of " + Number(pc.expected) + " plan calls matched by " +
+        Number(pc.produced) + " produced (precision " + Number(pc.precision).toFixed(2) +
+        ", recall " + Number(pc.recall).toFixed(2) + ")"));
+    }
+    var ef = c.efficiency;
+    if (ef) {
+      add(box, el("p", "efficiency", "efficiency: " + Number(ef.extra) + " extra call(s), " +
+        Number(ef.excused) + " excused by a relaxation, " + Number(ef.repeated) + " repeated"));
+    }
     if (c.missing_output) add(box, el("p", "problem", "The outputs file has no line for this case."));
     if (c.slimmed) {
       add(box, el("p", "note", "This case is too large to show whole (" + c.slimmed +
