@@ -146,7 +146,11 @@ def test_the_summary_counts_retries_and_merges() -> None:
     whole = _builder(scored).finish().to_dict()
     # 11 cases: 1 + 1 + 0 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 0 retries, the refund one not excused
     assert whole["efficiency"]["retries"] == 10
-    assert whole["retries"] == {"calls": 10, "excused": 9, "per_tool": {"get_order": 9, "refund": 1}}
+    assert whole["retries"] == {
+        "calls": 10,
+        "excused": 9,
+        "per_tool": {"get_order": 9, "refund": 1},
+    }
     for cut in (0, 4, len(scored)):
         first, second = _builder(scored[:cut]), _builder(scored[cut:])
         first.merge(second)
@@ -171,7 +175,9 @@ def test_per_tool_produced_calls_leave_excused_retries_out() -> None:
 def test_the_worked_example_of_the_docs() -> None:
     text = (ROOT / "docs" / "formats.md").read_text()
     (block,) = [
-        b for b in re.findall(r"```json\n(.*?)```", text, re.S) if '"worked_example": "retries"' in b
+        b
+        for b in re.findall(r"```json\n(.*?)```", text, re.S)
+        if '"worked_example": "retries"' in b
     ]
     example: dict[str, Any] = json.loads(block)
     example["produced"] = example["calls"]

@@ -11,6 +11,7 @@ the call as the agent made it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import NamedTuple
 
 from toolscore.core.dataflow import order_message
@@ -18,11 +19,14 @@ from toolscore.core.model import Call, Efficiency, Mismatch, Pairs, Partial, Ret
 from toolscore.core.plans import PlanVerdict
 
 
+_ERROR = attrgetter("result_error")
+
+
 def find_retries(calls: Sequence[Call], excusable: frozenset[str]) -> tuple[Retry, ...]:
     """The retried calls of `calls`, in order: each call whose result is an error and that a
     later call to the same tool follows, with the first such call (`retried_by`); `excused`
     for the tools in `excusable` (those a `retries` relaxation covers)."""
-    if len(calls) < 2 or not any(call.result_error for call in calls):
+    if len(calls) < 2 or not any(map(_ERROR, calls)):
         return ()
     following: dict[str, int] = {}
     later: list[int | None] = [None] * len(calls)
@@ -44,7 +48,7 @@ class Excused(NamedTuple):
 
     scored: tuple[Call, ...]
     kept: tuple[int, ...]
-    count: int
+    left_out: int
     """How many calls were excused (left out of `scored`)."""
 
     def verdict(self, verdict: PlanVerdict) -> PlanVerdict:
@@ -72,14 +76,14 @@ class Excused(NamedTuple):
             return mismatch._replace(call=call, produced=source, message=message)
         return mismatch._replace(call=call)
 
-    def credit(self, partial: Partial, efficiency: Efficiency, repeated: int) -> tuple[
-        Partial, Efficiency
-    ]:
+    def credit(
+        self, partial: Partial, efficiency: Efficiency, repeated: int
+    ) -> tuple[Partial, Efficiency]:
         """Partial credit found on `scored`, over all the calls: the excused calls are left
         unpaired, counted in `extra` and `excused` (and so not in `produced`); `repeated` is
         counted over all the calls."""
         return partial._replace(pairs=self.pairs(partial.pairs)), Efficiency(
-            efficiency.extra + self.count, efficiency.excused + self.count, repeated
+            efficiency.extra + self.left_out, efficiency.excused + self.left_out, repeated
         )
 
 

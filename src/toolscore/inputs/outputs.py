@@ -151,7 +151,9 @@ def _calls(
         calls = tuple(map(produced_call, calls_node))
     except BothResultAndError:
         index = next(
-            i for i, n in enumerate(calls_node) if isinstance(n, dict) and "error" in n and "result" in n
+            i
+            for i, n in enumerate(calls_node)
+            if isinstance(n, dict) and "error" in n and "result" in n
         )
         message = "a call gives its tool's result or its error, not both"
         raise OutputError(source, message, line=line, field=f"calls[{index}].error") from None

@@ -15,8 +15,8 @@ from toolscore.errors import CaseError
 from toolscore.inputs.missing import IdSample, JoinTally, check_policy
 from toolscore.inputs.trials import TrialsTally
 from toolscore.scoring.forbidden import ForbiddenTally
-from toolscore.scoring.rates import CallRates
 from toolscore.scoring.partial_tally import PartialTally
+from toolscore.scoring.rates import CallRates
 from toolscore.scoring.tallies import (
     BaselineTally,
     ClusteredAccuracy,
