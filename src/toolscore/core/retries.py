@@ -18,7 +18,6 @@ from toolscore.core.dataflow import order_message
 from toolscore.core.model import Call, Efficiency, Mismatch, Pairs, Partial, Retry
 from toolscore.core.plans import PlanVerdict
 
-
 _ERROR = attrgetter("result_error")
 
 
