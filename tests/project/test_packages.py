@@ -42,6 +42,7 @@ SURFACES: dict[str, list[str]] = {
         "Partial",
         "Plan",
         "Ref",
+        "Retry",
         "Rule",
         "RuleError",
         "Trajectory",

@@ -10,7 +10,9 @@ closest one that explains the failure), `baselines`, `name_ok`, `case` (more key
 line, such as `score_turns`), `explained` (each mismatch as a report words it: `code
 /pointer: message`, in the order given), `message` (text some mismatch message contains) and
 `note` (text some note of the case contains), `partial` and `efficiency` (the case's blocks
-of the report JSON, docs/formats.md 7.6). A case with `load_error` instead expects the
+of the report JSON, docs/formats.md 7.6), `retries` (its retried calls, `[]` for none,
+docs/formats.md 7.9), `pairs` (the verdict's pairing) and `mismatch_calls` (each mismatch's
+produced call, in order). A case with `load_error` instead expects the
 case itself to be refused as input (a CaseError containing that text). Each case is read as
 `read_cases` reads a line: the walk for `$any`/`$ref` markers runs only when the line holds
 `"$`.
@@ -154,6 +156,12 @@ def test_golden(path: Path, golden: Golden) -> None:
     for block in ("partial", "efficiency"):
         if block in data:
             assert case_to_json(result)[block] == data[block], f"{block}\n{explanation}"
+    if "retries" in data:
+        assert case_to_json(result).get("retries", []) == data["retries"], explanation
+    if "pairs" in data:
+        assert [list(pair) for pair in result.pairs] == data["pairs"], explanation
+    if "mismatch_calls" in data:
+        assert [m.call for m in result.mismatches] == data["mismatch_calls"], explanation
     if "explained" in data:
         words = [f"{m.code} {m.pointer or '/'}: {m.message}" for m in result.mismatches]
         assert words == data["explained"], explanation

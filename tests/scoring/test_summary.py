@@ -725,7 +725,13 @@ def test_partial_credit_and_efficiency_by_hand() -> None:
     }  # fmt: skip
     # unpaired: case-of-id, wrong-amount, bad-date, chatty, counts; counts repeats a notify;
     # 11 calls in the tool cases read, for 11 expected calls (silent is left out)
-    assert efficiency == {"extra": 5, "excused": 0, "repeated": 1, "calls_per_expected_call": 1.0}
+    assert efficiency == {
+        "extra": 5,
+        "excused": 0,
+        "repeated": 1,
+        "retries": 0,
+        "calls_per_expected_call": 1.0,
+    }
 
 
 def test_partial_credit_of_an_excluded_case_counts_nowhere() -> None:

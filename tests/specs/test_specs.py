@@ -351,7 +351,7 @@ def test_relaxations_apply_to_their_own_tools_and_kind() -> None:
                 "relax": [{"allow": "x", "tools": ["t", 1], "reason": " "}],
             },
             [
-                "relax[0].allow: must be one of extra_calls, unknown_args",
+                "relax[0].allow: must be one of extra_calls, unknown_args, retries",
                 "relax[0].reason: every relaxation needs a reason",
                 "relax[0].tools: must be a non-empty list of tool names",
             ],
@@ -664,7 +664,7 @@ def test_every_broken_entry_is_listed_not_only_the_first() -> None:
         "spec.yaml: relax[0].reason: every relaxation needs a reason",
         "spec.yaml: relax[1]: must be a mapping with allow, tools and reason",
         "spec.yaml: relax[2].tools: must be a non-empty list of tool names",
-        "spec.yaml: relax[3].allow: must be one of extra_calls, unknown_args",
+        "spec.yaml: relax[3].allow: must be one of extra_calls, unknown_args, retries",
     ]
     tools = {"a": "x", "b": {"args": {"c": "nope"}}, "d": {"args": [1]}}
     assert problems_of({"tools": tools}) == [

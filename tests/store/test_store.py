@@ -28,6 +28,7 @@ from toolscore.core.model import (
     Efficiency,
     Mismatch,
     Partial,
+    Retry,
 )
 from toolscore.errors import InputError
 from toolscore.report.json_report import case_to_json
@@ -313,6 +314,10 @@ def case_results() -> SearchStrategy[CaseResult]:
         trials=st.none() | st.tuples(st.integers(1, 9), st.integers(0, 9)),
         partial=st.none() | partials(),
         efficiency=st.none() | st.builds(Efficiency, *[st.integers(0, 9)] * 3),
+        retries=st.lists(
+            st.builds(Retry, st.integers(0, 9), JSON_TEXT, st.integers(0, 9), st.booleans()),
+            max_size=2,
+        ).map(tuple),
     )
 
 

@@ -29,6 +29,7 @@ from toolscore.core.model import (
     Partial,
     Plan,
     Ref,
+    Retry,
     Trajectory,
 )
 from toolscore.core.partial import partial_credit
@@ -50,6 +51,7 @@ __all__ = [
     "Partial",
     "Plan",
     "Ref",
+    "Retry",
     "Rule",
     "RuleError",
     "Trajectory",

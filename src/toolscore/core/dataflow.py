@@ -552,7 +552,7 @@ def link_problems(
             if source is not None and source > j:
                 problems.append(Mismatch(
                     "order_violation", (), None, label, source,
-                    f"call {j} depends on {label!r}, which the agent made later (call {source})",
+                    order_message(j, label, source),
                     j, i,
                 ))  # fmt: skip
         sources = {plan[d].label: calls[partner[d]] for d in deps[i] if d in partner}
@@ -565,6 +565,12 @@ def link_problems(
             ))  # fmt: skip
         found[i, j] = (args, problems)
     return found
+
+
+def order_message(call: int, label: str, source: int) -> str:
+    """The message of an `order_violation`: produced call `call` uses the call labelled
+    `label`, which the agent made later, as produced call `source`."""
+    return f"call {call} depends on {label!r}, which the agent made later (call {source})"
 
 
 def _unresolved_reason(ref: Ref, sources: Mapping[str, Call]) -> str:

@@ -255,6 +255,27 @@ class Efficiency(NamedTuple):
         return {"extra": self.extra, "excused": self.excused, "repeated": self.repeated}
 
 
+class Retry(NamedTuple):
+    """A produced call whose tool reported an error (`Call.result_error`), followed later by
+    a call to the same tool: `call` and `retried_by` are their positions among the scored
+    calls; `excused` when a `retries` relaxation covers the tool (the call then counts as
+    neither extra nor a mismatch)."""
+
+    call: int
+    tool: str
+    retried_by: int
+    excused: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """One entry of a case's `retries` in the report JSON."""
+        return {
+            "call": self.call,
+            "tool": self.tool,
+            "retried_by": self.retried_by,
+            "excused": self.excused,
+        }
+
+
 class CaseResult(NamedTuple):
     """The verdict on one case, with the evidence that decided it.
 
@@ -293,3 +314,5 @@ class CaseResult(NamedTuple):
     """How close the calls came to the best plan (`core.partial`); None where not scored."""
     efficiency: Efficiency | None = None
     """The calls that plan's pairing leaves unpaired, and the repeated ones (`core.partial`)."""
+    retries: tuple[Retry, ...] = ()
+    """The retried calls among the scored calls (`core.retries`), in call order."""

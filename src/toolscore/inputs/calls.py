@@ -20,6 +20,11 @@ _new_call = tuple.__new__
 filling in defaults): twice as fast, for the call every outputs line makes."""
 
 
+class BothResultAndError(ValueError):
+    """A call entry gives both `result` and `error`: what the tool returned is ambiguous
+    (the outputs reader turns this into an input error naming the entry)."""
+
+
 def _type_name(value: Any) -> str:
     return value.kind if type(value) is Junk else json_type(value)
 
@@ -28,6 +33,11 @@ def produced_call(node: Any) -> Call:
     """One call as the agent made it: arguments parsed if possible, else the reason why not."""
     if not isinstance(node, dict):
         return Call(f"<{_type_name(node)}>", None, args_error="the call is not a JSON object")
+    if "error" in node:  # the tool reported an error: that is the call's result
+        if "result" in node:
+            raise BothResultAndError
+        made = produced_call({key: value for key, value in node.items() if key != "error"})
+        return made._replace(result=node["error"], result_error=True)
     name = node.get("name")
     if not isinstance(name, str):
         return Call(f"<{_type_name(name)}>", None, args_error="the call has no tool name")

@@ -23,7 +23,7 @@ from typing import Any
 
 from toolscore.core.model import MISSING, Call, Trajectory, pointer_of
 from toolscore.errors import OutputError
-from toolscore.inputs.calls import json_text, produced_call
+from toolscore.inputs.calls import BothResultAndError, json_text, produced_call
 from toolscore.inputs.formats import TRANSCRIPT_KEYS, has_transcript, read_transcript
 from toolscore.inputs.formats.hints import calls_error, check_calls, response_error, unknown_line
 from toolscore.inputs.formats.replies import read_reply, read_stream_line, reply_shape
@@ -147,7 +147,16 @@ def _calls(
         calls_node = []
     if not isinstance(calls_node, list):
         raise calls_error(calls_node, source, line)
-    calls = tuple(map(produced_call, calls_node))
+    try:
+        calls = tuple(map(produced_call, calls_node))
+    except BothResultAndError:
+        index = next(
+            i
+            for i, n in enumerate(calls_node)
+            if isinstance(n, dict) and "error" in n and "result" in n
+        )
+        message = "a call gives its tool's result or its error, not both"
+        raise OutputError(source, message, line=line, field=f"calls[{index}].error") from None
     # A call without arguments (none, or unread) may be a provider's object: look closer.
     # (The first call alone is checked at once: most lines make one call.)
     if calls and not (calls[0].args and (len(calls) == 1 or all(map(_ARGS, calls)))):

@@ -114,6 +114,8 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
     ]
     if errors:
         data["tool_errors"] = errors
+    if result.retries:
+        data["retries"] = [retry.to_json() for retry in result.retries]
     return data
 
 

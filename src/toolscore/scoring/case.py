@@ -16,8 +16,15 @@ from typing import TYPE_CHECKING, Any
 from toolscore.core.diagnosis import best_plan
 from toolscore.core.forbid import limit_mismatches
 from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
-from toolscore.core.partial import NO_EFFICIENCY, PASSED_ONE, no_credit, partial_credit
+from toolscore.core.partial import (
+    NO_EFFICIENCY,
+    PASSED_ONE,
+    no_credit,
+    partial_credit,
+    repeated_calls,
+)
 from toolscore.core.plans import names_match
+from toolscore.core.retries import excused_calls, find_retries
 from toolscore.core.values import json_equal, show
 from toolscore.inputs.missing import (
     missing_result,
@@ -84,30 +91,41 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         missing = missing_result(case)
         return missing._replace(partial=no_credit(case.plans, None), efficiency=NO_EFFICIENCY)
     calls = agent_calls(case, trajectory)
+    retries = find_retries(calls, specs.retries_ok) if len(calls) > 1 else ()
+    # Excused retried calls are left out of what the matcher pairs (core.retries).
+    excused = excused_calls(calls, retries) if retries and specs.retries_ok else None
+    scored = calls if excused is None else excused.scored
     linked = case.linked
-    verdict = best_plan(specs.rules, specs.extra_ok, case.plans, calls, linked=linked)
-    name_ok = verdict.passed or names_match(case.plans, calls, specs.extra_ok)
+    verdict = best_plan(specs.rules, specs.extra_ok, case.plans, scored, linked=linked)
+    name_ok = verdict.passed or names_match(case.plans, scored, specs.extra_ok)
     # Under any rules a plan passes only with the tool names it calls for: when no plan's
     # names match, the lowercase scorer fails too, without being asked.
     lowercase = verdict.passed or (
         name_ok
         and best_plan(
-            specs.lowercase_rules, specs.extra_ok, case.plans, calls, diagnose=False, linked=linked
+            specs.lowercase_rules, specs.extra_ok, case.plans, scored, diagnose=False, linked=linked
         ).passed
     )
-    mismatches, exact = verdict.mismatches, exact_baseline(case.plans, calls)
+    exact = exact_baseline(case.plans, calls)
     if trajectory.unread:
         # What was not read may hold a call: no scorer can pass the case.
-        mismatches += unread_mismatches(trajectory.unread)
         lowercase = exact = False
         partial, efficiency = no_credit(case.plans, verdict.plan), NO_EFFICIENCY
-    elif verdict.passed and len(calls) == 1 and verdict.plan == 0:
+    elif verdict.passed and len(scored) == 1 and verdict.plan == 0:
         partial, efficiency = PASSED_ONE, NO_EFFICIENCY  # the commonest case, without a call
     else:
         partial, efficiency = partial_credit(
-            specs.rules, specs.extra_ok, case.plans, calls, verdict.plan, verdict.passed,
+            specs.rules, specs.extra_ok, case.plans, scored, verdict.plan, verdict.passed,
             verdict.pairs, verdict.mismatches,
         )  # fmt: skip
+    if excused is not None:
+        if not trajectory.unread:
+            repeated = repeated_calls(specs.rules, calls)
+            partial, efficiency = excused.credit(partial, efficiency, repeated)
+        verdict = excused.verdict(verdict)
+    mismatches = verdict.mismatches
+    if trajectory.unread:
+        mismatches += unread_mismatches(trajectory.unread)
     limited: tuple[Mismatch, ...] = ()
     if specs.forbidden or case.forbid or case.max_calls is not None:
         # Forbidden calls and the call limit fail the case whatever the plans allow; the
@@ -133,6 +151,7 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         ignored=trajectory.ignored,
         partial=partial,
         efficiency=efficiency,
+        retries=retries,
     )
 
 

@@ -56,6 +56,10 @@ class PartialTally:
     """Produced calls of the tool cases whose calls were read (the ratio's numerator)."""
     tool_expected: int = 0
     """Expected calls of those cases (the ratio's denominator)."""
+    retries: int = 0
+    """Retried calls (`core.retries`), excused or not."""
+    retries_excused: int = 0
+    retries_per_tool: dict[str, int] = field(default_factory=dict)
 
     def add(self, result: CaseResult, plans: Sequence[Sequence[Call]]) -> None:
         """Count one scored case (nothing when it carries no partial credit)."""
@@ -74,6 +78,8 @@ class PartialTally:
         sums[3] += p * p
         sums[4] += r * r
         sums[5] += f * f
+        if result.retries:
+            self._add_retries(result)
         self.extra += efficiency.extra
         self.excused += efficiency.excused
         self.repeated += efficiency.repeated
@@ -81,6 +87,13 @@ class PartialTally:
             self.tool_calls += len(result.calls)
             self.tool_expected += partial.expected
         self._add_tools(result, plans[partial.plan] if partial.plan is not None else ())
+
+    def _add_retries(self, result: CaseResult) -> None:
+        per_tool = self.retries_per_tool
+        for retry in result.retries:
+            self.retries += 1
+            self.retries_excused += retry.excused
+            per_tool[retry.tool] = per_tool.get(retry.tool, 0) + 1
 
     def _add_tools(self, result: CaseResult, plan: Sequence[Call]) -> None:
         tools = self.per_tool
@@ -107,9 +120,10 @@ class PartialTally:
         efficiency = result.efficiency
         relaxed = self.extra_ok if efficiency is not None and efficiency.excused else frozenset()
         paired = {j for _, j in partial.pairs} if relaxed else set()
+        retried = {r.call for r in result.retries if r.excused} if result.retries else ()
         for j, call in enumerate(result.calls):
             name = call.name
-            if name in relaxed and j not in paired:
+            if (name in relaxed and j not in paired) or j in retried:
                 continue  # excused: left out of `produced`
             row = tools.get(name)
             if row is None:
@@ -120,9 +134,11 @@ class PartialTally:
         """Add the tally of another chunk of cases."""
         for name in (
             "cases", "matched", "expected", "produced", "extra", "excused", "repeated",
-            "tool_calls", "tool_expected",
+            "tool_calls", "tool_expected", "retries", "retries_excused",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        for tool, count in other.retries_per_tool.items():
+            self.retries_per_tool[tool] = self.retries_per_tool.get(tool, 0) + count
         self.sums = [a + b for a, b in zip(self.sums, other.sums, strict=True)]
         for tool, row in other.per_tool.items():
             mine = self.per_tool.setdefault(tool, [0, 0, 0])
@@ -153,5 +169,15 @@ class PartialTally:
             "extra": self.extra,
             "excused": self.excused,
             "repeated": self.repeated,
+            "retries": self.retries,
             "calls_per_expected_call": rounded(ratio(self.tool_calls, self.tool_expected)),
+        }
+
+    def retries_json(self) -> dict[str, Any]:
+        """The summary's `retries` block: retried calls, those a relaxation excused, and the
+        retried calls per tool (sorted by name)."""
+        return {
+            "calls": self.retries,
+            "excused": self.retries_excused,
+            "per_tool": dict(sorted(self.retries_per_tool.items())),
         }

@@ -72,6 +72,8 @@ class Summary:
     """The `partial` block (partial credit: micro and macro rates, per tool), when counted."""
     efficiency: dict[str, Any] | None = None
     """The `efficiency` block (extra, excused and repeated calls), when counted."""
+    retries: dict[str, Any] | None = None
+    """The `retries` block (retried calls, excused ones, per tool), when some call was retried."""
 
     @property
     def accuracy(self) -> float | None:
@@ -101,6 +103,7 @@ class Summary:
             "per_argument": {k: v.to_json() for k, v in sorted(self.per_argument.items())},
             **({"partial": self.partial} if self.partial is not None else {}),
             **({"efficiency": self.efficiency} if self.efficiency is not None else {}),
+            **({"retries": self.retries} if self.retries is not None else {}),
             **({"state": self.outcomes.to_json()} if self.outcomes is not None else {}),
             **({"rubrics": self.rubrics.to_json()} if self.rubrics is not None else {}),
             **({"trials": self.trials.to_json()} if self.trials is not None else {}),
@@ -474,4 +477,5 @@ class SummaryBuilder:
             forbidden=self._forbidden,
             partial=self._partial.partial_json(),
             efficiency=self._partial.efficiency_json(),
+            retries=self._partial.retries_json() if self._partial.retries else None,
         )

@@ -23,7 +23,7 @@ from toolscore.specs.fields import RulePath, ToolFields, native_field
 from toolscore.specs.forbid import spec_forbid
 from toolscore.specs.parsing import parse_document
 
-RELAXATIONS = ("extra_calls", "unknown_args")
+RELAXATIONS = ("extra_calls", "unknown_args", "retries")
 _TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics", "forbid")
 _TOOL_KEYS = ("version", "args", "description")
 _RELAX_KEYS = ("allow", "tools", "reason")
@@ -85,6 +85,8 @@ class SpecSet:
     rules: Mapping[str, ObjectRule] = field(init=False)
     lowercase_rules: Mapping[str, ObjectRule] = field(init=False)
     extra_ok: frozenset[str] = field(init=False)
+    retries_ok: frozenset[str] = field(init=False)
+    """The tools whose retried calls a `retries` relaxation excuses (`core.retries`)."""
     forbidden: Mapping[str, tuple[Forbid, ...]] = field(init=False)
     """`forbid` by tool: a call to a tool without entries costs one lookup."""
 
@@ -99,6 +101,8 @@ class SpecSet:
         object.__setattr__(self, "lowercase_rules", lowered)
         extra = {t for r in self.relaxations if r.allow == "extra_calls" for t in r.tools}
         object.__setattr__(self, "extra_ok", frozenset(extra))
+        retried = {t for r in self.relaxations if r.allow == "retries" for t in r.tools}
+        object.__setattr__(self, "retries_ok", frozenset(retried))
         object.__setattr__(self, "forbidden", by_tool(self.forbid))
 
     def rule_field(self, tool: str, path: RulePath = ()) -> str:
@@ -384,6 +388,8 @@ def _relaxations(node: Any, tools: Mapping[str, Any], problems: _Problems) -> It
         if not isinstance(reason, str) or not reason.strip():
             problems.add(f"{where}.reason", "every relaxation needs a reason")
             ok = False
+        if names is None and allow == "retries" and "tools" not in entry:
+            names = list(tools)  # a retry of any tool: the header lists them all
         if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
             problems.add(f"{where}.tools", "must be a non-empty list of tool names")
             continue

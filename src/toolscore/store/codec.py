@@ -100,7 +100,7 @@ TRIAL_KEYS = ("trial", "trials")
 REPORTED_FIELDS = (
     "id", "passed", "kind", "plan", "mismatches", "baselines", "name_ok", "pairs",
     "produced_calls", "missing_output", "calls", "format", "notes", "state", "unread", "trial",
-    "trials", "trace", "ignored", "partial", "efficiency",
+    "trials", "trace", "ignored", "partial", "efficiency", "retries",
 )  # fmt: skip
 """The `CaseResult` fields `plain_row` knows how the report shows (a test pins them;
 `ignored` is counted in the summary only)."""
@@ -119,6 +119,7 @@ def plain_row(result: CaseResult) -> ResultRow | None:
         or result.notes
         or result.unread
         or result.trace is not None
+        or result.retries
     ):
         return None
     for call in result.calls:

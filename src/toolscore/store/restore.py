@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolscore.core.model import MISSING, CaseResult, Efficiency, Mismatch, Partial
+from toolscore.core.model import MISSING, CaseResult, Efficiency, Mismatch, Partial, Retry
 from toolscore.inputs.missing import IdSample, JoinTally
 from toolscore.inputs.trials import TrialsTally
 from toolscore.scoring.forbidden import ForbiddenTally
@@ -80,6 +80,10 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
         trace=_trace(case.get("trace")),
         partial=_partial(case.get("partial")),
         efficiency=_efficiency(case.get("efficiency")),
+        retries=tuple(
+            Retry(r["call"], r["tool"], r["retried_by"], r["excused"])
+            for r in case.get("retries", ())
+        ),
     )
 
 
@@ -164,6 +168,7 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         forbidden=ForbiddenTally.from_json(data.get("forbidden_calls")),
         partial=data.get("partial"),
         efficiency=data.get("efficiency"),
+        retries=data.get("retries"),
     )
 
 
