@@ -62,7 +62,7 @@ def test_the_page_shows_the_partial_credit_of_the_report_json(scored: tuple[Path
         assert number(row["data-macro"]) == node["macro"]
         assert [number(row["data-lo"]), number(row["data-hi"])] == node["macro_ci95"]
     efficiency = {a["data-efficiency"]: a for a in page.with_attr("data-efficiency")}
-    for key in ("extra", "repeated", "calls_per_expected_call"):
+    for key in ("extra", "repeated", "calls_per_expected_call", "retries"):
         assert number(efficiency[key]["data-value"]) == summary["efficiency"][key]
     assert summary["efficiency"]["repeated"] == 1
     tools = {a["data-partial-tool"]: a for a in page.with_attr("data-partial-tool")}

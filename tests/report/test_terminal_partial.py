@@ -105,3 +105,29 @@ def test_a_stored_run_saved_before_partial_credit_prints_neither_table() -> None
     lines = _printed(older, [])
     assert not any(line.startswith(("Partial credit", "Efficiency")) for line in lines)
     assert any(line.startswith("Metrics") for line in lines)
+
+
+def test_retries_are_counted_in_the_efficiency_table_per_tool() -> None:
+    """A call whose tool reported an error, then a call to the same tool: one retry, listed
+    under its tool; a tool name an agent made up is printed inert."""
+    specs = _specs()
+    builder = SummaryBuilder(specs)
+    calls = [
+        {"name": "weather", "args": {"city": "Paris"}, "error": "timeout"},
+        {"name": "weather", "args": {"city": "Paris"}},
+        {"name": HOSTILE, "args": {}, "error": "no such tool"},
+        {"name": HOSTILE, "args": {}},
+    ]
+    case = parse_case({"id": "retry", "plans": [PLAN[:1]]}, specs)
+    builder.add(case, score_case(specs, case, parse_output({"id": "retry", "calls": calls})))
+    lines = _printed(builder.finish(), [])
+
+    def value(label: str) -> str:
+        (line,) = [line for line in lines if label in line]
+        return line.split("│")[-2].strip()
+
+    assert value("retries (an error, then the same tool again)") == "2"
+    assert value("retried weather") == "1"
+    (hostile,) = [line for line in lines if "retried" in line and "weather" not in line]
+    assert "\x1b" not in hostile
+    assert "\\x1b" in hostile

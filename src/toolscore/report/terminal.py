@@ -214,7 +214,18 @@ def efficiency_table(summary: Summary) -> Table | None:
     table.add_row(
         "calls per expected call (tool cases)", _share(efficiency["calls_per_expected_call"])
     )
+    if "retries" in efficiency:  # absent from a run stored before retries were counted
+        table.add_row("retries (an error, then the same tool again)", str(efficiency["retries"]))
+        retries = summary.retries or {}
+        if retries.get("excused"):
+            table.add_row("  of which excused by a relaxation", str(retries["excused"]))
+        for tool, count in sorted(retries.get("per_tool", {}).items())[:MAX_RETRY_TOOLS]:
+            table.add_row(safe_text(f"  retried {tool}"), str(count))
     return table
+
+
+MAX_RETRY_TOOLS = 20
+"""Tools whose retries the efficiency table lists one by one (by name)."""
 
 
 def case_partial(result: CaseResult) -> str:
