@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from toolscore.stats.intervals import percent_digits, points
+from toolscore.stats.intervals import Z95, percent_digits, points
 from toolscore.stats.records import fields_json
 
 CONFIDENCE = 0.95
@@ -63,9 +63,7 @@ class PairedTest(NamedTuple):
     @property
     def detectable(self) -> bool:
         """True when the interval excludes zero (False without an interval)."""
-        if self.low is None or self.high is None:
-            return False
-        return self.low > 0 or self.high < 0
+        return excludes_zero(self.low, self.high)
 
     def sentence(self) -> str:
         """The result in plain words, with its numbers."""
@@ -110,6 +108,11 @@ class PairedTest(NamedTuple):
             "detectable": self.detectable,
             "sentence": self.sentence(),
         }
+
+
+def excludes_zero(low: float | None, high: float | None) -> bool:
+    """Whether an interval lies wholly above or below zero (False without an interval)."""
+    return low is not None and high is not None and (low > 0 or high < 0)
 
 
 def _units(unit: str, n: int) -> str:
@@ -383,9 +386,7 @@ class MeanTest(NamedTuple):
     @property
     def detectable(self) -> bool:
         """True when the interval excludes zero (False without an interval)."""
-        if self.low is None or self.high is None:
-            return False
-        return self.low > 0 or self.high < 0
+        return excludes_zero(self.low, self.high)
 
     def sentence(self) -> str:
         """The result in plain words, with its numbers (scores to three places)."""
@@ -447,7 +448,7 @@ def mean_test(
         if n * resamples > budget:
             spread = float(drawn.std(ddof=1)) / float(np.sqrt(n))
             mean = float(drawn.mean())
-            low, high, method = mean - 1.959964 * spread, mean + 1.959964 * spread, "normal"
+            low, high, method = mean - Z95 * spread, mean + Z95 * spread, "normal"
         else:
             result = bootstrap(
                 (drawn,),
