@@ -153,12 +153,20 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = orjson.loads(self.rfile.read(length))
                 reply = fake.answer(self.path, body, self.headers.get("Authorization"))
+                self._released = False
                 try:
                     self._send(reply)
                 finally:
-                    fake.done()
+                    self._release()
             except OSError:  # the client gave up (its timeout) and closed the connection
                 pass
+
+        def _release(self) -> None:
+            """Leave the in-flight count once, before the answer's headers end: the client
+            cannot have the whole answer (and start another request) before that."""
+            if not self._released:
+                self._released = True
+                fake.done()
 
         def _send(self, reply: Reply) -> None:
             if reply.delay and fake.closing.wait(reply.delay):
@@ -172,6 +180,7 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", str(len(raw)))
             for name, value in reply.headers.items():
                 self.send_header(name, value)
+            self._release()
             self.end_headers()
             if reply.chunked:
                 for start in range(0, len(raw), 65536):
