@@ -31,6 +31,10 @@ class PlanVerdict(NamedTuple):
     passed: bool
     pairs: tuple[tuple[int, int], ...]
     mismatches: tuple[Mismatch, ...]
+    fits: frozenset[tuple[int, int]] | None = None
+    """For a failed unlinked plan whose diagnosis weighed every same-tool pair: the pairs
+    (plan call, produced call) that fit, without a mismatch; None when it did not weigh
+    them all. Partial credit matches on these instead of comparing the calls again."""
 
 
 def plan_passes(
