@@ -19,11 +19,11 @@ from scipy.optimize import linear_sum_assignment
 from toolscore.core import assignment
 from toolscore.core.arguments import call_matches
 from toolscore.core.assignment import assign, shortest_augmenting_path
+from toolscore.core.call_order import canonical_order
 from toolscore.core.diagnosis import (
     _best_pairing,
     _best_sorted_pairing,
     best_plan,
-    canonical_order,
     diagnose_plan,
 )
 from toolscore.core.model import Call
