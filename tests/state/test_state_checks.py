@@ -79,7 +79,8 @@ def test_golden_state_checks(golden: dict[str, Any]) -> None:
         if reason is None:
             assert result.reason is None
         else:
-            assert result.reason is not None and reason in result.reason, result.reason
+            assert result.reason is not None
+            assert reason in result.reason, result.reason
     if golden.get("goal_met"):
         assert verdict.diff is not None
         assert verdict.diff.passed
