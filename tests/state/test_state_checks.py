@@ -292,3 +292,98 @@ def test_sqlite_checks_judge_a_connection_and_bind_values_not_sql() -> None:
     ]  # fmt: skip
     results = sqlite_checks(db, parse_checks(node, False, fail), fail)
     assert [r.passed for r in results] == [True, True, True]
+
+
+# --- the report: JSON, terminal, HTML --------------------------------------------------------
+
+SHOUTY = "[bold red]boom[/] \x1b[31m"
+"""A check name that rich would read as markup, holding a terminal escape."""
+
+
+def _scored(tmp_path: Path, *extra: str) -> Any:
+    refunded = {"table": "orders", "where": {"order_id": "order-77"}, "column": "refunded"}
+    cases = [
+        {"id": "ok", "tags": [], "plans": [],
+         "state_checks": [{"name": "refunded", **refunded, "equals": 0}]},
+        {"id": "bad", "tags": [], "plans": [],
+         "state_checks": [{"name": "refunded", **refunded, "equals": 12.5},
+                          {"name": SHOUTY, "table": "refunds", "count": 5}]},
+        {"id": "gone", "tags": [], "plans": [],
+         "state_checks": [{"name": "refunded", **refunded, "equals": 0}]},
+    ]  # fmt: skip
+    outputs = [{"id": "ok", "calls": []}, {"id": "bad", "calls": []}]
+    for name, lines in (("cases.jsonl", cases), ("out.jsonl", outputs)):
+        text = "".join(json.dumps(line) + "\n" for line in lines)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return CliRunner().invoke(
+        cli,
+        [
+            "score",
+            "--specs", str(EXAMPLE / "tools.yaml"),
+            "--cases", str(tmp_path / "cases.jsonl"),
+            "--outputs", str(tmp_path / "out.jsonl"),
+            "--env", str(EXAMPLE / "tools.yaml"),
+            "--json", str(tmp_path / "report.json"),
+            *extra,
+        ],
+    )  # fmt: skip
+
+
+def test_the_report_gives_each_case_s_checks_and_the_summary_per_check(tmp_path: Path) -> None:
+    result = _scored(tmp_path)
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    by_id = {case["id"]: case for case in report["cases"]}
+    assert by_id["ok"]["state"]["checks"] == [{"name": "refunded", "passed": True}]
+    bad = by_id["bad"]["state"]["checks"]
+    assert [(c["name"], c["passed"]) for c in bad] == [("refunded", False), (SHOUTY, False)]
+    assert "expected 12.5, found 0.0" in bad[0]["reason"]
+    assert by_id["gone"]["state"]["checks"][0]["passed"] is False  # no output: never a pass
+    summary = report["summary"]
+    assert summary["state_checks"]["refunded"]["n"] == 3
+    assert summary["state_checks"]["refunded"]["passed"] == 1
+    assert summary["state_checks"]["refunded"]["ci95"] is not None
+    assert summary["state_checks_most_failed"] == [
+        {"name": "refunded", "failed": 2, "n": 3},
+        {"name": SHOUTY, "failed": 1, "n": 1},
+    ]
+    assert summary["state"]["state_accuracy"]["passed"] == 1
+
+
+def test_the_terminal_prints_the_state_checks_table_with_names_inert(tmp_path: Path) -> None:
+    output = _scored(tmp_path).output
+    assert "State checks (failing most first)" in output
+    assert "[bold red]boom[/]" in output  # printed as written, not read as markup
+    assert "\x1b[31m" not in output
+    assert output.index("refunded") < output.index("[bold red]boom[/]")
+    assert "state check 'refunded' failed" in output
+
+
+def test_the_html_report_shows_the_checks(tmp_path: Path) -> None:
+    result = _scored(tmp_path, "--html", str(tmp_path / "report.html"))
+    assert result.exit_code == 1, result.output
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert 'id="state-checks"' in page
+    assert 'data-check="refunded"' in page
+    assert "[bold red]boom[/]" in page
+    assert "<b" not in page.split('id="state-checks"')[1].split("</table>")[0]  # escaped
+
+
+def test_a_stored_summary_keeps_the_checks() -> None:
+    from toolscore.scoring.tallies import OutcomeTally  # noqa: PLC0415
+    from toolscore.store.restore import summary_from_json  # noqa: PLC0415
+
+    tally = OutcomeTally()
+    tally.add(True, StateVerdict(False, checks=(CheckResult("a", False, "r"),)))
+    tally.add(True, StateVerdict(True, checks=(CheckResult("a", True),)))
+    other = OutcomeTally()
+    other.add(False, StateVerdict(True, checks=(CheckResult("b", True),)))
+    tally.merge(other)
+    assert tally.checks == {"a": [1, 2], "b": [1, 1]}
+    assert [name for name, _ in tally.most_failed()] == ["a"]
+    from toolscore.scoring.summary import Summary  # noqa: PLC0415
+
+    data = Summary(outcomes=tally).to_dict()
+    restored = summary_from_json(data).outcomes
+    assert restored is not None
+    assert restored.checks == tally.checks
