@@ -387,3 +387,15 @@ def test_a_stored_summary_keeps_the_checks() -> None:
     restored = summary_from_json(data).outcomes
     assert restored is not None
     assert restored.checks == tally.checks
+
+
+def test_the_documented_examples_are_valid_checks() -> None:
+    text = (HERE.parents[1] / "docs" / "formats.md").read_text(encoding="utf-8")
+    section = text.split("### 9.7 State checks")[1].split("\n### ")[0]
+    blocks = [part.split("```")[0] for part in section.split("```yaml\n")[1:]]
+    assert len(blocks) == 2
+    for block, name in zip(blocks, ("documents", "sqlite"), strict=True):
+        keys = yaml.safe_load(block)
+        env, specs = backend(name)
+        validate_case(env, make_case(keys, specs))
+        assert len(judged(name, keys).checks) == len(keys["state_checks"])
