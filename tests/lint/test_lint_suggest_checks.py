@@ -146,3 +146,24 @@ def test_the_command_needs_cases_and_env() -> None:
     result = CliRunner().invoke(cli, ["lint", "--specs", spec, "--suggest-checks"])
     assert result.exit_code == 2
     assert "--suggest-checks" in result.output
+
+
+def test_lint_env_judges_a_plan_on_its_case_s_state_checks(tmp_path: Path) -> None:
+    refunded = {"table": "orders", "where": {"order_id": "order-77"}, "column": "refunded"}
+    lines = [
+        {"id": "wrong", "tags": [], "plans": [SQLITE_PLANS[0]],
+         "state_checks": [{"name": "refunded", **refunded, "equals": 99}]},
+        {"id": "idle", "tags": [], "plans": [SQLITE_PLANS[0]],
+         "state_checks": [{"name": "total", "table": "orders", "where": {"order_id": "order-77"},
+                           "column": "total", "equals": 60}]},
+    ]  # fmt: skip
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    spec = str(EXAMPLE / "tools.yaml")
+    result = CliRunner().invoke(cli, ["lint", "--specs", spec, "--cases", str(cases), "--env"])
+    assert result.exit_code == 1, result.output
+    assert "its replay fails a state check: state check 'refunded' failed" in result.output
+    assert "expected 99, found 12.5" in result.output
+    assert "state_checks: case 'idle': every state check passes on the initial state" in (
+        result.output
+    )
