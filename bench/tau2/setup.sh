@@ -1,0 +1,30 @@
+#!/bin/sh
+# The tau2 parity bench's own venv (bench/tau2/.venv, git-ignored): toolscore (editable) and
+# tau2-bench installed editable WITHOUT its dependencies, plus only what its domains and its
+# evaluator import (pydantic, loguru, addict, deepdiff, docstring-parser, python-dotenv, toml,
+# PyYAML, pandas, numpy). litellm and the model SDKs serve its LLM agents and user simulator,
+# which the bench never runs: tau2_parity.py never imports them.
+#
+#   sh bench/tau2/setup.sh [CHECKOUT]
+#
+# CHECKOUT (or $TAU2_CHECKOUT): a tau2-bench source tree to use as it is; without one, a
+# clone from GitHub into bench/tau2/tau2-bench (git-ignored). tau2 needs Python >= 3.12
+# ($PYTHON, default python3.12).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+checkout=${1:-${TAU2_CHECKOUT:-}}
+if [ -z "$checkout" ]; then
+  checkout="$here/tau2-bench"
+  [ -d "$checkout" ] || git clone --quiet https://github.com/sierra-research/tau2-bench "$checkout"
+fi
+checkout=$(cd "$checkout" && pwd)
+"${PYTHON:-python3.12}" -m venv "$here/.venv"
+py="$here/.venv/bin/python"
+"$py" -m pip install --quiet --upgrade pip
+"$py" -m pip install --quiet -e "$root"
+"$py" -m pip install --quiet --no-deps -e "$checkout"
+"$py" -m pip install --quiet 'pydantic>=2' loguru addict deepdiff docstring-parser \
+  python-dotenv toml PyYAML pandas numpy
+echo "$checkout" > "$here/.venv/tau2-checkout"
+"$py" -c "import toolscore, tau2.evaluator.evaluator_env; print('ready:', '$checkout')"
