@@ -3,7 +3,7 @@
 # tau2-bench installed editable WITHOUT its dependencies, plus only what its domains and its
 # evaluator import (pydantic, loguru, addict, deepdiff, docstring-parser, python-dotenv, toml,
 # PyYAML, pandas, numpy). litellm and the model SDKs serve its LLM agents and user simulator,
-# which the bench never runs: tau2_parity.py never imports them.
+# which the bench never runs: tau2_parity.py never imports them (nor tau2/__init__.py).
 #
 #   sh bench/tau2/setup.sh [CHECKOUT]
 #
@@ -22,9 +22,16 @@ checkout=$(cd "$checkout" && pwd)
 "${PYTHON:-python3.12}" -m venv "$here/.venv"
 py="$here/.venv/bin/python"
 "$py" -m pip install --quiet --upgrade pip
-"$py" -m pip install --quiet -e "$root"
+# the pure-Python build: an editable compiled build would put extension modules in src/
+TOOLSCORE_BUILD=pure-python "$py" -m pip install --quiet -e "$root"
 "$py" -m pip install --quiet --no-deps -e "$checkout"
 "$py" -m pip install --quiet 'pydantic>=2' loguru addict deepdiff docstring-parser \
   python-dotenv toml PyYAML pandas numpy
 echo "$checkout" > "$here/.venv/tau2-checkout"
-"$py" -c "import toolscore, tau2.evaluator.evaluator_env; print('ready:', '$checkout')"
+# tau2/__init__.py imports its agents and so litellm: the bench (and toolscore's generated
+# modules) import tau2's modules under an empty `tau2` package instead, as here
+"$py" -c "
+import sys, types
+package = types.ModuleType('tau2'); package.__path__ = ['$checkout/src/tau2']; sys.modules['tau2'] = package
+import toolscore, tau2.evaluator.evaluator_env, tau2.evaluator.evaluator_communicate
+print('ready:', '$checkout')"

@@ -222,9 +222,10 @@ def _db_goal(
     if task.initial_state is not None and task.initial_state != {}:
         notes.append(f"{where}: DB is scored but the task has an initial_state: no goal_state")
         return
-    if task.actions is None and not task.env_assertions:
+    if task.actions is None and task.env_assertions is None:
         notes.append(
-            f"{where}: DB is scored but the task has no actions: tau2 passes it, no goal_state"
+            f"{where}: DB is scored but actions and env_assertions are null: tau2 passes the "
+            "DB check whatever the state, no goal_state"
         )
         return
     case["goal_state"] = "plan"

@@ -52,7 +52,7 @@ class Task:
     actions: tuple[Action, ...] | None
     communicate_info: tuple[str, ...]
     nl_assertions: tuple[str, ...]
-    env_assertions: tuple[dict[str, Any], ...]
+    env_assertions: tuple[dict[str, Any], ...] | None
     reward_basis: tuple[str, ...]
     initial_state: Any
     has_criteria: bool
@@ -196,28 +196,40 @@ def _task(entry: Any, index: int, path: str) -> Task:
     where = f"[{index}].evaluation_criteria"
     if criteria is None:
         return Task(
-            index, task_id, _scenario(entry), (), (), (), (), (), entry.get("initial_state"), False
+            index,
+            task_id,
+            _scenario(entry),
+            None,
+            (),
+            (),
+            None,
+            (),
+            entry.get("initial_state"),
+            False,
         )
     if not isinstance(criteria, dict):
         raise InputError(path, "must be an object or null", field=where)
-    actions_data = criteria.get("actions") or []
-    if not isinstance(actions_data, list):
-        raise InputError(path, "must be a list of actions", field=f"{where}.actions")
-    actions = tuple(
-        _action(action, path, f"{where}.actions[{k}]") for k, action in enumerate(actions_data)
-    )
-    basis = _strings(
-        criteria.get("reward_basis", ["DB", "COMMUNICATE"]), path, f"{where}.reward_basis"
-    )
+    actions_data = criteria.get("actions")
+    if actions_data is not None and not isinstance(actions_data, list):
+        raise InputError(path, "must be a list of actions or null", field=f"{where}.actions")
+    actions = None
+    if actions_data is not None:
+        actions = tuple(
+            _action(action, path, f"{where}.actions[{k}]") for k, action in enumerate(actions_data)
+        )
+    if criteria.get("reward_basis", ()) is None:
+        raise InputError(path, "must be a list of reward types", field=f"{where}.reward_basis")
+    basis = _strings(criteria.get("reward_basis", DEFAULT_BASIS), path, f"{where}.reward_basis")
     for k, member in enumerate(basis):
         if member not in REWARD_TYPES:
             raise InputError(
                 path, f"unknown reward type {member!r} (tau2's: {', '.join(REWARD_TYPES)})",
                 field=f"{where}.reward_basis[{k}]",
             )  # fmt: skip
-    assertions = criteria.get("env_assertions") or []
-    if not isinstance(assertions, list) or not all(
-        isinstance(a, dict) and isinstance(a.get("func_name"), str) for a in assertions
+    assertions = criteria.get("env_assertions")
+    if assertions is not None and (
+        not isinstance(assertions, list)
+        or not all(isinstance(a, dict) and isinstance(a.get("func_name"), str) for a in assertions)
     ):
         raise InputError(
             path, "must be a list of objects with a func_name", field=f"{where}.env_assertions"
@@ -231,7 +243,7 @@ def _task(entry: Any, index: int, path: str) -> Task:
             criteria.get("communicate_info"), path, f"{where}.communicate_info"
         ),
         nl_assertions=_strings(criteria.get("nl_assertions"), path, f"{where}.nl_assertions"),
-        env_assertions=tuple(assertions),
+        env_assertions=None if assertions is None else tuple(assertions),
         reward_basis=basis,
         initial_state=entry.get("initial_state"),
         has_criteria=True,
