@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -30,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+# tau2 logs every tool response at DEBUG through loguru (to stderr): only warnings, here and
+# in the `score --env` process (loguru reads LOGURU_LEVEL when it is first imported)
+os.environ.setdefault("LOGURU_LEVEL", "WARNING")
 sys.path.insert(0, str(HERE))
 
 from tau2_perturb import PERTURBATIONS  # noqa: E402
