@@ -24,6 +24,9 @@ py="$here/.venv/bin/python"
 "$py" -m pip install --quiet --upgrade pip
 # the pure-Python build: an editable compiled build would put extension modules in src/
 TOOLSCORE_BUILD=pure-python "$py" -m pip install --quiet -e "$root"
+# setuptools leaves src/toolscore.egg-info behind; on PYTHONPATH=src it would shadow the
+# metadata of the toolscore installed in the project's own venv (its entry points)
+rm -rf "$root/src/toolscore.egg-info"
 "$py" -m pip install --quiet --no-deps -e "$checkout"
 "$py" -m pip install --quiet 'pydantic>=2' loguru addict deepdiff docstring-parser \
   python-dotenv toml PyYAML pandas numpy
