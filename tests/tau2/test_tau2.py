@@ -54,7 +54,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory, group: click.Group) -> Pa
     )
     assert result.exit_code == 0, result.output
     assert (
-        "7 cases (6 agent actions, 1 user actions left out; 4 with a goal state, "
+        "7 cases (6 agent actions, 1 user actions left out; 3 with a goal state, "
         "1 with required outputs), 6 tools" in result.stdout
     )
     return out
@@ -86,6 +86,12 @@ def test_each_reward_basis_decides_what_is_checked(imported: Path) -> None:
     assert "state_checks" not in by_id["3"]
     assert by_id["4"]["tau2_reward_basis"] == []
     assert "goal_state" not in by_id["5"]  # actions and env_assertions null: tau2 passes DB
+    assert "goal_state" not in by_id["2"]  # an initial state toolscore does not set up
+    assert by_id["2"]["tau2_initial_state"]["initialization_actions"][0]["func_name"] == (
+        "set_quantity"
+    )
+    assert by_id["6"]["goal_state"] == "plan"  # an initial state of nulls sets nothing up
+    assert "tau2_initial_state" not in by_id["6"]
 
 
 def test_what_is_not_scored_is_counted_and_noted(imported: Path) -> None:
@@ -96,12 +102,14 @@ def test_what_is_not_scored_is_counted_and_noted(imported: Path) -> None:
     assert counts["cases_unscored_communicate_info"] == 1
     assert counts["cases_action_in_reward_basis"] == 1
     assert counts["user_actions"] == 1
+    assert counts["cases_with_initial_state"] == 1
     notes = "\n".join(provenance["notes"])
     assert "task 3: 1 env assertion(s) kept, not checked" in notes
     assert "assert_order_status" in notes
     assert "task 2: 1 user action(s) left out" in notes
     assert "task 5: DB is scored but actions and env_assertions are null" in notes
     assert "task 4: no evaluation_criteria" in notes
+    assert "task 2: DB is scored but the task has an initial_state: no goal_state" in notes
     assert provenance["replayed_by_tau2"] == [
         "add_credit", "cancel_pending_order", "set_quantity", "tag_order"
     ]  # fmt: skip
@@ -195,8 +203,7 @@ OUTPUTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "raises_and_stays": ("6", {"calls": _calls(("add_credit", {"user_id": "ana", "amount": 150}))}),
     "no_call_on_a_raising_plan": ("6", {"calls": []}),
-    "unknown_tool": ("2", {"calls": _calls(("get_order_details", {"order_id": "#W2"}),
-                                           ("no_such_tool", {}))}),
+    "unknown_tool": ("0", {"calls": _calls(CANCEL, ("no_such_tool", {}))}),
 }  # fmt: skip
 
 

@@ -159,7 +159,7 @@ def _case(
                 f"{where}: {len(user_actions)} user action(s) left out of the plan, and so of "
                 "its goal state (tau2's gold replay makes them)"
             )
-    if task.initial_state is not None:
+    if _has_initial_state(task.initial_state):
         counts["cases_with_initial_state"] += 1
         case["tau2_initial_state"] = task.initial_state
     if "DB" in basis:
@@ -219,7 +219,7 @@ def _db_goal(
     tau2's: not when the task has an initial state (toolscore does not set it up) and not
     when it has neither actions nor env assertions (tau2 then passes the DB check whatever
     the state)."""
-    if task.initial_state is not None and task.initial_state != {}:
+    if _has_initial_state(task.initial_state):
         notes.append(f"{where}: DB is scored but the task has an initial_state: no goal_state")
         return
     if task.actions is None and task.env_assertions is None:
@@ -230,6 +230,14 @@ def _db_goal(
         return
     case["goal_state"] = "plan"
     counts["cases_with_goal_state"] += 1
+
+
+def _has_initial_state(initial_state: Any) -> bool:
+    """Whether a task's `initial_state` sets anything up (tau2's `InitialState` with its
+    `initialization_data`, `initialization_actions` or `message_history` given)."""
+    if isinstance(initial_state, dict):
+        return any(value not in (None, [], {}) for value in initial_state.values())
+    return initial_state is not None
 
 
 def _data_module(checkout: str, domain: str) -> str:
