@@ -87,14 +87,14 @@ def score_conversation(
                 if label is not None:
                     sources[label] = calls[positions[j]]
         earlier.update(call.label for plan in turn.plans for call in plan if call.label)
-    extra = _extra_turns(case, split, unread)
+    extra, extra_at = _extra_turns(case, split, unread)
     results = _with_limit(case, results, split, extra)
     if extra:
         baselines = {"exact": False, "lowercase": False}
         name_ok = False
     failed = next((r.turn for r in results if not r.passed), None)
-    if failed is None and extra:
-        failed = next(t for t in range(len(case.turns), len(split)) if split[t])
+    if failed is None:
+        failed = extra_at
     return CaseResult(
         id=case.id,
         passed=failed is None,
@@ -271,10 +271,11 @@ def _missing_turn(k: int, turn: Turn, present: int, trajectory: Trajectory) -> T
 
 def _extra_turns(
     case: Case, split: Sequence[Sequence[int]], unread: Mapping[int, tuple[str, ...]]
-) -> tuple[Mismatch, ...]:
+) -> tuple[tuple[Mismatch, ...], int | None]:
     """One `extra_turn` mismatch for each output turn beyond the case's last that holds
-    calls, and the unread parts met there."""
+    calls, and the unread parts met there; and the first such turn that fails."""
     found: list[Mismatch] = []
+    first: int | None = None
     have = len(case.turns)
     for t in range(have, len(split)):
         positions = split[t]
@@ -288,7 +289,9 @@ def _extra_turns(
         for part in unread.get(t, ()):
             message = f"not read from the transcript: {part}"
             found.append(Mismatch("transcript_unread", message=message))
-    return tuple(found)
+        if first is None and found:
+            first = t
+    return tuple(found), first
 
 
 def _with_limit(
