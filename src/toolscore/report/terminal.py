@@ -17,8 +17,9 @@ from toolscore.report.lenient import lenient_rules
 from toolscore.report.printable import printable, safe_text
 from toolscore.scoring.summary import Summary
 from toolscore.scoring.tallies import OutcomeTally, Tally
+from toolscore.scoring.turn_tally import TurnTally
 from toolscore.specs.loading import SpecSet
-from toolscore.stats.intervals import Rate, interval_percents, wilson
+from toolscore.stats.intervals import Rate, interval_percents, normal_interval, wilson
 from toolscore.stats.intervals import percent as percent_of
 
 if TYPE_CHECKING:
@@ -145,6 +146,31 @@ def metrics_table(summary: Summary) -> Table:
     if summary.unread_cases:
         parts = f"{summary.unread_parts} part{'s' if summary.unread_parts != 1 else ''}"
         table.add_row("transcripts not fully read (failed)", parts, str(summary.unread_cases))
+    return table
+
+
+FIRST_FAILED_SHOWN = 10
+"""First failing turns the turns table lists one by one (the rest are added up)."""
+
+
+def turns_table(tally: TurnTally) -> Table:
+    """Conversation cases turn by turn: the turn accuracy with its Wilson interval and the
+    one clustered by case, and how many conversations first failed at each turn."""
+    table = Table(title=f"Turns ({tally.conversations} conversations)", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("passed/n", justify="right")
+    table.add_column("95% interval", justify="right")
+    table.add_row(*_rate_row("turn accuracy", Rate(tally.passed, tally.turns)))
+    se = tally.clustered_se()
+    bounds = None if se is None else normal_interval(tally.passed / tally.turns, se)
+    table.add_row("  clustered by case", "", "", interval(bounds))
+    failed = sorted(tally.first_failed.items())
+    for turn, count in failed[:FIRST_FAILED_SHOWN]:
+        table.add_row(f"first failed at turn {turn}", "", str(count))
+    rest = sum(count for _, count in failed[FIRST_FAILED_SHOWN:])
+    if rest:
+        table.add_row("first failed at a later turn", "", str(rest))
     return table
 
 
@@ -426,10 +452,23 @@ def capped(lines: Iterable[str], total: int, what: str, limit: int = LINES_PER_C
 def case_detail(result: CaseResult, limit: int = LINES_PER_CASE) -> list[str]:
     """A failing case's mismatch lines, then its outcome lines, capped at `limit`."""
     state = state_lines(result.state) if result.state is not None else []
-    mismatches = (mismatch_line(m) for m in result.mismatches)
+    mismatches: Iterable[str] = (mismatch_line(m) for m in result.mismatches)
+    if result.turns:
+        mismatches = _turn_lines(result)
     total = len(result.mismatches) + len(state)
     what = "mismatches" if not state else "mismatch and outcome lines"
     return capped(itertools.chain(mismatches, state), total, what, limit)
+
+
+def _turn_lines(result: CaseResult) -> Iterable[str]:
+    """A conversation's mismatch lines, each after the turn it failed (`turn k:`); those of
+    no case turn (`extra_turn`) come last, as the case lists them."""
+    in_turns = 0
+    for turn in result.turns:
+        for mismatch in turn.mismatches:
+            yield f"turn {turn.turn}: {mismatch_line(mismatch)}"
+        in_turns += len(turn.mismatches)
+    yield from (mismatch_line(m) for m in result.mismatches[in_turns:])
 
 
 def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
@@ -444,6 +483,8 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
         missing = " [no output line]" if result.missing_output else ""
         trial = "" if result.trial is None else f" trial {result.trial}"
         calls = "calls passed" if result.passed else "calls failed"
+        if result.first_failed_turn is not None:
+            calls += f" (first at turn {result.first_failed_turn})"
         calls += case_partial(result)
         lines.append(safe_text(f"  {result.id}{trial}{plan}{missing}: {calls}", style="red"))
         lines += [Text("    " + line) for line in case_detail(result)]
@@ -484,6 +525,8 @@ def render_summary(
             console.print(Text(unscored), soft_wrap=True)
     if summary.trials is not None:
         console.print(trials_table(summary.trials.to_json()))
+    if summary.turns is not None:
+        console.print(turns_table(summary.turns))
     for table in (
         worst_table("Weakest tools", summary.per_tool),
         worst_table("Weakest arguments", summary.per_argument),
