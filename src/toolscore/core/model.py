@@ -144,9 +144,9 @@ class Turn(NamedTuple):
     linked: bool = False
     """True when some plan links calls of this turn by `$ref` or `after`."""
     extra: Mapping[str, Any] = NO_EXTRA
-    earlier_refs: bool = False
-    """True when some plan's `$ref` names a label of an earlier turn (resolved from the
-    agent's own earlier calls before this turn is matched)."""
+    earlier_refs: tuple[tuple[int, int], ...] = ()
+    """The (plan, call) positions of the plan calls with a `$ref` to a label of an earlier
+    turn (resolved from the agent's own earlier calls before this turn is matched)."""
 
 
 class Case(NamedTuple):
@@ -173,7 +173,7 @@ class Case(NamedTuple):
     def kind(self) -> Literal["tool", "abstention"]:
         """`tool` when some plan (of some turn) has a call, else `abstention` (docs/formats.md,
         metrics)."""
-        if any(self.plans) or any(any(turn.plans) for turn in self.turns):
+        if any(self.plans) or (self.turns and any(any(turn.plans) for turn in self.turns)):
             return "tool"
         return "abstention"
 

@@ -6,7 +6,7 @@ A case is the target of scoring: a broken one is an input error naming the line 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +126,7 @@ def _conversation(
     if "score_turns" in data:
         raise fail("score_turns", "a conversation case scores every turn: drop score_turns")
     turns: list[Turn] = []
-    earlier: list[str] = []
+    earlier: dict[str, None] = {}  # the labels of earlier turns, in order
     for k, entry in enumerate(node):
         where = f"turns[{k}]"
         if type(entry) is not dict:
@@ -145,7 +145,8 @@ def _conversation(
                 names = " or ".join("an object" if t is dict else f"a {t.__name__}" for t in shapes)
                 raise fail(f"{where}.{key}", f"must be {names}")
         plans: list[Plan] = []
-        linked = refs = False
+        linked = False
+        refs: list[tuple[int, int]] = []
         mine: set[str] = set()
         for p, plan_node in enumerate(plans_node):
             if type(plan_node) is not list:
@@ -162,11 +163,16 @@ def _conversation(
                     )
                 if call.label is not None:
                     mine.add(call.label)
-                if has_markers and earlier and not refs:
-                    refs = any(ref.label in earlier for _, ref in iter_refs(call.args))
-        earlier.extend(sorted(mine))
+                if (
+                    has_markers
+                    and earlier
+                    and any(ref.label in earlier for _, ref in iter_refs(call.args))
+                ):
+                    refs.append((p, c))
+        earlier.update(dict.fromkeys(sorted(mine)))
         extra = {k: v for k, v in entry.items() if k not in ("prompt", "plans")}
-        turns.append(Turn(entry.get("prompt"), tuple(plans), linked, extra or NO_EXTRA, refs))
+        turn = Turn(entry.get("prompt"), tuple(plans), linked, extra or NO_EXTRA, tuple(refs))
+        turns.append(turn)
     every_plan = [plan for turn in turns for plan in turn.plans]
     forbid, max_calls = case_limits(data, specs, every_plan, fail)
     if max_calls is not None:
@@ -191,7 +197,7 @@ def _plan(
     fail: Fail,
     has_markers: bool,
     plans: str = "plans",
-    earlier: list[str] | None = None,
+    earlier: Mapping[str, None] | None = None,
 ) -> tuple[Plan, bool]:
     """One plan's calls, and whether any of them is linked to another (`$ref`, `after`).
 
@@ -200,7 +206,7 @@ def _plan(
     calls: list[Call] = []
     tools = specs.tools
     labels = [n["id"] for n in nodes if type(n) is dict and n.get("id") is not None]
-    ref_labels = labels if not earlier else [*labels, *earlier]
+    ref_labels: Container[Any] = labels if not earlier else _TurnLabels(labels, earlier)
     for c, node in enumerate(nodes):
         if type(node) is not dict:
             raise fail(f"{plans}[{p}][{c}]", "a call must be an object with name and args")
@@ -243,6 +249,23 @@ def _plan(
     if cycle:
         raise fail(f"{plans}[{p}]", f"$ref/after links form a cycle: {' -> '.join(cycle)}")
     return tuple(calls), is_linked(calls)
+
+
+class _TurnLabels:
+    """The labels a `$ref` in a conversation turn's plan may name: the plan's own and the
+    earlier turns' (looked up without copying them, so that parsing stays linear)."""
+
+    __slots__ = ("earlier", "own")
+
+    def __init__(self, own: list[Any], earlier: Mapping[str, None]) -> None:
+        self.own = own
+        self.earlier = earlier
+
+    def __contains__(self, label: object) -> bool:
+        return label in self.own or label in self.earlier
+
+    def __repr__(self) -> str:
+        return repr([*self.own, *self.earlier])
 
 
 def _labelled(

@@ -144,7 +144,7 @@ def _turn_result(
     plans = turn.plans
     left: dict[int, list[Mismatch]] = {}
     if turn.earlier_refs:
-        plans, left = _resolved(plans, sources, earlier)
+        plans, left = _resolved(turn, sources, earlier)
     responses = trajectory.turn_responses
     response = responses[k] if k < len(responses) else trajectory.response
     turn_case = Case(case.id, plans, turn.prompt, linked=turn.linked, forbid=case.forbid)
@@ -163,27 +163,26 @@ def _turn_result(
 
 
 def _resolved(
-    plans: tuple[Plan, ...], sources: Mapping[str, Call], earlier: set[str]
+    turn: Turn, sources: Mapping[str, Call], earlier: set[str]
 ) -> tuple[tuple[Plan, ...], dict[int, list[Mismatch]]]:
-    """`plans` with each `$ref` to an earlier turn's label replaced by the value the agent's
-    paired call returned, and for each plan the `unresolved_ref` mismatches of those left."""
-    resolved: list[Plan] = []
+    """The turn's plans with each `$ref` to an earlier turn's label replaced by the value the
+    agent's paired call returned, and for each plan the `unresolved_ref` mismatches of those
+    left."""
+    plans = [list(plan) for plan in turn.plans]
     left: dict[int, list[Mismatch]] = {}
-    for p, plan in enumerate(plans):
-        calls: list[Call] = []
-        for i, call in enumerate(plan):
-            args = substitute(call.args, sources) if call.args else call.args
-            for path, ref in iter_refs(args):
-                if ref.label in earlier:
-                    left.setdefault(p, []).append(
-                        Mismatch(
-                            "unresolved_ref", path, None, str(ref), MISSING,
-                            _unresolved_reason(ref.label, ref.pointer, sources), None, i,
-                        )
-                    )  # fmt: skip
-            calls.append(call if args is call.args else call._replace(args=args))
-        resolved.append(tuple(calls))
-    return tuple(resolved), left
+    for p, i in turn.earlier_refs:
+        call = plans[p][i]
+        args = substitute(call.args, sources)
+        for path, ref in iter_refs(args):
+            if ref.label in earlier:
+                left.setdefault(p, []).append(
+                    Mismatch(
+                        "unresolved_ref", path, None, str(ref), MISSING,
+                        _unresolved_reason(ref.label, ref.pointer, sources), None, i,
+                    )
+                )  # fmt: skip
+        plans[p][i] = call._replace(args=args)
+    return tuple(map(tuple, plans)), left
 
 
 def _unresolved_reason(label: str, pointer: str, sources: Mapping[str, Call]) -> str:
