@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -294,3 +295,37 @@ def test_a_missing_output_fails_every_turn() -> None:
     assert [m.code for m in result.mismatches] == ["missing_output"]
     assert result.baselines["nothing"] is True
     assert result.kind == "abstention"
+
+
+def test_rubrics_run_on_every_turn_against_its_own_plan() -> None:
+    from toolscore.scoring.rubric_run import RubricRunner  # noqa: PLC0415
+
+    spec = {
+        "version": "t",
+        "tools": {"note": {"args": {"order_id": "exact", "text": {"kind": "text",
+                                     "rubric": {"kind": "not_empty"}}}}},
+    }  # fmt: skip
+    specs, errors = parse_specs(spec, "spec")
+    assert specs is not None, errors
+    plan = [[{"name": "note", "args": {"order_id": "o-1"}}]]
+    case = _case(specs, [{"plans": plan}, {"plans": plan}])
+    output = parse_output({"id": "c", "turns": [
+        {"calls": [{"name": "note", "args": {"order_id": "o-1", "text": "hello"}}]},
+        {"calls": [{"name": "note", "args": {"order_id": "o-1", "text": ""}}]},
+    ]})  # fmt: skip
+    result = score_case(specs, case, output)
+    entries = RubricRunner(specs).run(case, result)
+    assert [(entry.call, entry.passed) for entry in entries] == [(0, True), (1, False)]
+
+
+def test_lint_checks_the_values_of_every_turns_plans(tmp_path: Path) -> None:
+    from toolscore.lint.checks import lint_cases  # noqa: PLC0415
+
+    spec = {"version": "t", "tools": {"count": {"args": {"n": "integer"}}}}
+    specs, errors = parse_specs(spec, "spec")
+    assert specs is not None, errors
+    wrong = [[{"name": "count", "args": {"n": "x"}}]]
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "c", "turns": [{"plans": []}, {"plans": wrong}]}) + "\n")
+    found = [str(finding) for finding in lint_cases(specs, cases)]
+    assert any("turns[1].plans[0][0].args.n" in text for text in found), found
