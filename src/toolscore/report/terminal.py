@@ -17,9 +17,8 @@ from toolscore.report.lenient import lenient_rules
 from toolscore.report.printable import printable, safe_text
 from toolscore.scoring.summary import Summary
 from toolscore.scoring.tallies import OutcomeTally, Tally
-from toolscore.scoring.turn_tally import TurnTally
 from toolscore.specs.loading import SpecSet
-from toolscore.stats.intervals import Rate, interval_percents, normal_interval, wilson
+from toolscore.stats.intervals import Rate, interval_percents, wilson
 from toolscore.stats.intervals import percent as percent_of
 
 if TYPE_CHECKING:
@@ -153,19 +152,21 @@ FIRST_FAILED_SHOWN = 10
 """First failing turns the turns table lists one by one (the rest are added up)."""
 
 
-def turns_table(tally: TurnTally) -> Table:
-    """Conversation cases turn by turn: the turn accuracy with its Wilson interval and the
-    one clustered by case, and how many conversations first failed at each turn."""
-    table = Table(title=f"Turns ({tally.conversations} conversations)", title_justify="left")
+def turns_table(block: dict[str, Any]) -> Table:
+    """Conversation cases turn by turn (the summary's turn figures): the turn accuracy with
+    its Wilson interval and the one clustered by case, and how many conversations first
+    failed at each turn."""
+    title = f"Turns ({block['conversations']} conversations)"
+    table = Table(title=title, title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("passed/n", justify="right")
     table.add_column("95% interval", justify="right")
-    table.add_row(*_rate_row("turn accuracy", Rate(tally.passed, tally.turns)))
-    se = tally.clustered_se()
-    bounds = None if se is None else normal_interval(tally.passed / tally.turns, se)
-    table.add_row("  clustered by case", "", "", interval(bounds))
-    failed = sorted(tally.first_failed.items())
+    rate = block["turn_accuracy"]
+    table.add_row(*_rate_row("turn accuracy", Rate(rate["passed"], rate["n"])))
+    bounds = rate["clustered"]["ci95"]
+    table.add_row("  clustered by case", "", "", interval(tuple(bounds) if bounds else None))
+    failed = sorted(block["first_failed_turn"].items(), key=lambda item: int(item[0]))
     for turn, count in failed[:FIRST_FAILED_SHOWN]:
         table.add_row(f"first failed at turn {turn}", "", str(count))
     rest = sum(count for _, count in failed[FIRST_FAILED_SHOWN:])

@@ -75,8 +75,9 @@ class Summary:
     """The `efficiency` block (extra, excused and repeated calls), when counted."""
     retries: dict[str, Any] | None = None
     """The `retries` block (retried calls, excused ones, per tool), when some call was retried."""
-    turns: TurnTally | None = None
-    """Turn accuracy and first failing turns, when the run has conversation cases."""
+    turns: dict[str, Any] | None = None
+    """The turn figures (`conversations`, `turn_accuracy`, `first_failed_turn`), when the run
+    has conversation cases (`turn_tally`)."""
 
     @property
     def accuracy(self) -> float | None:
@@ -110,7 +111,7 @@ class Summary:
             **({"state": self.outcomes.to_json()} if self.outcomes is not None else {}),
             **({"rubrics": self.rubrics.to_json()} if self.rubrics is not None else {}),
             **({"trials": self.trials.to_json()} if self.trials is not None else {}),
-            **(self.turns.to_json() if self.turns is not None else {}),
+            **(self.turns if self.turns is not None else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -510,5 +511,5 @@ class SummaryBuilder:
             partial=self._partial.partial_json(),
             efficiency=self._partial.efficiency_json(),
             retries=self._partial.retries_json() if self._partial.retries else None,
-            turns=self._turns,
+            turns=self._turns.to_json() if self._turns is not None else None,
         )

@@ -15,6 +15,9 @@ from typing import Any
 from toolscore.core.model import CaseResult
 from toolscore.stats.intervals import Rate, normal_interval
 
+TURN_KEYS = ("conversations", "turn_accuracy", "first_failed_turn")
+"""The summary keys of the turn figures, in the order the summary gives them."""
+
 
 @dataclass
 class TurnTally:
@@ -72,7 +75,7 @@ class TurnTally:
                 "se": round(se, 6),
                 "ci95": [round(low, 4), round(high, 4)],
             }
-        return {
+        return {  # the keys of `TURN_KEYS`, in order
             "conversations": self.conversations,
             "turn_accuracy": rate,
             "first_failed_turn": {str(k): v for k, v in sorted(self.first_failed.items())},
