@@ -225,6 +225,9 @@ def test_a_turns_outcome_under_replay_is_refused_not_ignored() -> None:
     with pytest.raises(CaseError, match=r"turns\[0\]\.goal_state"):
         refuse_turn_outcomes(case, "cases.jsonl")
     refuse_turn_outcomes(_case(specs, [{"plans": []}]), "cases.jsonl")  # nothing to refuse
+    planned = _case(specs, [{"plans": []}], goal_state="plan")
+    with pytest.raises(CaseError, match="goal_state"):
+        refuse_turn_outcomes(planned, "cases.jsonl")
 
 
 def test_the_summary_counts_turns_clustered_by_case() -> None:

@@ -219,9 +219,13 @@ TURN_OUTCOME_KEYS = ("goal_state", "state_checks", "outputs", "required_outputs"
 
 
 def refuse_turn_outcomes(case: Case, source: str) -> None:
-    """Refuse, under `--env`, a conversation case whose turns give outcome keys: this version
-    replays the conversation against the case's own goal only, and a turn's goal left
-    unjudged would be a silent pass."""
+    """Refuse, under `--env`, a conversation case whose turns give outcome keys, or whose
+    own goal is `"plan"`: this version replays the conversation against the case's own
+    annotated goal only, and a goal left unjudged (or made from no plan) would be a silent
+    pass."""
+    if case.extra.get("goal_state") == "plan":
+        message = 'a conversation\'s goal_state "plan" is not replayed yet: give the goal state'
+        raise CaseError(source, message, line=case.line, field="goal_state")
     for k, turn in enumerate(case.turns):
         for key in TURN_OUTCOME_KEYS:
             if key in turn.extra:
