@@ -26,8 +26,8 @@ from toolscore.scoring.forbidden import ForbiddenTally
 from toolscore.scoring.rates import CallRates
 from toolscore.scoring.summary import Summary
 from toolscore.scoring.tallies import BaselineTally, ClusteredAccuracy, OutcomeTally, Tally
-from toolscore.state.checks import CheckResult
 from toolscore.scoring.turn_tally import TURN_KEYS
+from toolscore.state.checks import CheckResult
 from toolscore.state.verdict import StateVerdict
 from toolscore.stats.intervals import Rate
 
