@@ -22,7 +22,7 @@ from toolscore.specs.markers import parse_markers as _markers
 _CALL_KEYS = frozenset({"name", "args", "id", "after"})
 _PLAIN_CASE_KEYS = frozenset({"id", "plans", "prompt"})
 _TURN_KEYS = frozenset({"prompt", "plans", "goal_state", "state_checks", "outputs",
-                        "required_outputs"})  # fmt: skip
+                        "required_outputs", "results_from_plan"})  # fmt: skip
 """The keys of one entry of a conversation case's `turns`."""
 _TURN_OUTCOME_SHAPES: dict[str, tuple[type, ...]] = {
     "goal_state": (dict, str),
