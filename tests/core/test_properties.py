@@ -29,7 +29,7 @@ from spec_strategies import (
     spec_dicts,
     valid_values,
 )
-from toolscore.core.arguments import matches
+from toolscore.core.arguments import call_matches, call_mismatches, matches, mismatch_count
 from toolscore.core.diagnosis import best_plan
 from toolscore.core.model import Case, CaseResult, Trajectory
 from toolscore.core.rules import compile_rule
@@ -213,6 +213,27 @@ def test_any_produced_json_is_scored_without_raising(data: st.DataObject) -> Non
     if abstention and calls:
         assert not result.passed, "an abstention case passed although calls were made"
     score(specs, [case], [trajectory]).summary().to_dict()
+
+
+@SETTINGS
+@given(st.data())
+def test_a_mismatch_count_is_the_number_of_mismatches_described(data: st.DataObject) -> None:
+    """`mismatch_count` (an argument at a time, what pairing by cost uses) counts what the
+    describing walk lists, and counts 0 exactly when the calls match."""
+    spec = data.draw(spec_dicts(), label="spec")
+    specs = build_specs(spec)
+    plan = data.draw(plain_calls(spec, min_size=1), label="plan")
+    case = parse_case({"id": "c", "plans": [plan]}, specs)
+    made = data.draw(st.lists(junk_calls(spec), max_size=4), label="calls")
+    calls = output(made).calls
+    for expected in case.plans[0]:
+        rule = specs.rules[expected.name]
+        for produced in calls:
+            if produced.name != expected.name:
+                continue
+            count = mismatch_count(rule, expected, produced)
+            assert count == len(call_mismatches(rule, expected, produced))
+            assert (count == 0) == call_matches(rule, expected, produced)
 
 
 @SETTINGS

@@ -312,9 +312,19 @@ def mismatch_count(rule: ObjectRule, expected: Call, produced: Call) -> int:
     without describing them (what choosing a pairing by cost needs)."""
     if produced.args is None:
         return 1
-    if isinstance(expected.args, dict) and isinstance(produced.args, dict):
-        return sum(1 for _ in _object(rule, expected.args, produced.args, (), False))
-    return sum(1 for _ in iter_mismatches(rule, expected.args, produced.args, (), False))
+    plan_args, args = expected.args, produced.args
+    if not (isinstance(plan_args, dict) and isinstance(args, dict)):
+        return sum(1 for _ in iter_mismatches(rule, plan_args, args, (), False))
+    # `_object`'s steps, an argument at a time (`argument_count`), without a generator.
+    count = given = 0
+    for arg in rule.compared_args:
+        name, _, default, _ = arg
+        value = args.get(name, MISSING)
+        given += value is not MISSING
+        count += argument_count(rule, arg, plan_args.get(name, default), value)
+    if len(args) > given and not rule.allow_unknown:
+        count += sum(1 for name in args if name not in rule.args)
+    return count
 
 
 def argument_count(
