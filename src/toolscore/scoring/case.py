@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolscore.core.diagnosis import best_plan
 from toolscore.core.forbid import limit_mismatches
-from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
+from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Retry, Trajectory
 from toolscore.core.partial import (
     NO_EFFICIENCY,
     PASSED_ONE,
@@ -95,11 +95,16 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
     if trajectory.missing:
         missing = missing_result(case)
         return missing._replace(partial=no_credit(case.plans, None), efficiency=NO_EFFICIENCY)
-    calls = agent_calls(case, trajectory)
-    retries = find_retries(calls, specs.retries_ok) if len(calls) > 1 else ()
-    # Excused retried calls are left out of what the matcher pairs (core.retries).
-    excused = excused_calls(calls, retries) if retries and specs.retries_ok else None
-    scored = calls if excused is None else excused.scored
+    calls = scored = agent_calls(case, trajectory)
+    retries: tuple[Retry, ...] = ()
+    excused = None
+    if len(calls) > 1:
+        retries = find_retries(calls, specs.retries_ok)
+        if retries and specs.retries_ok:
+            # Excused retried calls are left out of what the matcher pairs (core.retries).
+            excused = excused_calls(calls, retries)
+            if excused is not None:
+                scored = excused.scored
     linked = case.linked
     verdict = best_plan(specs.rules, specs.extra_ok, case.plans, scored, linked=linked)
     name_ok = verdict.passed or names_match(case.plans, scored, specs.extra_ok)
