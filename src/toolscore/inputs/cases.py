@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from toolscore.core.answers import parse_required_outputs
 from toolscore.core.dataflow import find_cycle, is_linked
 from toolscore.core.model import NO_EXTRA, Call, Case, Plan
 from toolscore.errors import CaseError
@@ -82,6 +83,9 @@ def parse_case(
     if data.get("score_turns", "final") not in ("final", "all"):
         raise fail("score_turns", "must be 'final' (the default) or 'all'")
     forbid, max_calls = case_limits(data, specs, plans, fail)
+    if data.get("required_outputs") is not None:
+        labels = {call.label for plan in plans for call in plan if call.label is not None}
+        parse_required_outputs(data["required_outputs"], labels, specs.tools, fail)
     extra = {k: v for k, v in data.items() if k not in _PLAIN_CASE_KEYS}
     return Case(
         case_id, tuple(plans), data.get("prompt"), tuple(tags), line, extra, linked,
