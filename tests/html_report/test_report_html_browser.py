@@ -276,7 +276,8 @@ def test_a_run_without_env_shows_required_outputs_not_a_failed_state(
     page.click("#case-rows tr")
     detail = page.locator("#case-detail")
     expect(detail.locator("h4").filter(has_text="Required outputs")).to_have_count(1)
-    expect(detail).to_contain_text('missing in the response: {"$ref": "look#/balance"} (held 1205.0)')
+    held = '{"$ref": "look#/balance"} (held 1205.0)'
+    expect(detail).to_contain_text(f"missing in the response: {held}")
     expect(detail).not_to_contain_text("state failed")
     assert watched.errors == []
     page.close()
