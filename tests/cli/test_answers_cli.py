@@ -52,3 +52,19 @@ def test_outputs_are_judged_and_shown_without_env(tmp_path: Path) -> None:
     assert "\x1b[31m" not in result.output
     embedded = {c["id"]: c for c in Page((tmp_path / "report.html").read_text()).data("case-data")}
     assert embedded["wrong"]["state"]["missing_outputs"] == [HELD]
+
+
+def test_replay_resolves_a_reference_through_the_call_verdict(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "support" / "env"
+    plan = [{"id": "o", "name": "get_order", "args": {"order_id": "order-13"}}]
+    case = {"id": "c", "plans": [plan], "required_outputs": [{"$ref": "o#/total"}]}
+    call = {"name": "get_order", "args": {"order_id": "order-13"}}
+    output = {"id": "c", "calls": [call], "response": "It came to 18.50 EUR."}
+    (tmp_path / "cases.jsonl").write_bytes(orjson.dumps(case) + b"\n")
+    (tmp_path / "outputs.jsonl").write_bytes(orjson.dumps(output) + b"\n")
+    result = run(
+        "replay", "--specs", str(example / "tools.yaml"), "--cases", str(tmp_path / "cases.jsonl"),
+        "--outputs", str(tmp_path / "outputs.jsonl"), "--case", "c",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert """'{"$ref": "o#/total"} (held 18.4)'""" in result.output
