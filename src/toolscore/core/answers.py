@@ -10,6 +10,7 @@ in, the missing entries (each with the value it held) go out, so a turn can be c
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, Final, NamedTuple
@@ -31,8 +32,11 @@ Normalise = Callable[[str], str]
 RULE_KINDS = ("number", "date")
 """The kinds an entry's own `rule` may have."""
 
-_SIGNS = frozenset("+-\u2212")
 _MINUS = frozenset("-\u2212")
+# Single character classes, matched forwards only: each scan is linear in the text.
+_DIGIT = re.compile("[0-9]")
+_DIGITS = re.compile("[0-9]+")
+_LETTERS = re.compile(r"[^\W\d_]+")
 _ENTRY_FORMS = (
     'a non-empty string, {"$ref": "LABEL#/pointer"} or {"$result": {"tool", "path"}} '
     "(each reference with an optional rule)"
@@ -248,34 +252,23 @@ def _date_said(
 
 def _words(text: str) -> set[str]:
     """The runs of letters of `text`, casefolded."""
-    folded = text.casefold() + " "
-    found: set[str] = set()
-    start = None
-    for i, ch in enumerate(folded):
-        if ch.isalpha():
-            start = i if start is None else start
-        elif start is not None:
-            found.add(folded[start:i])
-            start = None
-    return found
+    return set(_LETTERS.findall(text.casefold()))
 
 
 def numbers_in(text: str) -> list[int | float]:
-    """Every number written in `text`, in order, read in one pass: an optional sign (not
-    after a letter or digit, so `2024-03-05` holds 2024, 3 and 5), digits with optional
-    thousands commas (`1,234,567`), an optional fraction (`.50`) and exponent (`e-05`)."""
+    """Every number written in `text`, in order, read in one forward pass: an optional minus
+    sign (not after a letter or digit, so `2024-03-05` holds 2024, 3 and 5), digits with
+    optional thousands commas (`1,234,567`), an optional fraction (`.50`) and exponent
+    (`e-05`). A `+` sign is read as no sign."""
     return list(_numbers(unicodedata.normalize("NFKC", text)))
 
 
 def _numbers(text: str) -> Iterator[int | float]:
     n = len(text)
-    i = 0
-    while i < n:
-        if not "0" <= text[i] <= "9":
-            i += 1
-            continue
-        negative = i > 0 and text[i - 1] in _SIGNS and (i < 2 or not text[i - 2].isalnum())
-        negative = negative and text[i - 1] in _MINUS
+    digit = _DIGIT.search(text)
+    while digit is not None:
+        i = digit.start()
+        negative = i > 0 and text[i - 1] in _MINUS and (i < 2 or not text[i - 2].isalnum())
         j = _digits_end(text, i)
         parts = [text[i:j]]
         if j - i <= 3:
@@ -294,15 +287,13 @@ def _numbers(text: str) -> Iterator[int | float]:
                 parts.append(text[j:end])
                 j, real = end, True
         yield _number(("-" if negative else "") + "".join(parts), real)
-        i = j
+        digit = _DIGIT.search(text, j)
 
 
 def _digits_end(text: str, i: int) -> int:
-    """Where the run of ASCII digits starting at `i` ends."""
-    n = len(text)
-    while i < n and "0" <= text[i] <= "9":
-        i += 1
-    return i
+    """Where the run of ASCII digits starting at `i` ends (`i` itself when there is none)."""
+    run = _DIGITS.match(text, i)
+    return i if run is None else run.end()
 
 
 def _number(written_number: str, real: bool) -> int | float:
