@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterator, Sequence
+from datetime import date
 from typing import Any, Final, NamedTuple
 
 import orjson
@@ -222,7 +223,10 @@ def _unsaid(
     """None when some text carries `value` under `rule`; else why not (the value held)."""
     held = f"held {show(value)}" + (f", rule {rule.describe()}" if rule is not None else "")
     if isinstance(rule, DateRule):
-        return None if _date_said(value, rule, texts, of_value, of_text) else held
+        day = rule.parse(value)
+        if day is None:
+            return f"{held}: not a date"
+        return None if _date_said(day, rule, texts, of_value, of_text) else held
     if type(value) is bool:
         if isinstance(rule, NumberRule):
             return f"{held}: not a number"
@@ -241,11 +245,9 @@ def _unsaid(
 
 
 def _date_said(
-    value: Any, rule: DateRule, texts: Sequence[str], of_value: Normalise, of_text: Normalise
+    day: date, rule: DateRule, texts: Sequence[str], of_value: Normalise, of_text: Normalise
 ) -> bool:
-    day = rule.parse(value)
-    if day is None:
-        return False
+    """Whether some text holds `day` written in ISO 8601 or in one of the rule's formats."""
     forms = {of_value(day.isoformat())} | {of_value(day.strftime(f)) for f in rule.formats}
     return any(form in said for said in map(of_text, texts) for form in forms)
 
