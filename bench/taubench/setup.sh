@@ -1,17 +1,17 @@
 #!/bin/sh
 # The parity bench's own venv: toolscore (editable), a checkout of tau-bench (git-ignored,
-# cloned from the local mirror when there is one, else from GitHub) installed editable
+# cloned from GitHub, or from TAU_BENCH_SRC) installed editable
 # WITHOUT its dependencies, and pydantic (tau_bench.types needs it). tau-bench's other
 # dependencies (litellm, the model SDKs) serve its LLM user and agents, which the bench never
 # runs: tau_parity.py registers a stub `litellm` module so that tau_bench.envs.base imports.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-mirror=/work/.mirror/sierra-research+tau-bench/repo
+# TAU_BENCH_SRC: a local clone to copy instead of cloning from GitHub (the code is all it needs).
 if [ ! -d "$here/tau-bench" ]; then
-  if [ -d "$mirror" ]; then
-    # the mirror may lack the large historical_trajectories/ files: check out the code only
-    git clone --quiet --no-checkout "$mirror" "$here/tau-bench"
+  if [ -n "${TAU_BENCH_SRC:-}" ]; then
+    # a local clone may lack the large historical_trajectories/ files: check out the code only
+    git clone --quiet --no-checkout "$TAU_BENCH_SRC" "$here/tau-bench"
     git -C "$here/tau-bench" checkout HEAD -- tau_bench setup.py README.md LICENSE
   else
     git clone --quiet https://github.com/sierra-research/tau-bench "$here/tau-bench"

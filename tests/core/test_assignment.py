@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from toolscore.core import assignment
+from toolscore.core.arguments import call_matches
 from toolscore.core.assignment import assign, shortest_augmenting_path
+from toolscore.core.call_order import canonical_order
 from toolscore.core.diagnosis import (
     _best_pairing,
     _best_sorted_pairing,
     best_plan,
-    canonical_order,
     diagnose_plan,
 )
 from toolscore.core.model import Call
@@ -166,7 +167,7 @@ def via_assignment(
     found = _best_sorted_pairing(specs.rules, plan, ordered, sorted(same_tool), frozenset())
     if found is None:
         return None
-    pairs, described = found
+    pairs, described, _ = found
     unsorted = sorted(zip([(i, order[j]) for i, j in pairs], described, strict=True))
     return tuple(p for p, _ in unsorted), [d for _, d in unsorted]
 
@@ -180,7 +181,33 @@ def test_shortcuts_choose_what_the_assignment_chooses(
     as the full assignment, whatever the ties."""
     plan = [call for call in plan if call.args is not None]
     specs = spec_set()
-    assert _best_pairing(specs.rules, plan, produced) == via_assignment(specs, plan, produced)
+    found = _best_pairing(specs.rules, plan, produced)
+    chosen = None if found is None else found[:2]
+    assert chosen == via_assignment(specs, plan, produced)
+
+
+@settings(SETTINGS, max_examples=300)
+@given(calls(), calls(5), st.booleans())
+def test_the_fits_a_verdict_reports_are_the_pairs_that_match(
+    plan: list[Call], produced: list[Call], two_plans: bool
+) -> None:
+    """`PlanVerdict.fits`, where a failed verdict gives it, is exactly the set of same-tool
+    pairs whose calls match under the rules: partial credit matches on it alone."""
+    plan = [call for call in plan if call.args is not None]
+    specs = spec_set()
+    plans = [plan, plan[:1]] if two_plans else [plan]
+    verdict = best_plan(specs.rules, specs.extra_ok, plans, produced)
+    if verdict.fits is None:
+        return
+    assert not verdict.passed
+    assert verdict.plan is not None
+    chosen = plans[verdict.plan]
+    assert verdict.fits == {
+        (i, j)
+        for i, e in enumerate(chosen)
+        for j, p in enumerate(produced)
+        if e.name == p.name and call_matches(specs.rules[e.name], e, p)
+    }
 
 
 @settings(SETTINGS, max_examples=300)

@@ -352,7 +352,7 @@ def test_pairs_counted_right_are_described_as_such(case: Any) -> None:
         with fast_paths(on):
             found = diagnosis._best_pairing(specs.rules, plan, produced)
         assert found is not None
-        pairs, described = found
+        pairs, described, _ = found
         assert described == [
             arguments.call_mismatches(specs.rules[plan[i].name], plan[i], produced[j])
             for i, j in pairs
@@ -375,7 +375,7 @@ def pairing_cost(specs: SpecSet, plan: list[Call], produced: list[Call], on: boo
     with by_tool(on):
         found = diagnosis._best_pairing(specs.rules, plan, produced)
     assert found is not None
-    pairs, described = found
+    pairs, described, _ = found
     assert described == [
         arguments.call_mismatches(specs.rules[plan[i].name], plan[i], produced[j]) for i, j in pairs
     ]

@@ -60,6 +60,7 @@ CORE_ORDER: dict[str, int] = {
     "toolscore.core.plan_calls": 4,
     "toolscore.core.plans": 5,
     "toolscore.core.forbid": 5,
+    "toolscore.core.call_order": 1,
     "toolscore.core.diagnosis": 6,
 }
 """The order inside `core`: model < values < rules < assignment, dataflow < arguments <

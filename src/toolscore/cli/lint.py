@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
@@ -32,6 +33,12 @@ if TYPE_CHECKING:
 )
 @tool_timeout_option
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option(
+    "--suggest-checks",
+    is_flag=True,
+    help="With --cases and --env: instead of linting, print for each case with a goal_state "
+    "the state_checks that say what its goal changes, one JSON line a case.",
+)
 @input_errors
 def lint_command(
     specs_path: str,
@@ -39,6 +46,7 @@ def lint_command(
     env_path: str | None,
     tool_timeout: float | None,
     strict: bool,
+    suggest_checks: bool,
 ) -> None:
     """Check a spec (and cases) for problems before scoring with them: exit 1 on an error
     (on a warning too with --strict), 2 when a file cannot be read."""
@@ -46,6 +54,8 @@ def lint_command(
 
     if env_path is None and tool_timeout is not None:
         raise click.UsageError("--tool-timeout applies to replay: add --env")
+    if suggest_checks and (env_path is None or cases_path is None):
+        raise click.UsageError("--suggest-checks replays each case's goal: add --cases and --env")
     if cases_path is not None:
         check_inputs(("--cases", cases_path))
 
@@ -53,6 +63,9 @@ def lint_command(
         assert env_path is not None
         return environment(specs, specs_path, env_path, tool_timeout)
 
+    if suggest_checks:
+        _print_suggestions(specs_path, cases_path or "", replayed_on)
+        return
     findings = lint_files(specs_path, cases_path, replayed_on if env_path else None)
     out = sys.stdout
     for finding in findings:
@@ -62,6 +75,19 @@ def lint_command(
     out.write(f"{errors} errors, {warnings} warnings\n")
     if errors or (strict and warnings):
         sys.exit(1)
+
+
+def _print_suggestions(
+    specs_path: str, cases_path: str, replayed_on: Callable[[SpecSet], Environment]
+) -> None:
+    """Print each case's suggested checks as one JSON line (control characters escaped)."""
+    import orjson  # noqa: PLC0415
+
+    from toolscore.lint.suggest import suggest_file  # noqa: PLC0415 - only this mode needs it
+
+    out = sys.stdout
+    for suggestion in suggest_file(specs_path, cases_path, replayed_on):
+        out.write(orjson.dumps(suggestion.to_json()).decode() + "\n")
 
 
 def register(group: click.Group) -> None:

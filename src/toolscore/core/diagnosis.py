@@ -9,11 +9,7 @@ diagnosis is best.
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Callable, Mapping, Sequence
-
-import orjson
 
 from toolscore.core.arguments import (
     call_matches,
@@ -22,6 +18,7 @@ from toolscore.core.arguments import (
     mismatch_count,
 )
 from toolscore.core.assignment import SCIPY_FROM, assign
+from toolscore.core.call_order import canonical_order, content_key
 from toolscore.core.counts import mismatch_counts
 from toolscore.core.dataflow import (
     SearchGaveUpError,
@@ -62,13 +59,15 @@ def best_plan(
         forced = _forced_pairs(plans[0], calls)
         if forced is not None:
             return _forced_verdict(tools, extra_ok, plans[0], calls, forced, diagnose)
-        pairs = plan_passes(tools, extra_ok, plans[0], calls)
+        # What the search found to fit, the diagnosis need not weigh again.
+        known: dict[tuple[int, int], bool] | None = {} if diagnose else None
+        pairs = plan_passes(tools, extra_ok, plans[0], calls, known)
         if pairs is not None:
             return PlanVerdict(0, True, pairs, ())
         if not diagnose:
             return PlanVerdict(None, False, (), ())
-        pairs, mismatches = diagnose_plan(tools, extra_ok, plans[0], calls)
-        return PlanVerdict(0, False, pairs, tuple(mismatches))
+        pairs, mismatches, fits = _diagnosed(tools, extra_ok, plans[0], calls, known=known)
+        return PlanVerdict(0, False, pairs, tuple(mismatches), fits)
     candidates: list[tuple[int | None, Sequence[Call]]] = list(enumerate(plans)) or [(None, ())]
     links = [linked and is_linked(plan) for _, plan in candidates]
     for (index, plan), has_links in zip(candidates, links, strict=True):
@@ -80,13 +79,13 @@ def best_plan(
         return PlanVerdict(None, False, (), ())
     best: tuple[tuple[int, int], PlanVerdict] | None = None
     for (index, plan), has_links in zip(candidates, links, strict=True):
-        pairs, mismatches = diagnose_plan(tools, extra_ok, plan, calls, has_links)
+        pairs, mismatches, fits = _diagnosed(tools, extra_ok, plan, calls, has_links)
         if has_links and not mismatches:
             # Only when the link search gave up: the diagnosis found a pairing that is right.
             return PlanVerdict(index, True, pairs, ())
         rank = (-len(pairs), len(mismatches))
         if best is None or rank < best[0]:
-            best = (rank, PlanVerdict(index, False, pairs, tuple(mismatches)))
+            best = (rank, PlanVerdict(index, False, pairs, tuple(mismatches), fits))
     assert best is not None
     return best[1]
 
@@ -131,7 +130,9 @@ def _forced_verdict(
     if complete and not any(described):
         return PlanVerdict(0, True, pairs, ())
     mismatches = _explain_pairing(tools, extra_ok, plan, calls, pairs, described)
-    return PlanVerdict(0, False, pairs, tuple(mismatches))
+    # The forced pairs are every same-tool pair there is.
+    fits = frozenset(pair for pair, found in zip(pairs, described, strict=True) if not found)
+    return PlanVerdict(0, False, pairs, tuple(mismatches), fits)
 
 
 def diagnose_plan(
@@ -148,24 +149,41 @@ def diagnose_plan(
     that satisfies every link is preferred (the fault is then elsewhere); failing that, the
     pairing is chosen on the arguments alone and its links are checked.
     """
+    pairs, mismatches, _ = _diagnosed(tools, extra_ok, plan, calls, linked)
+    return pairs, mismatches
+
+
+def _diagnosed(
+    tools: Mapping[str, ObjectRule],
+    extra_ok: frozenset[str],
+    plan: Sequence[Call],
+    calls: Sequence[Call],
+    linked: bool = False,
+    known: Mapping[tuple[int, int], bool] | None = None,
+) -> tuple[tuple[tuple[int, int], ...], list[Mismatch], frozenset[tuple[int, int]] | None]:
+    """`diagnose_plan`, and the same-tool pairs found to fit when every one was weighed
+    (`PlanVerdict.fits`; None for a linked plan). `known` says of some pairs whether they
+    fit (what `plan_passes` found): a pair that fits has no mismatch to count."""
+    fits = None
     kept = _links_kept(tools, plan, calls) if linked else None
     if kept is None:
-        found = _best_pairing(tools, plan, calls)
+        found = _best_pairing(tools, plan, calls, known=known)
         assert found is not None  # no call is required to pair, so a pairing always exists
-        pairs, pair_mismatches = found
+        pairs, pair_mismatches, fits = found
     else:
         pairs = kept
         pair_mismatches = [
             call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs
         ]
     if linked:
+        fits = None
         checked = link_problems(plan, calls, pairs)
         for k, (i, j) in enumerate(pairs):
             if (i, j) in checked and calls[j].args is not None:
                 args, problems = checked[i, j]
                 rule = tools[plan[i].name]
                 pair_mismatches[k] = problems + list(iter_mismatches(rule, args, calls[j].args))
-    return pairs, _explain_pairing(tools, extra_ok, plan, calls, pairs, pair_mismatches)
+    return pairs, _explain_pairing(tools, extra_ok, plan, calls, pairs, pair_mismatches), fits
 
 
 def _explain_pairing(
@@ -291,28 +309,9 @@ def _links_kept(
         return None
 
 
-def canonical_order(calls: Sequence[Call]) -> list[int]:
-    """Positions of `calls` sorted by content, so that ties in a diagnosis are broken the same
-    way whatever order the agent made the calls in."""
-    if len(calls) < 2:
-        return list(range(len(calls)))
-    return sorted(range(len(calls)), key=lambda j: _content_key(calls[j]))
-
-
-def _content_key(call: Call) -> tuple[str, str]:
-    """What `canonical_order` sorts by: the tool name, then the arguments as sorted JSON."""
-    if call.args is None:
-        return call.name, "\x00" + (call.raw_args or "")
-    try:
-        text = orjson.dumps(call.args, option=orjson.OPT_SORT_KEYS, default=str).decode()
-    except orjson.JSONEncodeError:  # nested too deep to write: all such calls tie
-        return call.name, "\x01"
-    if "null" in text:
-        # orjson writes NaN and the infinities as null: the standard writer tells them apart,
-        # so that a call holding NaN and one holding null do not tie.
-        with contextlib.suppress(RecursionError, TypeError, ValueError):
-            text = json.dumps(call.args, sort_keys=True, default=str, separators=(",", ":"))
-    return call.name, text
+Fits = frozenset[tuple[int, int]] | None
+"""The same-tool pairs that fit, when a pairing weighed them all (`PlanVerdict.fits`)."""
+Weighed = tuple[tuple[tuple[int, int], ...], list[list[Mismatch]], Fits]
 
 
 def _best_pairing(
@@ -321,16 +320,21 @@ def _best_pairing(
     calls: Sequence[Call],
     allowed: Callable[[int, int], bool] | None = None,
     required: frozenset[int] | set[int] = frozenset(),
-) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]] | None:
+    known: Mapping[tuple[int, int], bool] | None = None,
+) -> Weighed | None:
     """Most same-tool pairs, then fewest mismatches; ties broken by content, not position.
 
     The plan calls in `required` must each be paired with a produced call that `allowed`
     accepts (a consumer of a linked plan and what its sources allow); None when they cannot.
+    Beside the pairs and their mismatches: the same-tool pairs that fit, when every one was
+    weighed (never with `required` calls, whose pairs links choose; nor per tool, on large
+    plans). `known` (pair -> fits) spares weighing the pairs already found to fit.
     """
+    known = known or {}
     if not required:
         blocks = _tool_blocks(plan, calls)
         if sum(len(rows) * len(cols) for rows, cols in blocks.values()) >= BY_TOOL_FROM:
-            return _best_by_tool(tools, plan, calls, blocks)
+            return (*_best_by_tool(tools, plan, calls, blocks), None)
     same_tool = [
         (i, j)
         for i, e in enumerate(plan)
@@ -343,9 +347,11 @@ def _best_pairing(
     if len(paired_plan) == len(same_tool) == len({j for _, j in same_tool}):
         # No two candidate pairs share a call, so the pairing is forced: a pair always costs
         # less than leaving its two calls unpaired, and every optimum takes them all.
-        return tuple(same_tool), [
-            call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in same_tool
-        ]
+        described = [call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in same_tool]
+        fits = frozenset(
+            pair for pair, found in zip(same_tool, described, strict=True) if not found
+        )
+        return tuple(same_tool), described, None if required else fits
     if len(paired_plan) == 1:
         return _best_single(tools, plan, calls, same_tool, required)
     if not required and all(j == same_tool[0][1] for _, j in same_tool):
@@ -356,14 +362,21 @@ def _best_pairing(
         rank[j] = position
     sorted_calls = [calls[j] for j in order]
     found = _best_sorted_pairing(
-        tools, plan, sorted_calls, [(i, rank[j]) for i, j in same_tool], required
+        tools,
+        plan,
+        sorted_calls,
+        [(i, rank[j]) for i, j in same_tool],
+        required,
+        {(i, rank[j]): fit for (i, j), fit in known.items()},
     )
     if found is None:
         return None
-    pairs, described = found
+    pairs, described, sorted_fits = found
     unsorted = [(i, order[j]) for i, j in pairs]
     chosen = sorted(range(len(unsorted)), key=unsorted.__getitem__)
-    return tuple(unsorted[k] for k in chosen), [described[k] for k in chosen]
+    if sorted_fits is not None:
+        sorted_fits = frozenset((i, order[j]) for i, j in sorted_fits)
+    return tuple(unsorted[k] for k in chosen), [described[k] for k in chosen], sorted_fits
 
 
 BY_TOOL_FROM = SCIPY_FROM
@@ -422,7 +435,7 @@ def _best_single(
     calls: Sequence[Call],
     same_tool: Sequence[tuple[int, int]],
     required: frozenset[int] | set[int],
-) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+) -> Weighed:
     """`_best_pairing` when one plan call has every candidate: the one with fewest
     mismatches, the first in canonical order among equals, as the assignment would choose
     (`assignment.assign` takes, on a single row, the first of its cheapest columns)."""
@@ -433,9 +446,10 @@ def _best_single(
     }
     fewest = min(counts.values())
     tied = [j for j, count in counts.items() if count == fewest]
-    j = tied[0] if len(tied) == 1 else min(tied, key=lambda j: (_content_key(calls[j]), j))
+    j = tied[0] if len(tied) == 1 else min(tied, key=lambda j: (content_key(calls[j]), j))
     clean = fewest == 0 and i not in required
-    return ((i, j),), [_pair_mismatches(tools, plan, calls, i, j, clean)]
+    fits = None if required else frozenset((i, k) for k, count in counts.items() if count == 0)
+    return ((i, j),), [_pair_mismatches(tools, plan, calls, i, j, clean)], fits
 
 
 def _best_for_one_call(
@@ -443,16 +457,16 @@ def _best_for_one_call(
     plan: Sequence[Call],
     calls: Sequence[Call],
     same_tool: Sequence[tuple[int, int]],
-) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]]:
+) -> Weighed:
     """`_best_pairing` when every candidate pair has the same produced call and no plan call
     must be paired: the plan call with fewest mismatches, the first in plan order among
     equals, as the assignment would choose (its rows come in plan order, and a row takes
     the column an earlier row holds only when that costs strictly less)."""
     j = same_tool[0][1]
-    count, i = min(
-        (mismatch_count(tools[plan[i].name], plan[i], calls[j]), i) for i, _ in same_tool
-    )
-    return ((i, j),), [_pair_mismatches(tools, plan, calls, i, j, count == 0)]
+    counted = [(mismatch_count(tools[plan[i].name], plan[i], calls[j]), i) for i, _ in same_tool]
+    count, i = min(counted)
+    fits = frozenset((k, j) for fewest, k in counted if fewest == 0)
+    return ((i, j),), [_pair_mismatches(tools, plan, calls, i, j, count == 0)], fits
 
 
 def _best_sorted_pairing(
@@ -461,11 +475,13 @@ def _best_sorted_pairing(
     calls: Sequence[Call],
     same_tool: Sequence[tuple[int, int]],
     required: frozenset[int] | set[int],
-) -> tuple[tuple[tuple[int, int], ...], list[list[Mismatch]]] | None:
-    """`_best_pairing` once the calls are in canonical order, with its candidate pairs given
-    in that order: a minimum-cost assignment (`assignment.assign`)."""
+    known: Mapping[tuple[int, int], bool] | None = None,
+) -> Weighed | None:
+    """`_best_pairing` once the calls are in canonical order, with its candidate pairs
+    given in that order (and `known` keyed so): a minimum-cost assignment
+    (`assignment.assign`)."""
     # Costs are counted without describing anything; only the chosen pairs are described.
-    counts = _pair_counts(tools, plan, calls, same_tool, required)
+    counts = _pair_counts(tools, plan, calls, same_tool, required, known or {})
     rows = sorted({i for i, _ in counts} | set(required))
     cols = sorted({j for _, j in counts})
     # A pair costs its number of mismatches; "no pair" costs more than every real pair put
@@ -490,7 +506,8 @@ def _best_sorted_pairing(
         _pair_mismatches(tools, plan, calls, i, j, counts[i, j] == 0 and i not in required)
         for i, j in pairs
     ]
-    return tuple(pairs), described
+    fits = None if required else frozenset(pair for pair, count in counts.items() if count == 0)
+    return tuple(pairs), described, fits
 
 
 def _pair_mismatches(
@@ -519,13 +536,17 @@ def _pair_counts(
     calls: Sequence[Call],
     same_tool: Sequence[tuple[int, int]],
     required: frozenset[int] | set[int],
+    known: Mapping[tuple[int, int], bool],
 ) -> dict[tuple[int, int], int]:
     """The mismatch count of each candidate pair, 0 for the plan calls in `required` (their
-    pairs are chosen by links, not by cost). The other plan calls of a tool have every
-    produced call of that tool as candidates: a table of counts, worked out in one go."""
+    pairs are chosen by links, not by cost) and for the pairs `known` to fit. The other plan
+    calls of a tool have every produced call of that tool as candidates: a table of counts,
+    worked out in one go."""
     if len(same_tool) < COUNT_TABLE_FROM:  # no table would be large enough
         return {
-            (i, j): 0 if i in required else mismatch_count(tools[plan[i].name], plan[i], calls[j])
+            (i, j): 0
+            if i in required or known.get((i, j))
+            else mismatch_count(tools[plan[i].name], plan[i], calls[j])
             for i, j in same_tool
         }
     counts: dict[tuple[int, int], int] = {}

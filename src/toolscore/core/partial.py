@@ -10,12 +10,12 @@ found by hashing each call's canonical form, in time linear in the calls.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from toolscore.core.arguments import call_matches, max_matching
-from toolscore.core.model import Call, Efficiency, Mismatch, Pairs, Partial
-from toolscore.core.plans import NARROW_FROM, narrowed
-from toolscore.core.rules import ExactRule, ListRule, ObjectRule, Rule
+from toolscore.core.canonical import MAPPED_KEPT, mapped_arguments, repeated_by_form
+from toolscore.core.model import Call, Efficiency, Pairs, Partial
+from toolscore.core.plans import NARROW_FROM, PlanVerdict, narrowed
+from toolscore.core.rules import ExactRule, ObjectRule
 
 NO_EFFICIENCY = Efficiency(0, 0, 0)
 
@@ -43,19 +43,18 @@ def partial_credit(
     extra_ok: frozenset[str],
     plans: Sequence[Sequence[Call]],
     calls: Sequence[Call],
-    verdict_plan: int | None,
-    passed: bool = False,
-    pairs: Pairs = (),
-    mismatches: Sequence[Mismatch] = (),
+    verdict: PlanVerdict,
 ) -> tuple[Partial, Efficiency]:
     """The partial credit and efficiency of `calls` against the best of `plans` (highest F1;
-    ties: `verdict_plan`, then the lowest index).
+    ties: the verdict's plan, then the lowest index).
 
-    A case that `passed` is credited from its verdict's `pairs` without matching anew: every
+    A case that passed is credited from its verdict's pairs without matching anew: every
     plan call of the verdict's plan is matched and no unexcused call is left over. A failed
-    case's verdict `pairs` that no mismatch is attached to fit, so the matching against the
-    verdict's plan starts from them and searches only for the plan calls they leave.
+    case's verdict pairs that no mismatch is attached to fit, so the matching against the
+    verdict's plan starts from them and searches only for the plan calls they leave, on the
+    pairs the diagnosis found to fit when it weighed them all (`PlanVerdict.fits`).
     """
+    verdict_plan, passed, pairs = verdict.plan, verdict.passed, verdict.pairs
     m = len(calls)
     if m == 1 and verdict_plan == 0 and not passed and len(plans) == 1 and len(plans[0]) == 1:
         # Had the one call fitted the one plan call, the case would have passed.
@@ -72,13 +71,22 @@ def partial_credit(
     best: tuple[tuple[float, bool, int], Partial, int] | None = None
     for index, plan in enumerate(plans) if plans else [(None, ())]:
         seeds: Pairs = ()
+        fits = verdict.fits if index == verdict_plan else None
         if index == verdict_plan and pairs:
-            wrong = {(mismatch.plan_call, mismatch.call) for mismatch in mismatches}
+            wrong = {(mismatch.plan_call, mismatch.call) for mismatch in verdict.mismatches}
             seeds = tuple(pair for pair in pairs if pair not in wrong)
-        if (index == verdict_plan and len(plan) == 1) or len(seeds) == len(plan) or not m:
+        if (
+            (index == verdict_plan and len(plan) == 1)
+            or len(seeds) == len(plan)
+            or not m
+            or (fits is not None and len(fits) == len(seeds))
+        ):
             # A one-call plan: the verdict paired it with its closest call of the tool (none
-            # when there is none), so a mismatch there means that no call fits it.
+            # when there is none), so a mismatch there means that no call fits it. And where
+            # the seeds are every pair that fits, none is left to add.
             found = seeds
+        elif fits is not None:
+            found = _matched_on(len(plan), m, fits, seeds)
         else:
             if by_name is None:
                 by_name = {}
@@ -147,9 +155,27 @@ def plan_pairs(
     return tuple((i, j) for i, j in enumerate(right_of) if j is not None)
 
 
+def _matched_on(n: int, m: int, fits: frozenset[tuple[int, int]], seeds: Pairs) -> Pairs:
+    """A maximum matching of `n` plan calls to `m` produced calls on the pairs `fits`,
+    started from `seeds` (a subset of them)."""
+    candidates: list[list[int]] = [[] for _ in range(n)]
+    for i, j in sorted(fits):
+        candidates[i].append(j)
+    left_of: list[int | None] = [None] * m
+    for i, j in seeds:
+        left_of[j] = i
+    right_of = max_matching(candidates, m, _always, left_of)
+    return tuple((i, j) for i, j in enumerate(right_of) if j is not None)
+
+
+def _always(i: int, j: int) -> bool:
+    """Every candidate fits (`_matched_on` gives only the pairs that do)."""
+    return True
+
+
 def repeated_calls(tools: Mapping[str, ObjectRule], calls: Sequence[Call]) -> int:
     """How many calls equal an earlier call of `calls`: same tool, and the same arguments in
-    the canonical form of the tool's rules (`canonical_call`).
+    the canonical form of the tool's rules (`core.canonical`).
 
     Most calls differ in one argument's plain value (an order id): calls are first told apart
     by their tool and that value (`_told_apart_by`), and only when two share both are the
@@ -163,28 +189,7 @@ def repeated_calls(tools: Mapping[str, ObjectRule], calls: Sequence[Call]) -> in
         told = {(call.name, call.args.get(by.get(call.name))) for call in calls}  # type: ignore[union-attr, arg-type]
     except (AttributeError, TypeError):  # unparsed arguments, a value that is not hashable
         told = set()
-    return 0 if len(told) == len(calls) else _repeated_by_form(tools, calls)
-
-
-def _repeated_by_form(tools: Mapping[str, ObjectRule], calls: Sequence[Call]) -> int:
-    """`repeated_calls`, comparing every call's whole canonical form."""
-    forms: set[Any] = set()
-    try:
-        for call in calls:
-            args, rule = call.args, tools.get(call.name)
-            if (
-                rule is not None
-                and type(args) is dict
-                and _mapped(rule).isdisjoint(args)
-                and set(map(type, args.values())) <= _SCALARS
-            ):
-                # Strings and numbers outside keyed kinds other than `exact`: their own form.
-                forms.add((call.name, frozenset(args.items())))
-            else:
-                forms.add(canonical_call(rule, call))
-    except RecursionError:
-        return _repeated_one_by_one(tools, calls)
-    return len(calls) - len(forms)
+    return 0 if len(told) == len(calls) else repeated_by_form(tools, calls)
 
 
 _TOLD_APART: dict[int, tuple[Mapping[str, ObjectRule], dict[str, str]]] = {}
@@ -199,7 +204,7 @@ def _told_apart_by(tools: Mapping[str, ObjectRule]) -> dict[str, str]:
         return found[1]
     chosen: dict[str, str] = {}
     for name, rule in tools.items():
-        mapped = _mapped(rule)
+        mapped = mapped_arguments(rule)
         plain = [
             (type(sub) is not ExactRule, arg)
             for arg, sub in rule.args.items()
@@ -210,105 +215,3 @@ def _told_apart_by(tools: Mapping[str, ObjectRule]) -> dict[str, str]:
     if len(_TOLD_APART) < MAPPED_KEPT:
         _TOLD_APART[id(tools)] = (tools, chosen)
     return chosen
-
-
-_SCALARS = frozenset({str, int, float})
-"""The values that are their own canonical form (`1` and `1.0` alike; a NaN equals nothing)."""
-
-
-def _repeated_one_by_one(tools: Mapping[str, ObjectRule], calls: Sequence[Call]) -> int:
-    """`repeated_calls` when some call is nested too deep to compare: that one repeats none."""
-    seen: set[Any] = set()
-    repeated = 0
-    for j, call in enumerate(calls):
-        try:
-            form = canonical_call(tools.get(call.name), call)
-        except RecursionError:
-            form = ("deep", j)
-        if form in seen:
-            repeated += 1
-        else:
-            seen.add(form)
-    return repeated
-
-
-def canonical_call(rule: ObjectRule | None, call: Call) -> Any:
-    """A hashable form of a call: two calls have the same form when they name the same tool
-    and their arguments have the same canonical form (`canonical`); unparsed arguments by
-    their raw text. `rule` is the tool's, None for a tool the spec lacks (plain JSON)."""
-    args = call.args
-    if args is None:
-        return (call.name, "raw", call.raw_args)
-    if rule is None or type(args) is not dict:
-        return (call.name, plain_form(args))
-    return (call.name, _object_form(rule, args))
-
-
-_MAPPED: dict[int, tuple[ObjectRule, frozenset[str]]] = {}
-"""For each object rule met (by id, the rule kept alive beside it): its arguments whose
-canonical form is not their plain JSON form (`_mapped`)."""
-
-
-def _mapped(rule: ObjectRule) -> frozenset[str]:
-    """The arguments of `rule` whose values need their rule to be put in canonical form: a
-    keyed kind other than `exact` (whose key is the plain value's), an object or a list."""
-    found = _MAPPED.get(id(rule))
-    if found is not None and found[0] is rule:
-        return found[1]
-    names = frozenset(
-        name
-        for name, sub in rule.args.items()
-        if (sub.keyed and type(sub) is not ExactRule) or type(sub) in (ObjectRule, ListRule)
-    )
-    if len(_MAPPED) < MAPPED_KEPT:
-        _MAPPED[id(rule)] = (rule, names)
-    return names
-
-
-MAPPED_KEPT = 10_000
-"""How many object rules `_mapped` remembers (a spec's tools and their object arguments)."""
-
-
-def _object_form(rule: ObjectRule, value: dict[str, Any]) -> frozenset[tuple[str, Any]]:
-    """An object's canonical form: its (argument, canonical form) pairs, as a set."""
-    mapped = _mapped(rule)
-    forms = []
-    for name, item in value.items():
-        if name in mapped:
-            forms.append((name, canonical(rule.args[name], item)))
-            continue
-        kind = type(item)
-        if kind is str or kind is int or kind is float:
-            forms.append((name, item))
-        else:
-            forms.append((name, plain_form(item)))
-    return frozenset(forms)
-
-
-def canonical(rule: Rule, value: Any) -> Any:
-    """`value`'s canonical form under `rule`: a keyed rule's key (`Rule.key`) where the value
-    has one, objects by argument, lists item by item (as a multiset when unordered), and
-    anything else as plain JSON (`plain_form`)."""
-    if rule.keyed:
-        key = rule.key(value)
-        if key is not None:
-            return key
-    if type(rule) is ObjectRule and type(value) is dict:
-        return ("object", _object_form(rule, value))
-    if type(rule) is ListRule and type(value) is list:
-        items = [canonical(rule.items, item) for item in value]
-        return ("array", tuple(items) if rule.ordered else tuple(sorted(items, key=repr)))
-    return plain_form(value)
-
-
-def plain_form(value: Any) -> Any:
-    """A hashable form of a JSON value: objects with sorted keys, numbers compared as numbers
-    (`1` is `1.0`) but never as booleans (a NaN equals nothing, not even itself)."""
-    kind = type(value)
-    if kind is dict:
-        return ("object", frozenset([(k, plain_form(v)) for k, v in value.items()]))
-    if kind is list or kind is tuple:
-        return ("array", tuple(plain_form(v) for v in value))
-    if kind is bool:
-        return ("boolean", value)
-    return value

@@ -31,6 +31,10 @@ class PlanVerdict(NamedTuple):
     passed: bool
     pairs: tuple[tuple[int, int], ...]
     mismatches: tuple[Mismatch, ...]
+    fits: frozenset[tuple[int, int]] | None = None
+    """For a failed unlinked plan whose diagnosis weighed every same-tool pair: the pairs
+    (plan call, produced call) that fit, without a mismatch; None when it did not weigh
+    them all. Partial credit matches on these instead of comparing the calls again."""
 
 
 def plan_passes(
@@ -38,12 +42,14 @@ def plan_passes(
     extra_ok: frozenset[str],
     plan: Sequence[Call],
     calls: Sequence[Call],
+    known: dict[tuple[int, int], bool] | None = None,
 ) -> tuple[tuple[int, int], ...] | None:
     """The pairing under which `calls` carry out `plan` exactly, or None when there is none.
 
     Every expected call must be paired with an equal produced call of the same tool, and
     every produced call paired too, except calls to tools in `extra_ok` (relaxed extras).
-    A `$ref` in the plan is not compared here (see `linked_plan_passes`).
+    A `$ref` in the plan is not compared here (see `linked_plan_passes`). `known` gathers
+    whether each pair the search compared fits, for a diagnosis to reuse.
     """
     return cover(
         plan,
@@ -51,6 +57,7 @@ def plan_passes(
         extra_ok,
         lambda i, j: call_matches(tools[plan[i].name], plan[i], calls[j]),
         lambda candidates: narrowed(tools, plan, calls, candidates),
+        known,
     )
 
 
@@ -60,13 +67,15 @@ def cover(
     extra_ok: frozenset[str],
     fits: Callable[[int, int], bool],
     narrow: Callable[[list[list[int]]], list[list[int]]] | None = None,
+    known: dict[tuple[int, int], bool] | None = None,
 ) -> tuple[tuple[int, int], ...] | None:
     """A pairing in which every plan call has a produced call of its tool that `fits` it and
     every produced call is paired (relaxed extras aside), or None when there is none.
 
     `narrow` may strike from each plan call's candidates (the produced calls of its tool, in
     order) some that do not fit it: the search skips those anyway, so it finds the same
-    pairing, without asking `fits` about them.
+    pairing, without asking `fits` about them. `known` (pair -> whether it fits) keeps what
+    `fits` answered.
     """
     n, m = len(plan), len(calls)
     if n == 0:
@@ -89,12 +98,12 @@ def cover(
         candidates = narrow(candidates)
         if not all(candidates):
             return None  # a plan call that nothing fits
-    known: dict[tuple[int, int], bool] = {}
+    memo: dict[tuple[int, int], bool] = {} if known is None else known
 
     def cached(i: int, j: int) -> bool:
-        found = known.get((i, j))
+        found = memo.get((i, j))
         if found is None:
-            found = known[i, j] = fits(i, j)
+            found = memo[i, j] = fits(i, j)
         return found
 
     strict = [j for j, call in enumerate(calls) if call.name not in extra_ok]

@@ -106,6 +106,7 @@ def report_html(
         arguments_left=arguments_left,
         outcomes=charts.outcomes(state) if state else None,
         state=state,
+        state_checks=_state_checks(summary),
         required=required,
         required_bar=charts.whisker(required["value"], required["ci95"]) if required else None,
         embedded=embedded,
@@ -120,6 +121,16 @@ def report_html(
         spec_json=script_json(spec),
         bar_width=charts.BAR_WIDTH,
         row_height=charts.ROW_HEIGHT,
+    )
+
+
+def _state_checks(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The summary's state checks, failing most first (most failures, then the lowest
+    pass rate, then by name: the order of `state_checks_most_failed`)."""
+    rates: Mapping[str, Mapping[str, Any]] = summary.get("state_checks", {})
+    return sorted(
+        rates.items(),
+        key=lambda item: (item[1]["passed"] - item[1]["n"], item[1]["value"] or 0, item[0]),
     )
 
 

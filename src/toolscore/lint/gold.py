@@ -100,7 +100,13 @@ class CaseReport:
 def _flag_nothing(nothing: CaseResult, report: CaseReport) -> None:
     """Warn where the do-nothing agent's result shows a tool case that measures nothing."""
     state = nothing.state
-    if state is not None and state.passed is True:
+    if state is not None and state.passed is True and state.goal is None:
+        report.warning(
+            "state_checks",
+            "every state check passes on the initial state: they pass any agent that changes "
+            "nothing",
+        )
+    elif state is not None and state.passed is True:
         which = (
             f"plan {state.plan}'s replay changes nothing"
             if state.goal == "plan"
@@ -155,7 +161,10 @@ def _check_plan(
     elif state is not None and state.error is not None:  # the error names the plan call
         report.error(None, f"replay stopped at {_renumbered(state.error, index)}")
     elif state is not None and state.passed is False:
-        report.error(where, f"its replay does not reach the goal state: {_first(_diff(state))}")
+        if state.diff is None or state.diff.passed:  # the goal, if any, is met: a check failed
+            report.error(where, f"its replay fails a state check: {_first(_failed_checks(state))}")
+        else:
+            report.error(where, f"its replay does not reach the goal state: {_first(_diff(state))}")
     return "checked"
 
 
@@ -171,7 +180,9 @@ def _scored(
     `env`). `index` is the plan the case was cut down to: errors about its plan 0 name it."""
     trajectory = Trajectory(case.id, tuple(calls))
     result = score_case(specs, case, trajectory)
-    if env is None or ("goal_state" not in case.extra and "required_outputs" not in case.extra):
+    if env is None or not any(
+        key in case.extra for key in ("goal_state", "state_checks", "required_outputs")
+    ):
         return result
     try:
         return with_state(env, case, trajectory, result, source)
@@ -219,7 +230,11 @@ def _mismatch(mismatch: Mismatch, plan: int | None, order: Sequence[int]) -> str
 
 def _diff(state: Any) -> list[str]:
     diff = state.diff
-    return [] if diff is None else list(diff.lines())
+    return ([] if diff is None else list(diff.lines())) + _failed_checks(state)
+
+
+def _failed_checks(state: Any) -> list[str]:
+    return [f"state check {c.name!r} failed: {c.reason}" for c in state.checks if not c.passed]
 
 
 def _first(lines: Sequence[str]) -> str:

@@ -298,6 +298,30 @@ def outcomes_table(outcomes: OutcomeTally) -> Table:
     return table
 
 
+STATE_CHECK_ROWS = 20
+"""State check rows printed, failing most first; the rest are only counted."""
+
+
+def state_checks_table(outcomes: OutcomeTally, limit: int = STATE_CHECK_ROWS) -> Table | None:
+    """Each state check's pass rate, the checks failing most first (None without checks);
+    names come from the cases file and are printed inert."""
+    rates = outcomes.check_rates()
+    if not rates:
+        return None
+    failing = outcomes.most_failed(limit=len(rates))
+    listed = [*failing, *((name, rate) for name, rate in rates.items() if rate.passed == rate.n)]
+    table = Table(title="State checks (failing most first)", title_justify="left")
+    table.add_column("check")
+    table.add_column("pass rate", justify="right")
+    table.add_column("passed/n", justify="right")
+    table.add_column("95% interval", justify="right")
+    for name, rate in listed[:limit]:
+        table.add_row(safe_text(name), *_rate_row("", rate)[1:])
+    if len(listed) > limit:
+        table.add_row(f"... {len(listed) - limit} more checks", "", "", "")
+    return table
+
+
 RUBRIC_ROWS = 20
 """Rubric rows (per rubric, then per argument) printed before the rest are only counted."""
 
@@ -379,7 +403,11 @@ def state_lines(state: Any, limit: int = 8) -> list[str]:
     made printable (a tool's error or a stored value is anything an agent caused)."""
     lines: list[str] = []
     if state.passed is not None:
-        lines.append(f"state {'passed' if state.passed else 'FAILED'} (goal: {state.goal})")
+        checks = state.checks
+        failed = sum(not check.passed for check in checks)
+        tested = f"; checks: {failed} of {len(checks)} failed" if checks else ""
+        goal = state.goal or "none"
+        lines.append(f"state {'passed' if state.passed else 'FAILED'} (goal: {goal}{tested})")
     if state.diff is not None and not state.diff.passed:
         diff = state.diff.lines()
         lines += diff[:limit] + ([f"... {len(diff) - limit} more"] if len(diff) > limit else [])
@@ -388,6 +416,7 @@ def state_lines(state: Any, limit: int = 8) -> list[str]:
     lines += state.notes()
     lines += [f"error in call {c.call} ({c.name}): {c.error}" for c in state.calls if c.error]
     lines += [f"required output missing from the response: {m!r}" for m in state.missing_outputs]
+    lines += [f"state check {c.name!r} failed: {c.reason}" for c in state.checks if not c.passed]
     return [printable(line) for line in lines]
 
 
@@ -480,6 +509,9 @@ def render_summary(
         console.print(passes, soft_wrap=True)
     if summary.outcomes is not None:
         console.print(outcomes_table(summary.outcomes))
+        checks = state_checks_table(summary.outcomes)
+        if checks is not None:
+            console.print(checks)
     if summary.rubrics is not None:
         console.print(rubrics_table(summary.rubrics))
         for unscored in rubric_unscored_lines(summary.rubrics):

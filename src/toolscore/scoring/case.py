@@ -116,9 +116,8 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         partial, efficiency = PASSED_ONE, NO_EFFICIENCY  # the commonest case, without a call
     else:
         partial, efficiency = partial_credit(
-            specs.rules, specs.extra_ok, case.plans, scored, verdict.plan, verdict.passed,
-            verdict.pairs, verdict.mismatches,
-        )  # fmt: skip
+            specs.rules, specs.extra_ok, case.plans, scored, verdict
+        )
     if excused is not None:
         if not trajectory.unread:
             repeated = repeated_calls(specs.rules, calls)
@@ -133,26 +132,30 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
         # baselines model other scorers, which have neither.
         limited = limit_mismatches(specs.rules, specs.forbidden, case, calls)
         mismatches += limited
+    # Positional, in field order: on this path a keyword call costs twice as much.
     return CaseResult(
-        id=case.id,
-        passed=verdict.passed and not trajectory.unread and not limited,
-        kind=case.kind,
-        plan=verdict.plan,
-        mismatches=mismatches,
-        baselines={"exact": exact, "lowercase": lowercase, "nothing": nothing_calls(case)},
-        name_ok=name_ok,
-        pairs=verdict.pairs,
-        produced_calls=len(calls),
-        missing_output=trajectory.missing,
-        calls=calls,
-        format=trajectory.format,
-        notes=trajectory.notes,
-        unread=trajectory.unread,
-        trace=trajectory.trace,
-        ignored=trajectory.ignored,
-        partial=partial,
-        efficiency=efficiency,
-        retries=retries,
+        case.id,
+        verdict.passed and not trajectory.unread and not limited,
+        case.kind,
+        verdict.plan,
+        mismatches,
+        {"exact": exact, "lowercase": lowercase, "nothing": nothing_calls(case)},
+        name_ok,
+        verdict.pairs,
+        len(calls),
+        trajectory.missing,
+        calls,
+        trajectory.format,
+        trajectory.notes,
+        None,  # state: judged later, under --env (`with_state`)
+        trajectory.unread,
+        None,  # trial and trials: set where trials are grouped
+        None,
+        trajectory.trace,
+        trajectory.ignored,
+        partial,
+        efficiency,
+        retries,
     )
 
 

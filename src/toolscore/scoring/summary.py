@@ -105,6 +105,7 @@ class Summary:
             **({"efficiency": self.efficiency} if self.efficiency is not None else {}),
             **({"retries": self.retries} if self.retries is not None else {}),
             **({"state": self.outcomes.to_json()} if self.outcomes is not None else {}),
+            **(self.outcomes.checks_json() if self.outcomes is not None else {}),
             **({"rubrics": self.rubrics.to_json()} if self.rubrics is not None else {}),
             **({"trials": self.trials.to_json()} if self.trials is not None else {}),
         }

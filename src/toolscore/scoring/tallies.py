@@ -19,6 +19,8 @@ from toolscore.stats.intervals import (
     rounded,
 )
 
+MOST_FAILED_CHECKS = 10
+"""How many state checks the summary's `state_checks_most_failed` lists."""
 DISAGREEMENT_IDS_KEPT = 10_000
 """How many ids of cases where a baseline and the rules disagree the summary keeps."""
 
@@ -127,6 +129,8 @@ class OutcomeTally:
     outputs_ok: int = 0
     calls_passed_state_failed: int = 0
     calls_failed_state_passed: int = 0
+    checks: dict[str, list[int]] = field(default_factory=dict)
+    """Per state check name: [passed, judged], over the cases with a check of that name."""
 
     def add(self, calls_passed: bool, state: Any) -> None:
         """Count one case's state verdict (a `state.StateVerdict`) beside its call verdict."""
@@ -140,11 +144,45 @@ class OutcomeTally:
         if state.outputs_passed is not None:
             self.outputs_n += 1
             self.outputs_ok += state.outputs_passed
+        for check in state.checks:
+            counts = self.checks.setdefault(check.name, [0, 0])
+            counts[0] += check.passed
+            counts[1] += 1
 
     def merge(self, other: OutcomeTally) -> None:
         """Add another tally's counts to this one."""
         for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+            if name != "checks":
+                setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name, (passed, n) in other.checks.items():
+            counts = self.checks.setdefault(name, [0, 0])
+            counts[0] += passed
+            counts[1] += n
+
+    def check_rates(self) -> dict[str, Rate]:
+        """Each state check's pass rate over the cases that have it, by name."""
+        return {name: Rate(passed, n) for name, (passed, n) in sorted(self.checks.items())}
+
+    def most_failed(self, limit: int = MOST_FAILED_CHECKS) -> list[tuple[str, Rate]]:
+        """The checks that failed somewhere: most failures first, then the lowest pass rate,
+        then by name; at most `limit`."""
+        failing = [
+            (name, rate) for name, rate in self.check_rates().items() if rate.passed < rate.n
+        ]
+        failing.sort(key=lambda item: (item[1].passed - item[1].n, item[1].value, item[0]))
+        return failing[:limit]
+
+    def checks_json(self) -> dict[str, Any]:
+        """The summary's `state_checks` and `state_checks_most_failed` (none without checks)."""
+        if not self.checks:
+            return {}
+        return {
+            "state_checks": {name: rate.to_json() for name, rate in self.check_rates().items()},
+            "state_checks_most_failed": [
+                {"name": name, "failed": rate.n - rate.passed, "n": rate.n}
+                for name, rate in self.most_failed()
+            ],
+        }
 
     def to_json(self) -> dict[str, Any]:
         """The `state` block of the summary."""

@@ -58,7 +58,7 @@ def _rows(rows: list[Any], shape: TableShape, where: str, fail: Fail) -> list[tu
                     f"the row lacks column {column!r} (give every column, or ignore it in "
                     "the environment)",
                 )
-        values = tuple(_cell(row[c], f"{at}.{c}", fail) for c in shape.columns)
+        values = tuple(cell(row[c], f"{at}.{c}", fail) for c in shape.columns)
         key = values[: shape.width]
         if key in found:
             raise fail(at, f"two rows have the key {', '.join(map(show, key))}")
@@ -66,7 +66,9 @@ def _rows(rows: list[Any], shape: TableShape, where: str, fail: Fail) -> list[tu
     return list(found.values())
 
 
-def _cell(value: Any, where: str, fail: Fail) -> Any:
+def cell(value: Any, where: str, fail: Fail) -> Any:
+    """A JSON value as a SQLite cell, as goal rows give them: `true`/`false` as 1/0, an
+    object or array as text holding that JSON (anything else is an input error at `where`)."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, dict | list):

@@ -5,9 +5,10 @@ without `--env` (checked against the calls' recorded results).
 A case without an output line fails every outcome check it has, without replay: a missing
 output is never a pass. The do-nothing verdict is the case's outcome checks on the state its
 setup leaves, with no response: required outputs are never found in no response, so a case
-with any fails without replay; a goal state is judged by `check_state` with no call, as an
-agent's would be. A goal given as rows, on a store whose setup is SQL or absent, involves no
-tool at all, so its verdict is kept per (setup, goal) for the process's later cases.
+with any fails without replay; a goal state and state checks are judged by `check_state`
+with no call, as an agent's would be. A goal given as rows (or checks alone), on a store
+whose setup is SQL or absent, involves no tool at all, so its verdict is kept per (setup,
+goal, checks) for the process's later cases.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import orjson
 
 from toolscore.core.answers import ScoredCalls, case_required_outputs, written
 from toolscore.core.model import NO_EXTRA, Case
+from toolscore.state.checks import failed_checks
 from toolscore.state.environment import Environment
 from toolscore.state.outputs import missing_required, output_options
 from toolscore.state.replay import case_error
@@ -39,11 +41,13 @@ def missing_state(case: Case) -> StateVerdict:
     """The outcome verdict on a case without an output line: each check it has, failed."""
     goal = case.extra.get("goal_state")
     required = case_required_outputs(case, case_error(case, "<cases>"))
+    checks = failed_checks(case.extra.get("state_checks"), "no output line: nothing replayed")
     return StateVerdict(
-        None if goal is None else False,
+        None if goal is None and not checks else False,
         outputs_passed=None if required is None else False,
         missing_outputs=tuple(map(written, required or ())),
         goal=None if goal is None else "plan" if goal == "plan" else "annotated",
+        checks=checks,
     )
 
 
@@ -69,7 +73,7 @@ def nothing_outcome(
     env: Environment | DocumentEnvironment, case: Case, source: str = "<cases>"
 ) -> bool | None:
     """Whether an agent that did nothing (no call, no response) passes every outcome check
-    of `case`; None when it has none (no `goal_state`, no `required_outputs`)."""
+    of `case`; None when it has none (no `goal_state`, `state_checks` or `required_outputs`)."""
     if _last and _last[0][0] is case:
         return _last[0][1]
     verdict = _judge(env, case, source)
@@ -80,13 +84,14 @@ def nothing_outcome(
 def _judge(env: Environment | DocumentEnvironment, case: Case, source: str) -> bool | None:
     goal = case.extra.get("goal_state")
     required = case.extra.get("required_outputs")
-    if goal is None and required is None:
+    checks = case.extra.get("state_checks")
+    if goal is None and required is None and checks is None:
         return None
     if isinstance(required, list):
         output_options(case.extra, env.config, case_error(case, source))
         if required:  # nothing is said: no string is found, and no call returned a value
             return False
-    if goal is None:
+    if goal is None and checks is None:
         return True
     key = _key(env, case, goal)
     if key is None or not isinstance(env, Environment):
@@ -101,8 +106,9 @@ def _judge(env: Environment | DocumentEnvironment, case: Case, source: str) -> b
 
 
 def _key(env: Environment | DocumentEnvironment, case: Case, goal: Any) -> bytes | None:
-    """What a row goal's do-nothing verdict depends on besides the store: the goal and the
-    setup's SQL; None when it may depend on more (a plan goal, a setup calling tools)."""
+    """What a row goal's do-nothing verdict depends on besides the store: the goal, the
+    state checks and the setup's SQL; None when it may depend on more (a plan goal, a setup
+    calling tools)."""
     if not isinstance(env, Environment) or goal == "plan":
         return None
     setup = case.extra.get("setup")
@@ -112,6 +118,7 @@ def _key(env: Environment | DocumentEnvironment, case: Case, goal: Any) -> bytes
     if not sql_only:
         return None
     try:
-        return orjson.dumps([setup, goal], option=orjson.OPT_SORT_KEYS)
+        checks = case.extra.get("state_checks")
+        return orjson.dumps([setup, goal, checks], option=orjson.OPT_SORT_KEYS)
     except (orjson.JSONEncodeError, RecursionError):
         return None

@@ -25,6 +25,16 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from toolscore.core.answers import NO_CALLS, RequiredOutput, ScoredCalls, case_required_outputs
 from toolscore.core.model import MISSING, Call, Case
+from toolscore.state.checks import (
+    CheckResult,
+    StateCheck,
+    check_schema,
+    checks_passed,
+    document_checks,
+    failed_checks,
+    parse_checks,
+    sqlite_checks,
+)
 from toolscore.state.diff import StateDiff, diff_states
 from toolscore.state.environment import Environment
 from toolscore.state.goal import GOAL_FORMS, annotated_goal
@@ -40,6 +50,7 @@ from toolscore.state.replay import (
     case_error,
     first_met,
     follows_plan,
+    replay_calls,
     replay_case,
     replay_plan,
     run_calls,
@@ -60,8 +71,9 @@ Goal = Literal["annotated", "plan"]
 class StateVerdict(NamedTuple):
     """The outcome verdict on one case, beside (never inside) the call verdict.
 
-    `passed` is None when the case has no `goal_state` (the state is not checked), and
-    `outputs_passed` None when it has no `required_outputs`. `plan` is the plan whose goal
+    `passed` is None when the case has neither `goal_state` nor `state_checks` (the state is
+    not checked), else whether the goal was met and every check passed; `outputs_passed` is
+    None when it has no `required_outputs`. `plan` is the plan whose goal
     state was met (or the first plan, when none was) for `goal == "plan"`. `hashes` holds the
     goal's and the final state's sha256 when the environment compares `exact`. `error` says
     where and why the case's own setup or plan could not be replayed (`passed` is then False).
@@ -82,6 +94,8 @@ class StateVerdict(NamedTuple):
     """The agent's calls left unreplayed after a terminal tool's call (the last of `calls`)."""
     missing_results: tuple[Any, ...] | None = None
     """With `results_from_plan` (documents): the plan's results the agent's calls lacked."""
+    checks: tuple[CheckResult, ...] = ()
+    """Each of the case's `state_checks`, judged on the final state."""
 
     @property
     def outcome_passed(self) -> bool | None:
@@ -114,6 +128,8 @@ class StateVerdict(NamedTuple):
             }
         if self.missing_results is not None:
             found["missing_results"] = list(self.missing_results)
+        if self.checks:
+            found["checks"] = [check.to_json() for check in self.checks]
         if self.plan_replay.errors:
             found["plan_errors"] = [call.to_json() for call in self.plan_replay.errors]
         if self.plan_replay.not_replayed:
@@ -145,7 +161,8 @@ class StateVerdict(NamedTuple):
 def validate_case(
     env: Environment | DocumentEnvironment, case: Case, source: str = "<cases>"
 ) -> None:
-    """Check a case's `goal_state`, `setup` and `required_outputs` without replaying it.
+    """Check a case's `goal_state`, `state_checks`, `setup` and `required_outputs` without
+    replaying it.
 
     For loading cases up front, so that a broken one stops the run before anything is
     written. A goal for a case with `setup` is checked against the initial schema only when
@@ -154,6 +171,7 @@ def validate_case(
     fail = case_error(case, source)
     _required(case, fail)
     output_options(case.extra, env.config, fail)
+    checks = parse_checks(case.extra.get("state_checks"), not isinstance(env, Environment), fail)
     if not isinstance(env, Environment):
         from toolscore.state.documents_verdict import validate_documents_case  # noqa: PLC0415
 
@@ -162,6 +180,9 @@ def validate_case(
     setup = case.extra.get("setup")
     if setup is not None and not isinstance(setup, str | list):
         raise fail("setup", "must be SQL, or a list of SQL strings and calls {name, args}")
+    if setup is None:  # a setup's SQL may create tables: the replay checks the rest
+        columns = {name: shape.all_columns for name, shape in env.shapes.items()}
+        check_schema([c for c in checks if c.table not in env.ignore.tables], columns, fail)
     node = case.extra.get("goal_state")
     if node is None or node == "plan":
         return
@@ -203,25 +224,34 @@ def check_state(
         return verdict._replace(outputs_passed=not missing, missing_outputs=missing)
 
     node = case.extra.get("goal_state")
-    if node is None:
+    checks_node = case.extra.get("state_checks")
+    checks = parse_checks(checks_node, not isinstance(env, Environment), fail)
+    if node is None and not checks:
         outcomes: Sequence[CallOutcome] = ()
         if scored is not None and any(not isinstance(e, str) for e in required or ()):
-            try:
+            try:  # a reference names a replayed result: the calls are replayed for it alone
                 outcomes = replay_any(env, case, calls, source)[1]
             except ReplayStoppedError as stop:
                 outcomes = stop.calls
         return with_outputs(StateVerdict(None), outcomes)
-    goal: Goal = "plan" if node == "plan" else "annotated"
+    goal: Goal | None = None if node is None else "plan" if node == "plan" else "annotated"
     try:
         with alarms_installed():
-            if not isinstance(env, Environment):
+            if node is None:
+                verdict = StateVerdict(None)
+            elif not isinstance(env, Environment):
                 verdict = _documents(env, case, calls, node, fail)
             elif goal == "plan":
                 verdict = _against_plans(env, case, calls, fail)
             else:
                 verdict = _against_annotation(env, case, calls, node, fail)
+            if checks:
+                verdict = _with_checks(verdict, *_checked(env, case, calls, checks, fail))
     except ReplayStoppedError as stop:
-        stopped = StateVerdict(False, None, calls=stop.calls, goal=goal, error=str(stop))
+        not_judged = failed_checks(checks_node, f"not judged: replay stopped at {stop}")
+        stopped = StateVerdict(
+            False, None, calls=stop.calls, goal=goal, error=str(stop), checks=not_judged
+        )
         return with_outputs(stopped, stop.calls)
     unreplayed = len(calls) - len(verdict.calls)
     return with_outputs(verdict._replace(goal=goal, not_replayed=unreplayed), verdict.calls)
@@ -241,6 +271,41 @@ def replayed_results(scored: ScoredCalls, outcomes: Sequence[CallOutcome]) -> Sc
         else:
             calls.append(call._replace(result=outcome.result, result_error=False))
     return scored._replace(calls=tuple(calls))
+
+
+def _checked(
+    env: Environment | DocumentEnvironment,
+    case: Case,
+    calls: Sequence[Call],
+    checks: Sequence[StateCheck],
+    fail: Fail,
+) -> tuple[tuple[CheckResult, ...], tuple[CallOutcome, ...]]:
+    """The case's checks judged on the state the agent's calls leave (a replay of their
+    own, from the case's setup), and each call's outcome."""
+    if isinstance(env, Environment):
+        db, ctx = start(env, case, fail)
+        try:
+            outcomes = run_calls(env, db, ctx, calls)
+            return sqlite_checks(db, checks, fail, env.typed), outcomes
+        finally:
+            db.close()
+    from toolscore.state.documents_verdict import start as start_documents  # noqa: PLC0415
+
+    replay = start_documents(env, case, fail)
+    try:
+        outcomes = replay_calls(env, replay.invoke, replay.ctx, calls)
+        return document_checks(replay.snapshot("after the agent's calls"), checks), outcomes
+    finally:
+        env.release(replay.state)
+
+
+def _with_checks(
+    verdict: StateVerdict, results: tuple[CheckResult, ...], outcomes: tuple[CallOutcome, ...]
+) -> StateVerdict:
+    """The verdict with the checks' results: passed when the goal (if any) was met and every
+    check passed."""
+    passed = verdict.passed is not False and checks_passed(results)
+    return verdict._replace(passed=passed, checks=results, calls=verdict.calls or outcomes)
 
 
 def _documents(

@@ -18,6 +18,7 @@ from toolscore.scoring.forbidden import ForbiddenTally
 from toolscore.scoring.rates import CallRates
 from toolscore.scoring.summary import Summary
 from toolscore.scoring.tallies import BaselineTally, ClusteredAccuracy, OutcomeTally, Tally
+from toolscore.state.checks import CheckResult
 from toolscore.state.verdict import StateVerdict
 from toolscore.stats.intervals import Rate
 
@@ -61,6 +62,10 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
             goal=state["goal"],
             plan=state.get("plan"),
             error=state.get("error"),
+            checks=tuple(
+                CheckResult(c["name"], c["passed"], c.get("reason"))
+                for c in state.get("checks", ())
+            ),
         )
     return CaseResult(
         id=case["id"],
@@ -142,6 +147,10 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
             outputs_ok=state["required_outputs"]["passed"],
             calls_passed_state_failed=state["calls_passed_state_failed"],
             calls_failed_state_passed=state["calls_failed_state_passed"],
+            checks={
+                name: [rate["passed"], rate["n"]]
+                for name, rate in data.get("state_checks", {}).items()
+            },
         )
     return Summary(
         cases=data["cases"],

@@ -252,6 +252,12 @@
     (state.missing_outputs || []).forEach(function (m) {
       add(s, el("p", "problem", "missing in the response: " + m));
     });
+    (state.checks || []).forEach(function (c) {
+      var line = add(s, el("div", "check " + (c.passed ? "passed" : "failed")));
+      add(line, el("span", "hint", "check " + (c.passed ? "passed " : "FAILED ")));
+      add(line, el("code", null, c.name));
+      if (c.reason) add(line, el("span", null, ": " + c.reason));
+    });
     var tables = (state.diff && state.diff.tables) || {};
     Object.keys(tables).forEach(function (name) {
       var t = tables[name];
