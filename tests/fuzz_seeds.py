@@ -104,7 +104,8 @@ def case_seeds() -> list[dict[str, Any]]:
     seeds = [CASE]
     for golden in _goldens():
         for case in golden["cases"]:
-            seeds.append({"id": "fuzz", "plans": case["plans"], "tags": ["golden"]})
+            target = {"turns": case["turns"]} if "turns" in case else {"plans": case["plans"]}
+            seeds.append({"id": "fuzz", **target, "tags": ["golden"]})
     for path in sorted(EXAMPLES.rglob("cases.jsonl")):
         seeds += list(_jsonl(path))
     return seeds

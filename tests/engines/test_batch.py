@@ -47,9 +47,8 @@ def _golden_files(path: Path, out: Path) -> tuple[Path, Path, Path]:
         if "load_error" in golden:
             continue
         case_id = f"c{index}"
-        cases.append(
-            json.dumps({"id": case_id, "plans": golden["plans"], **golden.get("case", {})})
-        )
+        target = {"turns": golden["turns"]} if "turns" in golden else {"plans": golden["plans"]}
+        cases.append(json.dumps({"id": case_id, **target, **golden.get("case", {})}))
         if golden.get("missing"):
             continue
         if "produced_line" in golden:

@@ -24,5 +24,5 @@ def test_mismatch_codes_are_the_closed_set_of_the_design() -> None:
         "missing_call", "extra_call", "unknown_tool", "wrong_tool", "missing_argument",
         "unexpected_argument", "type_mismatch", "value_mismatch", "arguments_unparseable",
         "order_violation", "unresolved_ref", "transcript_unread", "missing_output",
-        "forbidden_call", "too_many_calls",
+        "forbidden_call", "too_many_calls", "missing_turn", "extra_turn",
     )  # fmt: skip

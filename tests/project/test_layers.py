@@ -40,6 +40,7 @@ LAYERS: dict[str, float] = {
     "toolscore.lint": 10,
     "toolscore.bfcl": 10,
     "toolscore.taubench": 10,
+    "toolscore.tau2": 10,
     "toolscore.integrations": 10,
     "toolscore.batch": 10,  # deprecated re-export of engines.batch, for one release
     "toolscore.join": 10,  # deprecated re-export of engines.partitions, for one release

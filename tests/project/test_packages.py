@@ -231,6 +231,7 @@ SURFACES: dict[str, list[str]] = {
         "store_path",
     ],
     "toolscore.taubench": ["TauBenchImport", "convert_results", "import_taubench", "write_import"],
+    "toolscore.tau2": ["Tau2Import", "convert_results", "import_tau2", "write_import"],
 }
 """Each package and its `__all__`. Change one on purpose, here and in its `__init__`."""
 

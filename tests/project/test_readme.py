@@ -305,12 +305,15 @@ def test_the_readmes_judge_rubric_loads(tmp_path: Path) -> None:
 def test_every_json_snippet_loads() -> None:
     support = load_specs(ROOT / "examples" / "support" / "tools.yaml")
     snippets = blocks("json")
-    assert len(snippets) == 2
+    assert len(snippets) == 3
     for text in snippets:
         data = json.loads(text)
         if "plans" in data:
             case = parse_case(data, support, "README.md")
             assert case.linked
+        elif "turns" in data:  # a conversation: the second turn's $ref names the first's call
+            case = parse_case(data, support, "README.md")
+            assert case.turns[1].earlier_refs
         else:
             assert {"id", "passed", "kind", "plan", "baselines", "mismatches"} <= data.keys()
 

@@ -1,21 +1,21 @@
 """Golden cases: data files under tests/cases/, one per topic, each case scored end to end.
 
 A file holds a spec (`spec`, native, or `spec_openai`, an OpenAI tool list) and cases with
-`plans` (as in cases.jsonl) and one of: `produced` (as the `calls` of outputs.jsonl),
-`messages` (a transcript), `output` (an outputs line without its id), `produced_line` (a
-whole outputs line as text, id "golden", read as the outputs reader reads a file) or
-`"missing": true` (a case with no output line); the expected verdict `passed`, the multiset
-of mismatch `codes`, and optionally `plan` (the index of the plan that passed, or of the
-closest one that explains the failure), `baselines`, `name_ok`, `case` (more keys of the case
-line, such as `score_turns`), `explained` (each mismatch as a report words it: `code
-/pointer: message`, in the order given), `message` (text some mismatch message contains) and
-`note` (text some note of the case contains), `partial` and `efficiency` (the case's blocks
-of the report JSON, docs/formats.md 7.6), `retries` (its retried calls, `[]` for none,
-docs/formats.md 7.9), `pairs` (the verdict's pairing) and `mismatch_calls` (each mismatch's
-produced call, in order). A case with `load_error` instead expects the
-case itself to be refused as input (a CaseError containing that text). Each case is read as
-`read_cases` reads a line: the walk for `$any`/`$ref` markers runs only when the line holds
-`"$`.
+`plans` (as in cases.jsonl), or `turns` for a conversation case, and one of: `produced` (as
+the `calls` of outputs.jsonl), `messages` (a transcript), `output` (an outputs line without
+its id), `produced_line` (a whole outputs line as text, id "golden", read as the outputs
+reader reads a file) or `"missing": true` (a case with no output line); the expected verdict
+`passed`, the multiset of mismatch `codes`, and optionally `plan` (the index of the plan that
+passed, or of the closest one that explains the failure), `baselines`, `name_ok`, `case` (more
+keys of the case line, such as `score_turns`), `explained` (each mismatch as a report words
+it: `code /pointer: message`, in the order given), `message` (text some mismatch message
+contains) and `note` (text some note of the case contains), `partial` and `efficiency` (the
+case's blocks of the report JSON, docs/formats.md 7.6), `retries` (its retried calls, `[]` for
+none, docs/formats.md 7.9), `pairs` (the verdict's pairing) and `mismatch_calls` (each
+mismatch's produced call, in order), and for a conversation `turn_verdicts` (each turn's
+`passed`) and `first_failed_turn`. A case with `load_error` instead expects the case itself to
+be refused as input (a CaseError containing that text). Each case is read as `read_cases`
+reads a line: the walk for `$any`/`$ref` markers runs only when the line holds `"$`.
 """
 
 from __future__ import annotations
@@ -100,7 +100,8 @@ GOLDENS = _goldens()
 def _score(path: Path, golden: Golden) -> CaseResult:
     specs = _specs(path)
     data = golden.data
-    line = {"id": CASE_ID, "plans": data["plans"], **data.get("case", {})}
+    target = {"turns": data["turns"]} if "turns" in data else {"plans": data["plans"]}
+    line = {"id": CASE_ID, **target, **data.get("case", {})}
     has_markers = '"$' in json.dumps(line)
     case = parse_case(line, specs, path.name, has_markers=has_markers)
     sources = ("produced", "messages", "output", "produced_line", "missing")
@@ -162,6 +163,10 @@ def test_golden(path: Path, golden: Golden) -> None:
         assert [list(pair) for pair in result.pairs] == data["pairs"], explanation
     if "mismatch_calls" in data:
         assert [m.call for m in result.mismatches] == data["mismatch_calls"], explanation
+    if "turn_verdicts" in data:
+        assert [turn.passed for turn in result.turns] == data["turn_verdicts"], explanation
+    if "first_failed_turn" in data:
+        assert result.first_failed_turn == data["first_failed_turn"], explanation
     if "explained" in data:
         words = [f"{m.code} {m.pointer or '/'}: {m.message}" for m in result.mismatches]
         assert words == data["explained"], explanation

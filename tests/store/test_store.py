@@ -29,6 +29,7 @@ from toolscore.core.model import (
     Mismatch,
     Partial,
     Retry,
+    TurnResult,
 )
 from toolscore.errors import InputError
 from toolscore.report.json_report import case_to_json
@@ -318,6 +319,21 @@ def case_results() -> SearchStrategy[CaseResult]:
             st.builds(Retry, st.integers(0, 9), JSON_TEXT, st.integers(0, 9), st.booleans()),
             max_size=2,
         ).map(tuple),
+        turns=st.lists(turn_results(), max_size=3).map(tuple),
+        first_failed_turn=st.none() | st.integers(0, 5),
+    )
+
+
+def turn_results() -> SearchStrategy[TurnResult]:
+    return st.builds(
+        TurnResult,
+        st.integers(0, 5),
+        st.booleans(),
+        st.none() | st.integers(0, 3),
+        st.lists(mismatches(), max_size=2).map(tuple),
+        st.just(()),
+        st.none() | partials(),
+        st.tuples(st.integers(0, 9), st.integers(0, 9)),
     )
 
 

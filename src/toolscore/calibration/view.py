@@ -31,6 +31,8 @@ def case_view(
 ) -> dict[str, Any]:
     """The labelling view of one case: `result` is the case scored again (for its pairing),
     `stored` the run's report JSON of the case (its mismatches are the run's verdict)."""
+    if case.turns:
+        case, result, stored = as_one_plan(case, result, stored)
     plan_index, plan = compared_plan(case, result)
     mismatches = list(stored.get("mismatches", ()))
     return {
@@ -56,9 +58,39 @@ def compared_plan(case: Case, result: CaseResult) -> tuple[int | None, Sequence[
     return index, case.plans[index] if index is not None else ()
 
 
+def as_one_plan(
+    case: Case, result: CaseResult, stored: Mapping[str, Any]
+) -> tuple[Case, CaseResult, Mapping[str, Any]]:
+    """A conversation case seen as one plan, for the views made for one plan: each turn's
+    chosen plan (else its first) in turn order, the pairs and the stored mismatches' plan
+    calls moved to their place in it (a turn-by-turn view is a later step)."""
+    plan: list[Call] = []
+    pairs: list[tuple[int, int]] = []
+    moved: list[Any] = []
+    stored_turns = stored.get("turns", ())
+    for k, (turn, verdict) in enumerate(zip(case.turns, result.turns, strict=True)):
+        offset = len(plan)
+        index = verdict.plan if verdict.plan is not None else (0 if turn.plans else None)
+        plan += turn.plans[index] if index is not None else ()
+        pairs += [(offset + i, j) for i, j in verdict.pairs]
+        for mismatch in stored_turns[k]["mismatches"] if k < len(stored_turns) else ():
+            at = mismatch.get("plan_call")
+            moved.append({**mismatch, "plan_call": None if at is None else offset + at})
+    in_turns = sum(len(t.get("mismatches", ())) for t in stored_turns)
+    moved += list(stored.get("mismatches", ()))[in_turns:]
+    one = case._replace(plans=(tuple(plan),), turns=())
+    return (
+        one,
+        result._replace(plan=0, pairs=tuple(pairs), turns=()),
+        {**stored, "mismatches": moved},
+    )
+
+
 def stratum_view(specs: SpecSet, case: Case, result: CaseResult) -> dict[str, Any]:
     """Just what `stratum` reads of a view (tool names and differences): cheaper than
     `case_view`, for finding the stratum of every disagreement of a large run."""
+    if case.turns:
+        case, result, _ = as_one_plan(case, result, {})
     plan_index, plan = compared_plan(case, result)
     return {
         "plans": [[{"name": call.name} for call in each] for each in case.plans],

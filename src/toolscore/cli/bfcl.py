@@ -26,11 +26,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def register(group: click.Group) -> None:
-    """Add the `import` command group (with `bfcl`, `bfcl-outputs`, and tau-bench's
-    commands) to `group`."""
-    from toolscore.cli import taubench  # noqa: PLC0415
+    """Add the `import` command group (with `bfcl`, `bfcl-outputs`, and tau-bench's and
+    tau2-bench's commands) to `group`."""
+    from toolscore.cli import tau2, taubench  # noqa: PLC0415
 
     taubench.register(import_group)
+    tau2.register(import_group)
     group.add_command(import_group)
 
 

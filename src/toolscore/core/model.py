@@ -31,6 +31,8 @@ MISMATCH_CODES: Final = (
     "missing_output",
     "forbidden_call",
     "too_many_calls",
+    "missing_turn",
+    "extra_turn",
 )
 """The closed set of mismatch codes (docs/formats.md); a test proves each is produced somewhere."""
 
@@ -132,8 +134,25 @@ class Forbid(NamedTuple):
     where: str
 
 
+class Turn(NamedTuple):
+    """One user turn of a conversation case (`turns`): its prompt, its acceptable plans, and
+    its outcome keys (`goal_state`, `state_checks`, `outputs`, `required_outputs`) kept in
+    `extra`, read only when calls are replayed."""
+
+    prompt: Any
+    plans: tuple[Plan, ...]
+    linked: bool = False
+    """True when some plan links calls of this turn by `$ref` or `after`."""
+    extra: Mapping[str, Any] = NO_EXTRA
+    earlier_refs: tuple[tuple[int, int], ...] = ()
+    """The (plan, call) positions of the plan calls with a `$ref` to a label of an earlier
+    turn (resolved from the agent's own earlier calls before this turn is matched)."""
+
+
 class Case(NamedTuple):
-    """A prompt and the acceptable plans; no non-empty plan means the right answer is no call."""
+    """A prompt and the acceptable plans; no non-empty plan means the right answer is no call.
+
+    A conversation case has `turns` instead, each with its own plans, and `plans` empty."""
 
     id: str
     plans: tuple[Plan, ...]
@@ -147,11 +166,16 @@ class Case(NamedTuple):
     """The case's own forbidden calls (its `forbid`), beside the spec's."""
     max_calls: int | None = None
     """The most calls the agent may make (`max_calls`), None for no limit."""
+    turns: tuple[Turn, ...] = ()
+    """The turns of a conversation case, in order; () for a case of one prompt."""
 
     @property
     def kind(self) -> Literal["tool", "abstention"]:
-        """`tool` when some plan has a call, else `abstention` (docs/formats.md, metrics)."""
-        return "tool" if any(self.plans) else "abstention"
+        """`tool` when some plan (of some turn) has a call, else `abstention` (docs/formats.md,
+        metrics)."""
+        if any(self.plans) or (self.turns and any(any(turn.plans) for turn in self.turns)):
+            return "tool"
+        return "abstention"
 
 
 class Trajectory(NamedTuple):
@@ -181,6 +205,11 @@ class Trajectory(NamedTuple):
     ignored: tuple[str, ...] = ()
     """The line's keys that no reader uses (`latency_ms`, `model`, ...), sorted: counted in
     the summary's `ignored_keys`, never read."""
+    turn_responses: tuple[str | None, ...] = ()
+    """The agent's last text in each user turn, one entry per user turn (a transcript's
+    user messages, or a `turns` line's entries); () for a line without turns."""
+    unread_turns: tuple[int, ...] = ()
+    """For each part of `unread`, the `turn` it was met in (user messages before it)."""
 
 
 class Mismatch(NamedTuple):
@@ -276,6 +305,36 @@ class Retry(NamedTuple):
         }
 
 
+class TurnResult(NamedTuple):
+    """The verdict on one turn of a conversation case. `mismatches` and the produced side of
+    `pairs` (plan call index, produced call index) number the calls of the whole conversation
+    (`CaseResult.calls`), not of the turn; `plan` indexes the turn's plans."""
+
+    turn: int
+    """The turn's index among the case's turns (0 for the first)."""
+    passed: bool
+    plan: int | None
+    mismatches: tuple[Mismatch, ...]
+    pairs: Pairs = ()
+    partial: Partial | None = None
+    calls: tuple[int, int] = (0, 0)
+    """The turn's produced calls: positions start (inclusive) to end (exclusive) among the
+    conversation's calls."""
+
+    def to_json(self) -> dict[str, Any]:
+        """One entry of a conversation case's `turns` in the report JSON (its mismatches are
+        written by the report, which knows how)."""
+        data: dict[str, Any] = {
+            "index": self.turn,
+            "passed": self.passed,
+            "plan": self.plan,
+            "calls": list(self.calls),
+        }
+        if self.partial is not None:
+            data["partial"] = self.partial.to_json()
+        return data
+
+
 class CaseResult(NamedTuple):
     """The verdict on one case, with the evidence that decided it.
 
@@ -316,3 +375,7 @@ class CaseResult(NamedTuple):
     """The calls that plan's pairing leaves unpaired, and the repeated ones (`core.partial`)."""
     retries: tuple[Retry, ...] = ()
     """The retried calls among the scored calls (`core.retries`), in call order."""
+    turns: tuple[TurnResult, ...] = ()
+    """The verdict on each turn of a conversation case, in order; () for other cases."""
+    first_failed_turn: int | None = None
+    """The index of the first turn that failed, for a conversation case that failed."""

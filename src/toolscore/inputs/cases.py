@@ -6,13 +6,13 @@ A case is the target of scoring: a broken one is an input error naming the line 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from toolscore.core.answers import parse_required_outputs
-from toolscore.core.dataflow import find_cycle, is_linked
-from toolscore.core.model import NO_EXTRA, Call, Case, Plan
+from toolscore.core.dataflow import find_cycle, is_linked, iter_refs
+from toolscore.core.model import NO_EXTRA, Call, Case, Plan, Turn
 from toolscore.errors import CaseError
 from toolscore.inputs.case_limits import case_limits, check_plans
 from toolscore.inputs.jsonl import ByteCounter, read_jsonl
@@ -22,6 +22,16 @@ from toolscore.specs.markers import parse_markers as _markers
 
 _CALL_KEYS = frozenset({"name", "args", "id", "after"})
 _PLAIN_CASE_KEYS = frozenset({"id", "plans", "prompt"})
+_TURN_KEYS = frozenset({"prompt", "plans", "goal_state", "state_checks", "outputs",
+                        "required_outputs"})  # fmt: skip
+"""The keys of one entry of a conversation case's `turns`."""
+_TURN_OUTCOME_SHAPES: dict[str, tuple[type, ...]] = {
+    "goal_state": (dict, str),
+    "state_checks": (list,),
+    "outputs": (list,),
+    "required_outputs": (list,),
+}
+"""The JSON types a turn's outcome keys may have (read only when calls are replayed)."""
 
 Fail = Callable[[str, str], CaseError]
 """Builds the error for a field of the case being read."""
@@ -64,6 +74,10 @@ def parse_case(
         raise fail("id", "every case needs a non-empty string id")
     plans_node = data.get("plans")
     if type(plans_node) is not list:
+        if "turns" in data and plans_node is None:
+            return _conversation(data, case_id, specs, fail, line, has_markers)
+        if "turns" in data:
+            raise fail("turns", "a case gives plans or turns, not both")
         raise fail("plans", "must be a list of plans (use [] when no call is expected)")
     plans: list[Plan] = []
     linked = False
@@ -77,9 +91,9 @@ def parse_case(
         if specs.forbidden:
             check_plans(plans, specs.rules, specs.forbidden, fail)
         return Case(case_id, tuple(plans), data.get("prompt"), (), line, NO_EXTRA, linked)
-    tags = data.get("tags", [])
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise fail("tags", "must be a list of strings")
+    if "turns" in data:
+        raise fail("turns", "a case gives plans or turns, not both")
+    tags = _tags(data, fail)
     if data.get("score_turns", "final") not in ("final", "all"):
         raise fail("score_turns", "must be 'final' (the default) or 'all'")
     forbid, max_calls = case_limits(data, specs, plans, fail)
@@ -88,46 +102,158 @@ def parse_case(
         parse_required_outputs(data["required_outputs"], labels, specs.tools, fail)
     extra = {k: v for k, v in data.items() if k not in _PLAIN_CASE_KEYS}
     return Case(
-        case_id, tuple(plans), data.get("prompt"), tuple(tags), line, extra, linked,
+        case_id, tuple(plans), data.get("prompt"), tags, line, extra, linked,
         forbid, max_calls,
     )  # fmt: skip
 
 
+def _tags(data: Mapping[str, Any], fail: Fail) -> tuple[str, ...]:
+    tags = data.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise fail("tags", "must be a list of strings")
+    return tuple(tags)
+
+
+def _conversation(
+    data: Mapping[str, Any],
+    case_id: str,
+    specs: SpecSet,
+    fail: Fail,
+    line: int | None,
+    has_markers: bool,
+) -> Case:
+    """A conversation case (`turns` instead of `plans`): each turn's plans read as a case's
+    are, a `$ref` may name a label of an earlier turn, and labels are unique across turns."""
+    node = data["turns"]
+    if type(node) is not list or not node:
+        raise fail("turns", "must be a non-empty list of turns ({prompt?, plans, ...})")
+    if "score_turns" in data:
+        raise fail("score_turns", "a conversation case scores every turn: drop score_turns")
+    turns: list[Turn] = []
+    earlier: dict[str, None] = {}  # the labels of earlier turns, in order
+    for k, entry in enumerate(node):
+        where = f"turns[{k}]"
+        if type(entry) is not dict:
+            raise fail(where, "a turn must be an object with plans")
+        if not entry.keys() <= _TURN_KEYS:
+            unknown = sorted(entry.keys() - _TURN_KEYS)[0]
+            known = ", ".join(sorted(_TURN_KEYS))
+            raise fail(f"{where}.{unknown}", f"unknown key (a turn has {known})")
+        plans_node = entry.get("plans")
+        if type(plans_node) is not list:
+            raise fail(
+                f"{where}.plans", "must be a list of plans (use [] when no call is expected)"
+            )
+        for key, shapes in _TURN_OUTCOME_SHAPES.items():
+            if key in entry and not isinstance(entry[key], shapes):
+                names = " or ".join("an object" if t is dict else f"a {t.__name__}" for t in shapes)
+                raise fail(f"{where}.{key}", f"must be {names}")
+        plans: list[Plan] = []
+        linked = False
+        refs: list[tuple[int, int]] = []
+        mine: set[str] = set()
+        for p, plan_node in enumerate(plans_node):
+            if type(plan_node) is not list:
+                raise fail(f"{where}.plans[{p}]", "a plan must be a list of calls")
+            plan, links = _plan(plan_node, specs, p, fail, has_markers, f"{where}.plans", earlier)
+            plans.append(plan)
+            linked = linked or links
+            for c, call in enumerate(plan):
+                if call.label is not None and call.label in earlier:
+                    raise fail(
+                        f"{where}.plans[{p}][{c}].id",
+                        f"label {call.label!r} is already used by an earlier turn "
+                        "(labels are unique across a conversation)",
+                    )
+                if call.label is not None:
+                    mine.add(call.label)
+                if (
+                    has_markers
+                    and earlier
+                    and any(ref.label in earlier for _, ref in iter_refs(call.args))
+                ):
+                    refs.append((p, c))
+        earlier.update(dict.fromkeys(sorted(mine)))
+        extra = {k: v for k, v in entry.items() if k not in ("prompt", "plans")}
+        turn = Turn(entry.get("prompt"), tuple(plans), linked, extra or NO_EXTRA, tuple(refs))
+        turns.append(turn)
+    every_plan = [plan for turn in turns for plan in turn.plans]
+    forbid, max_calls = case_limits(data, specs, every_plan, fail)
+    if max_calls is not None:
+        fewest = sum(min(map(len, turn.plans), default=0) for turn in turns)
+        if fewest > max_calls:
+            message = (
+                f"the turns' shortest plans make {fewest} calls, more than max_calls "
+                f"{max_calls}: the case could never pass"
+            )
+            raise fail("max_calls", message)
+    _conversation_outputs(data, earlier, specs, fail)
+    extra = {k: v for k, v in data.items() if k not in ("id", "turns", "prompt")}
+    return Case(
+        case_id, (), data.get("prompt"), _tags(data, fail), line, extra, False, forbid,
+        max_calls, tuple(turns),
+    )  # fmt: skip
+
+
+def _conversation_outputs(
+    data: Mapping[str, Any], labels: Mapping[str, None], specs: SpecSet, fail: Fail
+) -> None:
+    """Check a conversation case's own `required_outputs`: strings only in this version (a
+    reference needs the pairing of the turn its call stands in, which is not judged yet)."""
+    if data.get("required_outputs") is None:
+        return
+    entries = parse_required_outputs(data["required_outputs"], labels, specs.tools, fail)
+    for k, entry in enumerate(entries):
+        if not isinstance(entry, str):
+            message = "a conversation case's required outputs are strings in this version"
+            raise fail(f"required_outputs[{k}]", message)
+
+
 def _plan(
-    nodes: list[Any], specs: SpecSet, p: int, fail: Fail, has_markers: bool
+    nodes: list[Any],
+    specs: SpecSet,
+    p: int,
+    fail: Fail,
+    has_markers: bool,
+    plans: str = "plans",
+    earlier: Mapping[str, None] | None = None,
 ) -> tuple[Plan, bool]:
-    """One plan's calls, and whether any of them is linked to another (`$ref`, `after`)."""
+    """One plan's calls, and whether any of them is linked to another (`$ref`, `after`).
+
+    `plans` names the list the plan is in; `earlier` lists the labels of a conversation's
+    earlier turns, which a `$ref` may name too (never an `after`)."""
     calls: list[Call] = []
     tools = specs.tools
     labels = [n["id"] for n in nodes if type(n) is dict and n.get("id") is not None]
+    ref_labels: Container[Any] = labels if not earlier else _TurnLabels(labels, earlier)
     for c, node in enumerate(nodes):
         if type(node) is not dict:
-            raise fail(f"plans[{p}][{c}]", "a call must be an object with name and args")
+            raise fail(f"{plans}[{p}][{c}]", "a call must be an object with name and args")
         if not node.keys() <= _CALL_KEYS:
             unknown = sorted(node.keys() - _CALL_KEYS)[0]
             raise fail(
-                f"plans[{p}][{c}].{unknown}", "unknown key (a call has name, args, id, after)"
+                f"{plans}[{p}][{c}].{unknown}", "unknown key (a call has name, args, id, after)"
             )
         name = node.get("name")
         tool = tools.get(name) if type(name) is str else None
         if tool is None:
             known = ", ".join(sorted(tools))
             raise fail(
-                f"plans[{p}][{c}].name", f"{name!r} is not a tool in the spec (tools: {known})"
+                f"{plans}[{p}][{c}].name", f"{name!r} is not a tool in the spec (tools: {known})"
             )
         args = node.get("args", {})
         if type(args) is not dict:
-            raise fail(f"plans[{p}][{c}].args", "must be an object")
+            raise fail(f"{plans}[{p}][{c}].args", "must be an object")
         rules = tool.args.args
         if not args.keys() <= rules.keys():
             arg = next(a for a in args if a not in rules)
-            raise fail(f"plans[{p}][{c}].args.{arg}", f"tool {name!r} has no argument {arg!r}")
+            raise fail(f"{plans}[{p}][{c}].args.{arg}", f"tool {name!r} has no argument {arg!r}")
         if labels or "after" in node:
-            call = _labelled(node, tool.name, args, labels, f"plans[{p}][{c}]", fail)
+            call = _labelled(node, tool.name, args, labels, f"{plans}[{p}][{c}]", fail)
         else:
             call = Call(tool.name, args)
         if has_markers:
-            args = _markers(args, tool.args, labels, f"plans[{p}][{c}].args", fail)
+            args = _markers(args, tool.args, ref_labels, f"{plans}[{p}][{c}].args", fail)
             call = call._replace(args=args)
         calls.append(call)
         nested = tool.args.nested_args
@@ -135,13 +261,30 @@ def _plan(
             for arg, value in args.items():
                 rule = rules[arg]
                 if not rule.scalar:
-                    _known_keys(value, rule, f"plans[{p}][{c}].args.{arg}", fail)
+                    _known_keys(value, rule, f"{plans}[{p}][{c}].args.{arg}", fail)
     if not labels:  # a link (`$ref`, `after`) names a label: a plan without labels has none
         return tuple(calls), False
     cycle = find_cycle(calls)
     if cycle:
-        raise fail(f"plans[{p}]", f"$ref/after links form a cycle: {' -> '.join(cycle)}")
+        raise fail(f"{plans}[{p}]", f"$ref/after links form a cycle: {' -> '.join(cycle)}")
     return tuple(calls), is_linked(calls)
+
+
+class _TurnLabels:
+    """The labels a `$ref` in a conversation turn's plan may name: the plan's own and the
+    earlier turns' (looked up without copying them, so that parsing stays linear)."""
+
+    __slots__ = ("earlier", "own")
+
+    def __init__(self, own: list[Any], earlier: Mapping[str, None]) -> None:
+        self.own = own
+        self.earlier = earlier
+
+    def __contains__(self, label: object) -> bool:
+        return label in self.own or label in self.earlier
+
+    def __repr__(self) -> str:
+        return repr([*self.own, *self.earlier])
 
 
 def _labelled(

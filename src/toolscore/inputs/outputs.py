@@ -1,7 +1,8 @@
 """Read an outputs file (JSON Lines) into `Trajectory` values.
 
 A line says what the agent did once: as `calls`, a transcript (`formats`), a provider's
-response object (the line itself, or under `response`) or a `stream` (`formats.replies`). A
+response object (the line itself, or under `response`), a `stream` (`formats.replies`) or
+each user turn's calls (`turns`, `output_turns`). A
 line that says none of it yet holds keys no reader uses is an input error, with a hint of
 what it resembles (`formats.hints`): scored as no call, a harness's saving mistake would be
 a silent zero. Keys beside what the agent did that no reader uses are kept on the
@@ -30,6 +31,7 @@ from toolscore.inputs.formats.replies import read_reply, read_stream_line, reply
 from toolscore.inputs.formats.responses import Shape
 from toolscore.inputs.jsonl import read_jsonl
 from toolscore.inputs.lenient import LenientLine, first_junk, text_of
+from toolscore.inputs.output_turns import read_turns
 from toolscore.inputs.trials import read_trial
 
 _ARGS = operator.itemgetter(1)
@@ -39,12 +41,12 @@ _ARGS = operator.itemgetter(1)
 NOTED_JUNK = 5
 """How many values JSON does not allow a case's notes list one by one."""
 
-_STRUCTURE = ("id", "trial", "calls", "format", "choice", "stream", *TRANSCRIPT_KEYS)
+_STRUCTURE = ("id", "trial", "calls", "turns", "format", "choice", "stream", *TRANSCRIPT_KEYS)
 """Top-level keys whose own value the harness wrote: a bad value there is an input error."""
 
 PLAIN_KEYS = frozenset({"id", "calls", "response", "trial"})
 """The keys of the common line: one with only these (and a text `response`) is read at once."""
-LINE_KEYS = PLAIN_KEYS | {"format", "choice", "stream", *TRANSCRIPT_KEYS}
+LINE_KEYS = PLAIN_KEYS | {"format", "choice", "stream", "turns", *TRANSCRIPT_KEYS}
 """Every key some reader of outputs lines uses; the others are counted in `ignored_keys`."""
 
 
@@ -83,6 +85,8 @@ def parse_output(
         raise OutputError(source, message, line=line, field="choice")
     if made == "calls":
         trajectory = _calls(data, case_id, source, line, trial)
+    elif made == "turns":
+        trajectory = read_turns(data, case_id, source, line, trial)
     elif made in TRANSCRIPT_KEYS:
         trajectory = read_transcript(data, source, line)
     elif made == "stream":
@@ -103,7 +107,7 @@ def _made(
     `response` (a response object there) or "" (the line is a response object), with the
     response object's shape; an input error when the line says it twice, or not at all
     while holding keys no reader uses."""
-    found = [key for key in ("calls", "stream") if data.get(key) is not None]
+    found = [key for key in ("calls", "stream", "turns") if data.get(key) is not None]
     if has_transcript(data):
         found.append(next(key for key in TRANSCRIPT_KEYS if data.get(key) is not None))
     shape = reply_shape(data.get("response"))

@@ -157,25 +157,30 @@ def _lint_lines(specs: SpecSet, cases_path: str, env: Environment | None) -> lis
                 )
             )
         seen.add(case.id)
-        exercised.update(call.name for plan in case.plans for call in plan)
+        lists = [("plans", case.plans)]
+        if case.turns:  # a conversation: each turn's plans
+            lists = [(f"turns[{k}].plans", turn.plans) for k, turn in enumerate(case.turns)]
+        exercised.update(call.name for _, plans in lists for plan in plans for call in plan)
         exercised.update(entry.tool for entry in case.forbid)
         rejected: set[int] = set()
-        for p, plan in enumerate(case.plans):
-            for c, call in enumerate(plan):
-                rule = specs.rules[call.name]
-                for where, message in _rejected(rule, call.args or {}, f"plans[{p}][{c}].args"):
-                    rejected.add(p)
-                    found.append(
-                        Finding(
-                            "error",
-                            CaseError(
-                                source,
-                                f"expected value rejected by its own rule: {message}",
-                                line=number,
-                                field=where,
-                            ),
+        for name, plans in lists:
+            for p, plan in enumerate(plans):
+                for c, call in enumerate(plan):
+                    rule = specs.rules[call.name]
+                    at = f"{name}[{p}][{c}].args"
+                    for where, message in _rejected(rule, call.args or {}, at):
+                        rejected.add(p)
+                        found.append(
+                            Finding(
+                                "error",
+                                CaseError(
+                                    source,
+                                    f"expected value rejected by its own rule: {message}",
+                                    line=number,
+                                    field=where,
+                                ),
+                            )
                         )
-                    )
         problems = gold_problems(specs, case, source, env, skip=rejected)
         found += [Finding(severity, problem) for severity, problem in problems]
     return found + unexercised_forbid(specs, exercised)

@@ -116,6 +116,12 @@ def case_to_json(result: CaseResult) -> dict[str, Any]:
         data["tool_errors"] = errors
     if result.retries:
         data["retries"] = [retry.to_json() for retry in result.retries]
+    if result.turns:
+        data["turns"] = [
+            {**turn.to_json(), "mismatches": [mismatch_to_json(m) for m in turn.mismatches]}
+            for turn in result.turns
+        ]
+        data["first_failed_turn"] = result.first_failed_turn
     return data
 
 

@@ -148,6 +148,33 @@ def metrics_table(summary: Summary) -> Table:
     return table
 
 
+FIRST_FAILED_SHOWN = 10
+"""First failing turns the turns table lists one by one (the rest are added up)."""
+
+
+def turns_table(block: dict[str, Any]) -> Table:
+    """Conversation cases turn by turn (the summary's turn figures): the turn accuracy with
+    its Wilson interval and the one clustered by case, and how many conversations first
+    failed at each turn."""
+    title = f"Turns ({block['conversations']} conversations)"
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("passed/n", justify="right")
+    table.add_column("95% interval", justify="right")
+    rate = block["turn_accuracy"]
+    table.add_row(*_rate_row("turn accuracy", Rate(rate["passed"], rate["n"])))
+    bounds = rate["clustered"]["ci95"]
+    table.add_row("  clustered by case", "", "", interval(tuple(bounds) if bounds else None))
+    failed = sorted(block["first_failed_turn"].items(), key=lambda item: int(item[0]))
+    for turn, count in failed[:FIRST_FAILED_SHOWN]:
+        table.add_row(f"first failed at turn {turn}", "", str(count))
+    rest = sum(count for _, count in failed[FIRST_FAILED_SHOWN:])
+    if rest:
+        table.add_row("first failed at a later turn", "", str(rest))
+    return table
+
+
 CALL_RATES = (
     ("unknown_tool_rate", "unknown tool (of produced calls)"),
     ("missing_argument_rate", "missing argument (of paired calls)"),
@@ -457,10 +484,23 @@ def capped(lines: Iterable[str], total: int, what: str, limit: int = LINES_PER_C
 def case_detail(result: CaseResult, limit: int = LINES_PER_CASE) -> list[str]:
     """A failing case's mismatch lines, then its outcome lines, capped at `limit`."""
     state = state_lines(result.state) if result.state is not None else []
-    mismatches = (mismatch_line(m) for m in result.mismatches)
+    mismatches: Iterable[str] = (mismatch_line(m) for m in result.mismatches)
+    if result.turns:
+        mismatches = _turn_lines(result)
     total = len(result.mismatches) + len(state)
     what = "mismatches" if not state else "mismatch and outcome lines"
     return capped(itertools.chain(mismatches, state), total, what, limit)
+
+
+def _turn_lines(result: CaseResult) -> Iterable[str]:
+    """A conversation's mismatch lines, each after the turn it failed (`turn k:`); those of
+    no case turn (`extra_turn`) come last, as the case lists them."""
+    in_turns = 0
+    for turn in result.turns:
+        for mismatch in turn.mismatches:
+            yield f"turn {turn.turn}: {mismatch_line(mismatch)}"
+        in_turns += len(turn.mismatches)
+    yield from (mismatch_line(m) for m in result.mismatches[in_turns:])
 
 
 def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
@@ -475,6 +515,8 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
         missing = " [no output line]" if result.missing_output else ""
         trial = "" if result.trial is None else f" trial {result.trial}"
         calls = "calls passed" if result.passed else "calls failed"
+        if result.first_failed_turn is not None:
+            calls += f" (first at turn {result.first_failed_turn})"
         calls += case_partial(result)
         lines.append(safe_text(f"  {result.id}{trial}{plan}{missing}: {calls}", style="red"))
         lines += [Text("    " + line) for line in case_detail(result)]
@@ -518,6 +560,8 @@ def render_summary(
             console.print(Text(unscored), soft_wrap=True)
     if summary.trials is not None:
         console.print(trials_table(summary.trials.to_json()))
+    if summary.turns is not None:
+        console.print(turns_table(summary.turns))
     for table in (
         worst_table("Weakest tools", summary.per_tool),
         worst_table("Weakest arguments", summary.per_argument),

@@ -27,10 +27,12 @@ from toolscore.core.partial import (
 from toolscore.core.plans import names_match
 from toolscore.core.retries import excused_calls, find_retries
 from toolscore.core.values import json_equal, show
+from toolscore.errors import CaseError
 from toolscore.inputs.missing import (
     missing_result,
     nothing_calls,
 )
+from toolscore.scoring.conversation import score_conversation
 from toolscore.specs.loading import SpecSet
 
 if TYPE_CHECKING:
@@ -87,7 +89,10 @@ def agent_calls(case: Case, trajectory: Trajectory) -> tuple[Call, ...]:
 
 def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult:
     """The verdict on one case: best plan, pairing, mismatches, and the baselines (a case
-    without an output line fails with `missing_output`)."""
+    without an output line fails with `missing_output`; a conversation case is scored turn
+    by turn, `scoring.conversation`)."""
+    if case.turns:
+        return score_conversation(specs, case, trajectory, score_case)
     if trajectory.missing:
         missing = missing_result(case)
         return missing._replace(partial=no_credit(case.plans, None), efficiency=NO_EFFICIENCY)
@@ -234,6 +239,9 @@ def with_state(
     from toolscore.state import check_state  # noqa: PLC0415 - only runs with --env replay
     from toolscore.state.unreplayed import missing_state, nothing_outcome  # noqa: PLC0415
 
+    if case.turns:
+        refuse_turn_outcomes(case, source)
+
     if trajectory.missing:
         state = missing_state(case)
     else:
@@ -250,3 +258,22 @@ def with_state(
     if nothing is None:
         return result._replace(state=state)
     return result._replace(state=state, baselines={**result.baselines, "nothing": nothing})
+
+
+TURN_OUTCOME_KEYS = ("goal_state", "state_checks", "outputs", "required_outputs")
+"""A conversation turn's outcome keys, which only a later version judges under `--env`."""
+
+
+def refuse_turn_outcomes(case: Case, source: str) -> None:
+    """Refuse, under `--env`, a conversation case whose turns give outcome keys, or whose
+    own goal is `"plan"`: this version replays the conversation against the case's own
+    annotated goal only, and a goal left unjudged (or made from no plan) would be a silent
+    pass."""
+    if case.extra.get("goal_state") == "plan":
+        message = 'a conversation\'s goal_state "plan" is not replayed yet: give the goal state'
+        raise CaseError(source, message, line=case.line, field="goal_state")
+    for k, turn in enumerate(case.turns):
+        for key in TURN_OUTCOME_KEYS:
+            if key in turn.extra:
+                message = "a turn's outcome is not judged under --env yet (give it on the case)"
+                raise CaseError(source, message, line=case.line, field=f"turns[{k}].{key}")

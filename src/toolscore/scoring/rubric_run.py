@@ -92,6 +92,8 @@ class RubricRunner:
         """The rubric entries of one scored case (remote ones join `pending` instead), each
         counted in `tally` when given; with `keep` false only counted (a run that writes
         neither a report nor a store needs no entry: making them costs time at every case)."""
+        if result.turns:
+            return self._run_turns(case, result, tally, keep)
         if result.plan is None:
             return []
         plan = case.plans[result.plan]
@@ -143,6 +145,22 @@ class RubricRunner:
                         entries.append(entry)
         if len(entries) > 1:
             entries.sort(key=_order)
+        return entries
+
+    def _run_turns(
+        self, case: Case, result: CaseResult, tally: RubricTally | None, keep: bool
+    ) -> list[RubricEntry]:
+        """The rubric entries of a conversation case, turn by turn: each turn's pairs against
+        its plan (an entry's `call` counts the conversation's calls, `plan_call` the turn's
+        plan)."""
+        entries: list[RubricEntry] = []
+        for turn in result.turns:
+            if turn.plan is None:
+                continue
+            spec = case.turns[turn.turn]
+            part = case._replace(plans=spec.plans, prompt=spec.prompt, turns=())
+            verdict = result._replace(plan=turn.plan, pairs=turn.pairs, turns=())
+            entries += self.run(part, verdict, tally, keep)
         return entries
 
     def _timed_out(self, use: _Use) -> None:

@@ -24,6 +24,7 @@ from toolscore.scoring.tallies import (
     Tally,
     accuracy_json,
 )
+from toolscore.scoring.turn_tally import TurnTally
 from toolscore.specs.loading import SpecSet
 from toolscore.stats.intervals import Rate, ratio
 from toolscore.stats.records import fields_json
@@ -74,6 +75,9 @@ class Summary:
     """The `efficiency` block (extra, excused and repeated calls), when counted."""
     retries: dict[str, Any] | None = None
     """The `retries` block (retried calls, excused ones, per tool), when some call was retried."""
+    turns: dict[str, Any] | None = None
+    """The turn figures (`conversations`, `turn_accuracy`, `first_failed_turn`), when the run
+    has conversation cases (`turn_tally`)."""
 
     @property
     def accuracy(self) -> float | None:
@@ -108,6 +112,7 @@ class Summary:
             **(self.outcomes.checks_json() if self.outcomes is not None else {}),
             **({"rubrics": self.rubrics.to_json()} if self.rubrics is not None else {}),
             **({"trials": self.trials.to_json()} if self.trials is not None else {}),
+            **(self.turns if self.turns is not None else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -199,6 +204,7 @@ class SummaryBuilder:
         self.rubrics: RubricTally | None = None
         """Rubric results (`toolscore.scoring.rubric_run`), set by the runs that score rubrics."""
         self._partial = PartialTally(specs.extra_ok)
+        self._turns: TurnTally | None = None
 
     def _tallies_of(self, tool: str) -> dict[str, Tally]:
         """The tallies of a spec tool's compared arguments, made on first use."""
@@ -247,11 +253,34 @@ class SummaryBuilder:
             self._outcomes.add(passed, result.state)
         self._rates.add(result)
         self._partial.add(result, case.plans)
+        if case.turns:
+            self._add_turns(case, result)
+            return
         plan = case.plans[result.plan] if result.plan is not None else ()
         if passed:
             self._tally_passed(plan, result)
         else:
             self._tally_failed(plan, result)
+            self._forbidden.add(result)
+
+    def _add_turns(self, case: Case, result: CaseResult) -> None:
+        """Count a conversation case: its turns, and each turn's calls in the per-tool and
+        per-argument tallies against that turn's plan."""
+        if self._turns is None:
+            self._turns = TurnTally()
+        self._turns.add(result)
+        in_turns = 0
+        for turn in result.turns:
+            plans = case.turns[turn.turn].plans
+            plan = plans[turn.plan] if turn.plan is not None else ()
+            part = result._replace(pairs=turn.pairs, mismatches=turn.mismatches)
+            if turn.passed:
+                self._tally_passed(plan, part)
+            else:
+                self._tally_failed(plan, part)
+            in_turns += len(turn.mismatches)
+        self._codes.update(m.code for m in result.mismatches[in_turns:])
+        if not result.passed:
             self._forbidden.add(result)
 
     def add_case(self, case: Case, results: Sequence[CaseResult], lines: int) -> None:
@@ -414,6 +443,10 @@ class SummaryBuilder:
         self._forbidden.merge(other._forbidden)
         self._rates.merge(other._rates)
         self._partial.merge(other._partial)
+        if other._turns is not None:
+            if self._turns is None:
+                self._turns = TurnTally()
+            self._turns.merge(other._turns)
         self.ignored_keys.update(other.ignored_keys)
         self._trials.merge(other._trials)
         self._tallied = [a + b for a, b in zip(self._tallied, other._tallied, strict=True)]
@@ -479,4 +512,5 @@ class SummaryBuilder:
             partial=self._partial.partial_json(),
             efficiency=self._partial.efficiency_json(),
             retries=self._partial.retries_json() if self._partial.retries else None,
+            turns=self._turns.to_json() if self._turns is not None else None,
         )

@@ -5,7 +5,7 @@ keys the spec has. Plans of cases and `forbid` entries of specs and cases share 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 from toolscore.core.dataflow import pointer_problem
@@ -19,7 +19,7 @@ Fail = Callable[[str, str], Exception]
 """Builds the error for a field of the entry being read (raised by the caller's reader)."""
 
 
-def parse_markers(value: Any, rule: Rule, labels: list[Any], where: str, fail: Fail) -> Any:
+def parse_markers(value: Any, rule: Rule, labels: Container[Any], where: str, fail: Fail) -> Any:
     """Turn `{"$any": [...]}` and `{"$ref": "L#/p"}` into AnyOf and Ref, recursively.
 
     A marker stands where the spec has a rule for the value (an argument, a key of an
@@ -90,7 +90,7 @@ def _has_marker(value: Any) -> bool:
     return False
 
 
-def _ref(value: Mapping[str, Any], labels: list[Any], where: str, fail: Fail) -> Ref:
+def _ref(value: Mapping[str, Any], labels: Container[Any], where: str, fail: Fail) -> Ref:
     target = value["$ref"]
     if len(value) != 1 or not isinstance(target, str) or "#" not in target:
         raise fail(where, '$ref must be the only key, a string "LABEL#/json/pointer"')

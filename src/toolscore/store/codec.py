@@ -100,7 +100,8 @@ TRIAL_KEYS = ("trial", "trials")
 REPORTED_FIELDS = (
     "id", "passed", "kind", "plan", "mismatches", "baselines", "name_ok", "pairs",
     "produced_calls", "missing_output", "calls", "format", "notes", "state", "unread", "trial",
-    "trials", "trace", "ignored", "partial", "efficiency", "retries",
+    "trials", "trace", "ignored", "partial", "efficiency", "retries", "turns",
+    "first_failed_turn",
 )  # fmt: skip
 """The `CaseResult` fields `plain_row` knows how the report shows (a test pins them;
 `ignored` is counted in the summary only)."""
@@ -120,6 +121,7 @@ def plain_row(result: CaseResult) -> ResultRow | None:
         or result.unread
         or result.trace is not None
         or result.retries
+        or result.turns
     ):
         return None
     for call in result.calls:

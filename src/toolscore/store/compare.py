@@ -505,6 +505,8 @@ def _metrics(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Metric]:
                 b["cases"],
             )
         )
+    if "turn_accuracy" in a or "turn_accuracy" in b:  # conversation cases, turn by turn
+        rows.append(Metric("turn accuracy", *_rate(a, "turn_accuracy"), *_rate(b, "turn_accuracy")))
     if "state" in a or "state" in b:
         rows.append(
             Metric(

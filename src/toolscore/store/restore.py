@@ -11,13 +11,22 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolscore.core.model import MISSING, CaseResult, Efficiency, Mismatch, Partial, Retry
+from toolscore.core.model import (
+    MISSING,
+    CaseResult,
+    Efficiency,
+    Mismatch,
+    Partial,
+    Retry,
+    TurnResult,
+)
 from toolscore.inputs.missing import IdSample, JoinTally
 from toolscore.inputs.trials import TrialsTally
 from toolscore.scoring.forbidden import ForbiddenTally
 from toolscore.scoring.rates import CallRates
 from toolscore.scoring.summary import Summary
 from toolscore.scoring.tallies import BaselineTally, ClusteredAccuracy, OutcomeTally, Tally
+from toolscore.scoring.turn_tally import TURN_KEYS
 from toolscore.state.checks import CheckResult
 from toolscore.state.verdict import StateVerdict
 from toolscore.stats.intervals import Rate
@@ -39,19 +48,7 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
     The produced calls and the pairing are not stored, and a state verdict comes back
     without its diff and per-call outcomes (the stored JSON has them for `--json`).
     """
-    mismatches = tuple(
-        Mismatch(
-            m["code"],
-            pointer_path(m["path"]),
-            m["rule"],
-            m.get("expected", MISSING),
-            m.get("produced", MISSING),
-            m["message"],
-            m["call"],
-            m["plan_call"],
-        )
-        for m in case["mismatches"]
-    )
+    mismatches = _mismatches(case["mismatches"])
     state = case.get("state")
     verdict = None
     if state is not None:
@@ -89,6 +86,35 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
             Retry(r["call"], r["tool"], r["retried_by"], r["excused"])
             for r in case.get("retries", ())
         ),
+        turns=tuple(
+            TurnResult(
+                t["index"],
+                t["passed"],
+                t["plan"],
+                _mismatches(t["mismatches"]),
+                (),
+                _partial(t.get("partial")),
+                tuple(t["calls"]),
+            )
+            for t in case.get("turns", ())
+        ),
+        first_failed_turn=case.get("first_failed_turn"),
+    )
+
+
+def _mismatches(nodes: list[Mapping[str, Any]]) -> tuple[Mismatch, ...]:
+    return tuple(
+        Mismatch(
+            m["code"],
+            pointer_path(m["path"]),
+            m["rule"],
+            m.get("expected", MISSING),
+            m.get("produced", MISSING),
+            m["message"],
+            m["call"],
+            m["plan_call"],
+        )
+        for m in nodes
     )
 
 
@@ -178,6 +204,7 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         partial=data.get("partial"),
         efficiency=data.get("efficiency"),
         retries=data.get("retries"),
+        turns={key: data[key] for key in TURN_KEYS} if "turn_accuracy" in data else None,
     )
 
 

@@ -111,6 +111,8 @@ class Transcript:
     _unmatched: int = 0
     _skipped: Counter[str] = field(default_factory=Counter)
     _unread: list[str] = field(default_factory=list)
+    _unread_turns: list[int] = field(default_factory=list)
+    _turn_responses: list[str | None] = field(default_factory=list)
 
     def error(self, where: str, message: str) -> OutputError:
         """An input error: the line's transcript is not one at all (`where` names the field)."""
@@ -149,6 +151,7 @@ class Transcript:
         response object saved as the line itself has its fields at the top: `.content[0]`
         is then `content[0]`.)"""
         self._unread.append(f"{where.lstrip('.')}: {reason}")
+        self._unread_turns.append(self.turn)
 
     def list_of(self, node: Any, where: str) -> list[Any]:
         """`node`, which the format says is a list (else the part is unreadable)."""
@@ -203,6 +206,8 @@ class Transcript:
 
     def user_turn(self) -> None:
         """A genuine user message (not one that only carries tool results)."""
+        if self.turn:
+            self._turn_responses.append(self.response)
         self.turn += 1
         self.response = None
 
@@ -279,4 +284,6 @@ class Transcript:
             unread=tuple(self._unread),
             said=tuple(self.said),
             trace=self.trace,
+            turn_responses=(*self._turn_responses, self.response) if self.turn else (),
+            unread_turns=tuple(self._unread_turns),
         )
