@@ -255,6 +255,34 @@ def test_a_replayed_case_shows_its_state_diff_and_replayed_calls(
     page.close()
 
 
+def test_a_run_without_env_shows_required_outputs_not_a_failed_state(
+    browser: Browser, tmp_path: Path
+) -> None:
+    (tmp_path / "spec.yaml").write_text("tools:\n  lookup:\n    args: {account: exact}\n")
+    plan = [{"id": "look", "name": "lookup", "args": {"account": "a"}}]
+    case = {"id": "wrong", "plans": [plan], "required_outputs": [{"$ref": "look#/balance"}]}
+    call = {"name": "lookup", "args": {"account": "a"}, "result": {"balance": 1205.0}}
+    output = {"id": "wrong", "calls": [call], "response": "It is 1250.0 <b>EUR</b>"}
+    (tmp_path / "cases.jsonl").write_bytes(orjson.dumps(case) + b"\n")
+    (tmp_path / "outputs.jsonl").write_bytes(orjson.dumps(output) + b"\n")
+    page_path = tmp_path / "report.html"
+    run(
+        "score", "--specs", str(tmp_path / "spec.yaml"), "--cases", str(tmp_path / "cases.jsonl"),
+        "--outputs", str(tmp_path / "outputs.jsonl"), "--html", str(page_path),
+    )  # fmt: skip
+    watched = Watched(browser.new_page())
+    page = watched.page
+    page.goto(page_path.as_uri())
+    page.click("#case-rows tr")
+    detail = page.locator("#case-detail")
+    expect(detail.locator("h4").filter(has_text="Required outputs")).to_have_count(1)
+    held = '{"$ref": "look#/balance"} (held 1205.0)'
+    expect(detail).to_contain_text(f"missing in the response: {held}")
+    expect(detail).not_to_contain_text("state failed")
+    assert watched.errors == []
+    page.close()
+
+
 def test_rubric_entries_open_inert_and_the_rubric_filter_works(
     browser: Browser, tmp_path: Path
 ) -> None:

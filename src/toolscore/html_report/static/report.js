@@ -236,11 +236,18 @@
   }
 
   function stateBlock(parent, state) {
-    var s = section(parent, "Final state");
-    add(s, el("p", null, "state " + (state.passed ? "passed" : "failed") +
-      (state.goal ? " (goal: " + state.goal + ")" : "") +
-      (state.outputs_passed === null || state.outputs_passed === undefined ? "" :
-        "; required outputs " + (state.outputs_passed ? "found" : "missing"))));
+    // a state not judged (no goal_state, or a run without --env) is not called failed
+    var judged = state.passed !== null && state.passed !== undefined;
+    var s = section(parent, judged ? "Final state" : "Required outputs");
+    var said = [];
+    if (judged) {
+      said.push("state " + (state.passed ? "passed" : "failed") +
+        (state.goal ? " (goal: " + state.goal + ")" : ""));
+    }
+    if (state.outputs_passed !== null && state.outputs_passed !== undefined) {
+      said.push("required outputs " + (state.outputs_passed ? "found" : "missing"));
+    }
+    add(s, el("p", null, said.join("; ")));
     if (state.error) add(s, el("p", "problem", state.error));
     (state.missing_outputs || []).forEach(function (m) {
       add(s, el("p", "problem", "missing in the response: " + m));
