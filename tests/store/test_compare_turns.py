@@ -35,18 +35,23 @@ def output(case_id: str, *verdicts: bool) -> dict[str, Any]:
 
 RUN_A = (
     [conversation("flip", 2), conversation("moved", 3), conversation("same", 2),
-     conversation("grow", 2), conversation(HOSTILE, 1), {"id": "plain", "plans": [[RIGHT]]}],
+     conversation("grow", 2), conversation(HOSTILE, 1), conversation("better", 1),
+     {"id": "plain", "plans": [[RIGHT]]}],
     [output("flip", True, False), output("moved", False, True, True), output("same", True, True),
-     output("grow", True, True), output(HOSTILE, True), {"id": "plain", "calls": [RIGHT]}],
+     output("grow", True, True), output(HOSTILE, True), output("better", False),
+     {"id": "plain", "calls": [RIGHT]}],
 )  # fmt: skip
 RUN_B = (
     [conversation("flip", 2), conversation("moved", 3), conversation("same", 2),
-     conversation("grow", 3), conversation(HOSTILE, 1), {"id": "plain", "plans": [[RIGHT]]}],
+     conversation("grow", 3), conversation(HOSTILE, 1), conversation("better", 1),
+     {"id": "plain", "plans": [[RIGHT]]}],
     [output("flip", True, True), output("moved", True, False, True), output("same", True, True),
-     output("grow", True, True, True), output(HOSTILE, False), {"id": "plain", "calls": [WRONG]}],
+     output("grow", True, True, True), output(HOSTILE, False), output("better", True),
+     {"id": "plain", "calls": [WRONG]}],
 )  # fmt: skip
 """flip: turn 1 fails in A only; moved: A fails at turn 0, B at turn 1; grow: 2 turns in A,
-3 in B (not paired); the hostile id passes in A and fails at turn 0 in B."""
+3 in B (not paired); the hostile id passes in A and fails at turn 0 in B; better fails its
+one turn in A only."""
 
 
 def save(store: Store, folder: Path, run: tuple[list[Any], list[Any]]) -> int:
@@ -85,21 +90,22 @@ def test_the_turn_accuracy_is_paired_turn_by_turn_over_cases(db: Path) -> None:
     with open_store(db) as store:
         turns = compare(store, 1, 2).turns
     assert turns is not None
-    # flip (2 turns), moved (3), same (2), hostile (1): 8 paired turns; grow is left out.
-    assert (turns.cases, turns.unpaired) == (4, 1)
+    # flip (2 turns), moved (3), same (2), hostile (1), better (1): 9 paired turns; grow is
+    # left out.
+    assert (turns.cases, turns.unpaired) == (5, 1)
     test = turns.test
     assert test is not None
-    assert test.n == 8
-    assert (test.a, test.b) == (6 / 8, 6 / 8)  # A: 1+2+2+1, B: 2+2+2+0
-    assert (test.n01, test.n10) == (2, 2)  # flip t1, moved t0; moved t1, hostile t0
+    assert test.n == 9
+    assert (test.a, test.b) == (6 / 9, 7 / 9)  # A: 1+2+2+1+0, B: 2+2+2+0+1
+    assert (test.n01, test.n10) == (3, 2)  # flip t1, moved t0, better; moved t1, hostile t0
     assert test.unit == "turn"
     assert test.low is not None
     assert test.high is not None
     assert test.low <= test.difference <= test.high
     assert [(c.case_id, c.a, c.b) for c in turns.changes] == [
-        ("flip", 1, None), ("moved", 0, 1), (HOSTILE, None, 0)
+        ("flip", 1, None), ("moved", 0, 1), (HOSTILE, None, 0), ("better", 0, None)
     ]  # fmt: skip
-    assert turns.changed == 3
+    assert turns.changed == 4
 
 
 def test_the_list_of_changed_first_turns_is_capped_and_counted(
@@ -109,32 +115,32 @@ def test_the_list_of_changed_first_turns_is_capped_and_counted(
     with open_store(db) as store:
         turns = compare_turns.compare_turns(store, store.run(1), store.run(2))
     assert [c.case_id for c in turns.changes] == ["flip"]
-    assert turns.changed == 3
+    assert turns.changed == 4
 
 
 def test_compare_json_terminal_and_page_show_the_turns(db: Path, tmp_path: Path) -> None:
     data = orjson.loads(invoke("compare", "1", "2", "--db", str(db), "--json").stdout)
     block = data["turns"]
-    assert block["cases"] == 4
+    assert block["cases"] == 5
     assert block["unpaired_cases"] == 1
-    assert block["first_failed_turn_changed"] == 3
+    assert block["first_failed_turn_changed"] == 4
     assert block["first_failed_turn_changes"][:2] == [
         {"case": "flip", "a": 1, "b": None}, {"case": "moved", "a": 0, "b": 1}
     ]  # fmt: skip
     paired = block["paired"]
-    assert (paired["metric"], paired["n"], paired["difference"]) == ("turn accuracy", 8, 0.0)
-    assert (paired["mcnemar"]["n01"], paired["mcnemar"]["n10"]) == (2, 2)
-    assert "over 8 shared turns" in paired["sentence"]
+    assert (paired["metric"], paired["n"], paired["difference"]) == ("turn accuracy", 9, 0.1111)
+    assert (paired["mcnemar"]["n01"], paired["mcnemar"]["n10"]) == (3, 2)
+    assert "over 9 shared turns" in paired["sentence"]
     rows = {m["metric"]: m for m in data["metrics"]}
-    assert rows["turn accuracy"]["a_n"] == 10  # the unpaired case counts in each run's own
+    assert rows["turn accuracy"]["a_n"] == 11  # the unpaired case counts in each run's own
 
     shown = invoke("compare", "1", "2", "--db", str(db))
     assert shown.exit_code == 0, shown.output
     text = shown.stdout
-    assert "Turns paired on the 4 conversations in both runs" in text
-    assert "turn accuracy: no detectable difference: B - A = +0.0 pts over 8 shared turns" in text
+    assert "Turns paired on the 5 conversations in both runs" in text
+    assert "turn accuracy: no detectable difference: B - A = +11.1 pts over 9 shared turns" in text
     assert "1 shared cases are conversations in one run only" in text
-    assert "First failing turn changed in 3 conversations:" in text
+    assert "First failing turn changed in 4 conversations:" in text
     assert "  flip: turn 1 -> passed" in text
     assert "  moved: turn 0 -> turn 1" in text
     assert "\x1b[2J" not in text
@@ -143,8 +149,8 @@ def test_compare_json_terminal_and_page_show_the_turns(db: Path, tmp_path: Path)
     page = tmp_path / "compare.html"
     assert invoke("compare", "1", "2", "--db", str(db), "--html", str(page)).exit_code == 0
     html = page.read_text()
-    assert 'id="turns-paired" data-cases="4" data-unpaired="1" data-changed="3"' in html
-    assert 'data-turns-paired="turn accuracy" data-n="8"' in html
+    assert 'id="turns-paired" data-cases="5" data-unpaired="1" data-changed="4"' in html
+    assert 'data-turns-paired="turn accuracy" data-n="9"' in html
     assert '<tr data-first-turn-case="flip" data-a="1" data-b="null">' in html
     assert "<code>[bold red]x[/]" in html
 
