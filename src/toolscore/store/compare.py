@@ -195,47 +195,46 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as `compare --json` writes it."""
-        return (
-            {
-                "a": self.a.to_json(),
-                "b": self.b.to_json(),
-                "metrics": [metric.to_json() for metric in self.metrics],
-                "flipped": len(self.flips),
-                "pass_to_fail": sum(1 for f in self.flips if f.before),
-                "fail_to_pass": sum(1 for f in self.flips if not f.before),
-                "only_in_a": self.only_in_a,
-                "only_in_b": self.only_in_b,
-                "by_rule": [
-                    {
-                        "rule": where,
-                        "kind": kind,
-                        "code": code,
-                        "direction": direction,
-                        "cases": count,
-                        "spec_change": None if change is None else change.to_json(),
-                    }
-                    for where, kind, code, direction, count, change in self.by_rule()
-                ],
-                "arguments": [
-                    {
-                        "argument": name,
-                        "a": {"passed": a[0], "failed": a[1]},
-                        "b": {"passed": b[0], "failed": b[1]},
-                    }
-                    for name, a, b in self.arguments
-                ],
-                "spec_changes": [change.to_json() for change in self.spec_changes],
-                "flips": [flip.to_json() for flip in self.flips],
-                "shared_cases": self.shared,
-                "paired": [test.to_json() for test in self.paired],
-                "per_tool": [move.to_json("tool") for move in self.tool_rates],
-                "per_argument": [move.to_json("argument") for move in self.argument_rates],
-                "partial_paired": [test.to_json() for test in self.partial],
-                "partial_not_stored": self.partial_notes,
-            }
-            | ({} if self.rubrics is None else {"rubrics": self.rubrics.to_json()})
-            | ({} if self.turns is None else {"turns": self.turns.to_json()})
-        )
+        data = {
+            "a": self.a.to_json(),
+            "b": self.b.to_json(),
+            "metrics": [metric.to_json() for metric in self.metrics],
+            "flipped": len(self.flips),
+            "pass_to_fail": sum(1 for f in self.flips if f.before),
+            "fail_to_pass": sum(1 for f in self.flips if not f.before),
+            "only_in_a": self.only_in_a,
+            "only_in_b": self.only_in_b,
+            "by_rule": [
+                {
+                    "rule": where,
+                    "kind": kind,
+                    "code": code,
+                    "direction": direction,
+                    "cases": count,
+                    "spec_change": None if change is None else change.to_json(),
+                }
+                for where, kind, code, direction, count, change in self.by_rule()
+            ],
+            "arguments": [
+                {
+                    "argument": name,
+                    "a": {"passed": a[0], "failed": a[1]},
+                    "b": {"passed": b[0], "failed": b[1]},
+                }
+                for name, a, b in self.arguments
+            ],
+            "spec_changes": [change.to_json() for change in self.spec_changes],
+            "flips": [flip.to_json() for flip in self.flips],
+            "shared_cases": self.shared,
+            "paired": [test.to_json() for test in self.paired],
+            "per_tool": [move.to_json("tool") for move in self.tool_rates],
+            "per_argument": [move.to_json("argument") for move in self.argument_rates],
+            "partial_paired": [test.to_json() for test in self.partial],
+            "partial_not_stored": self.partial_notes,
+        } | ({} if self.rubrics is None else {"rubrics": self.rubrics.to_json()})
+        if self.turns is not None:
+            data["turns"] = self.turns.to_json()
+        return data
 
 
 class RateMove(NamedTuple):
