@@ -238,11 +238,17 @@ def test_a_mismatch_count_is_the_number_of_mismatches_described(data: st.DataObj
 
 @SETTINGS
 @given(ANY_JSON)
+@example([{"role": None}])
 def test_only_a_calls_field_that_is_not_a_list_is_an_output_error(calls: Any) -> None:
+    """A list is read call by call, one entry each, except an entry that is plainly no call
+    (a message, a provider's object): that one is refused where it stands (`calls[k]`)."""
+    refused: str | None = None
     try:
         trajectory = parse_output({"id": "c", "calls": calls})
-    except OutputError:
-        assert not isinstance(calls, list)
+    except OutputError as error:
+        refused = str(error)
+    if refused is not None:
+        assert not isinstance(calls, list) or "calls[" in refused
         return
     assert calls is None or isinstance(calls, list)
     assert len(trajectory.calls) == (0 if calls is None else len(calls))
