@@ -181,3 +181,31 @@ def scored_page(folder: Path, *extra: str) -> tuple[Page, str, dict[str, Any]]:
     assert result.exit_code == 0, result.output
     html = page_path.read_text()
     return Page(html), html, orjson.loads(report_path.read_bytes())
+
+
+CONVERSATION_CASES: list[dict[str, Any]] = [
+    {"id": "talk", "turns": [{"plans": [[refund("o-1")]]}, {"plans": [[refund("o-2")]]},
+                             {"plans": [[]]}]},
+    {"id": "silent", "turns": [{"plans": [[refund("o-4")]]}, {"plans": [[refund("o-5")]]}]},
+    {"id": "beyond", "turns": [{"plans": [[refund("o-6")]]}]},
+    {"id": "plain", "plans": [[refund("o-3")]]},
+]  # fmt: skip
+CONVERSATION_OUTPUTS: list[dict[str, Any]] = [
+    {"id": "talk", "turns": [{"calls": [refund("o-1")]}, {"calls": [refund(PWN)]},
+                             {"calls": []}]},
+    {"id": "silent", "turns": [{"calls": []}, {"calls": [refund("o-5")]}]},
+    {"id": "beyond", "turns": [{"calls": [refund("o-6")]}, {"calls": [refund("o-7")]}]},
+    {"id": "plain", "calls": [refund("o-3")]},
+]  # fmt: skip
+"""Conversations: one failing at a later turn with a hostile value, one missing a call in
+its first turn, one with calls in a turn beyond its last; and one plain case."""
+
+
+def write_conversations(folder: Path) -> dict[str, Path]:
+    """The spec, the conversation cases and their outputs above, in `folder`."""
+    paths = {name: folder / f"{name}.jsonl" for name in ("cases", "outputs")}
+    paths["specs"] = folder / "tools.yaml"
+    paths["specs"].write_text(SPEC)
+    for name, rows in (("cases", CONVERSATION_CASES), ("outputs", CONVERSATION_OUTPUTS)):
+        paths[name].write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
+    return paths

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from toolscore.core import assignment
-from toolscore.core.arguments import call_matches
+from toolscore.core.arguments import call_matches, call_mismatches, mismatch_count
 from toolscore.core.assignment import assign, shortest_augmenting_path
 from toolscore.core.call_order import canonical_order
 from toolscore.core.diagnosis import (
@@ -184,6 +184,22 @@ def test_shortcuts_choose_what_the_assignment_chooses(
     found = _best_pairing(specs.rules, plan, produced)
     chosen = None if found is None else found[:2]
     assert chosen == via_assignment(specs, plan, produced)
+
+
+@settings(SETTINGS, max_examples=300)
+@given(calls(), calls(5))
+def test_a_pair_s_mismatch_count_is_the_number_of_its_mismatches(
+    plan: list[Call], produced: list[Call]
+) -> None:
+    """`mismatch_count`, which counts an argument at a time, against the describing walk."""
+    specs = spec_set()
+    for e in plan:
+        if e.args is None:
+            continue
+        rule = specs.rules[e.name]
+        for p in produced:
+            assert mismatch_count(rule, e, p) == len(call_mismatches(rule, e, p))
+            assert (mismatch_count(rule, e, p) == 0) == call_matches(rule, e, p)
 
 
 @settings(SETTINGS, max_examples=300)

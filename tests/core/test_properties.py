@@ -29,7 +29,7 @@ from spec_strategies import (
     spec_dicts,
     valid_values,
 )
-from toolscore.core.arguments import matches
+from toolscore.core.arguments import call_matches, call_mismatches, matches, mismatch_count
 from toolscore.core.diagnosis import best_plan
 from toolscore.core.model import Case, CaseResult, Trajectory
 from toolscore.core.rules import compile_rule
@@ -216,12 +216,39 @@ def test_any_produced_json_is_scored_without_raising(data: st.DataObject) -> Non
 
 
 @SETTINGS
+@given(st.data())
+def test_a_mismatch_count_is_the_number_of_mismatches_described(data: st.DataObject) -> None:
+    """`mismatch_count` (an argument at a time, what pairing by cost uses) counts what the
+    describing walk lists, and counts 0 exactly when the calls match."""
+    spec = data.draw(spec_dicts(), label="spec")
+    specs = build_specs(spec)
+    plan = data.draw(plain_calls(spec, min_size=1), label="plan")
+    case = parse_case({"id": "c", "plans": [plan]}, specs)
+    made = data.draw(st.lists(junk_calls(spec), max_size=4), label="calls")
+    calls = output(made).calls
+    for expected in case.plans[0]:
+        rule = specs.rules[expected.name]
+        for produced in calls:
+            if produced.name != expected.name:
+                continue
+            count = mismatch_count(rule, expected, produced)
+            assert count == len(call_mismatches(rule, expected, produced))
+            assert (count == 0) == call_matches(rule, expected, produced)
+
+
+@SETTINGS
 @given(ANY_JSON)
+@example([{"role": None}])
 def test_only_a_calls_field_that_is_not_a_list_is_an_output_error(calls: Any) -> None:
+    """A list is read call by call, one entry each, except an entry that is plainly no call
+    (a message, a provider's object): that one is refused where it stands (`calls[k]`)."""
+    refused: str | None = None
     try:
         trajectory = parse_output({"id": "c", "calls": calls})
-    except OutputError:
-        assert not isinstance(calls, list)
+    except OutputError as error:
+        refused = str(error)
+    if refused is not None:
+        assert not isinstance(calls, list) or "calls[" in refused
         return
     assert calls is None or isinstance(calls, list)
     assert len(trajectory.calls) == (0 if calls is None else len(calls))

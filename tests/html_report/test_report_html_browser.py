@@ -18,7 +18,15 @@ import orjson
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Route, expect
 
-from html_pages import PWN, run, score_args, scored_page, write_inputs
+from html_pages import (
+    CONVERSATION_CASES,
+    PWN,
+    run,
+    score_args,
+    scored_page,
+    write_conversations,
+    write_inputs,
+)
 from label_pages import CHROMIUM_FLAGS, WAIT_MS, chromium
 from toolscore.html_report.embed import Caps, select_cases
 from toolscore.html_report.html import Provenance, report_html
@@ -255,6 +263,34 @@ def test_a_replayed_case_shows_its_state_diff_and_replayed_calls(
     page.close()
 
 
+def test_a_run_without_env_shows_required_outputs_not_a_failed_state(
+    browser: Browser, tmp_path: Path
+) -> None:
+    (tmp_path / "spec.yaml").write_text("tools:\n  lookup:\n    args: {account: exact}\n")
+    plan = [{"id": "look", "name": "lookup", "args": {"account": "a"}}]
+    case = {"id": "wrong", "plans": [plan], "required_outputs": [{"$ref": "look#/balance"}]}
+    call = {"name": "lookup", "args": {"account": "a"}, "result": {"balance": 1205.0}}
+    output = {"id": "wrong", "calls": [call], "response": "It is 1250.0 <b>EUR</b>"}
+    (tmp_path / "cases.jsonl").write_bytes(orjson.dumps(case) + b"\n")
+    (tmp_path / "outputs.jsonl").write_bytes(orjson.dumps(output) + b"\n")
+    page_path = tmp_path / "report.html"
+    run(
+        "score", "--specs", str(tmp_path / "spec.yaml"), "--cases", str(tmp_path / "cases.jsonl"),
+        "--outputs", str(tmp_path / "outputs.jsonl"), "--html", str(page_path),
+    )  # fmt: skip
+    watched = Watched(browser.new_page())
+    page = watched.page
+    page.goto(page_path.as_uri())
+    page.click("#case-rows tr")
+    detail = page.locator("#case-detail")
+    expect(detail.locator("h4").filter(has_text="Required outputs")).to_have_count(1)
+    held = '{"$ref": "look#/balance"} (held 1205.0)'
+    expect(detail).to_contain_text(f"missing in the response: {held}")
+    expect(detail).not_to_contain_text("state failed")
+    assert watched.errors == []
+    page.close()
+
+
 def test_rubric_entries_open_inert_and_the_rubric_filter_works(
     browser: Browser, tmp_path: Path
 ) -> None:
@@ -311,4 +347,42 @@ def test_rubric_entries_open_inert_and_the_rubric_filter_works(
     assert watched.dialogs == []
     assert watched.errors == []
     assert watched.requests == [page_path.as_uri()]
+    page.close()
+
+
+def test_a_conversation_opens_turn_by_turn(browser: Browser, tmp_path: Path) -> None:
+    """A conversation opens turn by turn, its first failing turn marked, the hostile value
+    of a later turn's call shown as text; the first-failing-turn filter keeps its cases."""
+    paths = write_conversations(tmp_path)
+    page_path = tmp_path / "r.html"
+    assert run(*score_args(paths), "--html", str(page_path)).exit_code == 0
+    watched = Watched(browser.new_page(viewport={"width": 1280, "height": 900}))
+    page = watched.page
+    page.goto(page_path.as_uri())
+    expect(page.locator("#first-failed-turn g.bar")).to_have_count(2)
+    page.select_option("#f-turn", "1")
+    expect(page.locator("#case-rows tr code.case-id")).to_have_text(["talk", "beyond"])
+    page.select_option("#f-turn", "")
+    expect(page.locator("#case-rows tr")).to_have_count(len(CONVERSATION_CASES))
+    page.fill("#f-search", "talk")
+    page.click("#case-rows tr")
+    detail = page.locator("#case-detail")
+    turns = detail.locator("section.turn")
+    expect(turns).to_have_count(3)
+    expect(turns.nth(1)).to_have_class("turn failed first-failed")
+    expect(turns.nth(1).locator(".badge.first")).to_have_text("first failed turn")
+    expect(turns.nth(1).locator("p.hint").first).to_have_text("plan 0; call 1")
+    expect(turns.nth(1).locator("tr.name span.index")).to_have_text(["plan call 0", "call 1"])
+    expect(turns.nth(1).locator('tr.arg[data-arg="order_id"] td').nth(1)).to_contain_text("onerror")
+    expect(turns.nth(1).locator("ul.mismatches li")).to_contain_text("value_mismatch call 1")
+    expect(turns.nth(2).locator("p.expectation")).to_contain_text("make no call")
+    page.fill("#f-search", "beyond")
+    page.click("#case-rows tr")
+    expect(detail.locator("section.turn.beyond tr.name")).to_contain_text("call 1")
+    expect(detail.locator("section.turn.beyond .badge.first")).to_have_text("first failed turn: 1")
+    page.screenshot(path=str(tmp_path / "turns.png"), full_page=True)
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("img").count() == 0
+    assert watched.errors == []
+    assert watched.dialogs == []
     page.close()

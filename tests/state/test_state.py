@@ -667,7 +667,6 @@ def _plan(name: str, **args: Any) -> dict[str, Any]:
             "goal_state.accounts[1]: case 'c': two rows have the key 'a'",
         ),
         ({"goal_state": "plans"}, "goal_state: case 'c': must be either \"plan\" or a mapping"),
-        ({"required_outputs": "100"}, "required_outputs: case 'c': must be a list of non-empty"),
         (_plan("missing_tool"), "plans[0][0]: case 'c': no tool 'missing_tool' in tools.py"),
     ],
 )

@@ -31,11 +31,12 @@ def case_view(
 ) -> dict[str, Any]:
     """The labelling view of one case: `result` is the case scored again (for its pairing),
     `stored` the run's report JSON of the case (its mismatches are the run's verdict)."""
+    spans = turn_plan_calls(case, result) if case.turns else None
     if case.turns:
         case, result, stored = as_one_plan(case, result, stored)
     plan_index, plan = compared_plan(case, result)
     mismatches = list(stored.get("mismatches", ()))
-    return {
+    view: dict[str, Any] = {
         "prompt": _prompt(case.prompt),
         "plans": [[_plan_call(call) for call in each] for each in case.plans],
         "plan": plan_index,
@@ -49,6 +50,9 @@ def case_view(
             [call.name for plan in case.plans for call in plan] + [c.name for c in result.calls],
         ),
     }
+    if spans is not None:
+        view["turn_plan_calls"] = spans
+    return view
 
 
 def compared_plan(case: Case, result: CaseResult) -> tuple[int | None, Sequence[Call]]:
@@ -56,6 +60,20 @@ def compared_plan(case: Case, result: CaseResult) -> tuple[int | None, Sequence[
     its index (None for a case with no plans)."""
     index = result.plan if result.plan is not None else (0 if case.plans else None)
     return index, case.plans[index] if index is not None else ()
+
+
+def turn_plan_calls(case: Case, result: CaseResult) -> list[list[int]]:
+    """For each turn of a conversation case, `[start, end)` of its calls in the one plan
+    `as_one_plan` lays out (the turn's chosen plan, else its first), so that a view of the
+    one plan can be cut back into turns."""
+    spans: list[list[int]] = []
+    start = 0
+    for turn, verdict in zip(case.turns, result.turns, strict=True):
+        index = verdict.plan if verdict.plan is not None else (0 if turn.plans else None)
+        end = start + (len(turn.plans[index]) if index is not None else 0)
+        spans.append([start, end])
+        start = end
+    return spans
 
 
 def as_one_plan(

@@ -53,6 +53,7 @@ def replay_command(
     from toolscore.inputs.cases import read_cases  # noqa: PLC0415
     from toolscore.inputs.outputs import read_outputs  # noqa: PLC0415
     from toolscore.report.terminal import state_lines  # noqa: PLC0415
+    from toolscore.scoring.case import score_case, scored_calls  # noqa: PLC0415
     from toolscore.state import check_state  # noqa: PLC0415
     from toolscore.state.replay import ReplayStoppedError  # noqa: PLC0415
     from toolscore.state.verdict import changes_from_start, replay_any  # noqa: PLC0415
@@ -82,6 +83,8 @@ def replay_command(
         )
         out.write(printable(f"call {outcome.call} {outcome.name}: {shown}") + "\n")
     if "goal_state" in case.extra or "required_outputs" in case.extra:
+        # the call verdict's pairing tells which call stands for a `$ref` output's label
+        scored = scored_calls(case, trajectory, score_case(specs, case, trajectory))
         verdict = check_state(
             env,
             case,
@@ -89,6 +92,7 @@ def replay_command(
             trajectory.response,
             source=cases_path or "",
             said=trajectory.said,
+            scored=scored,
         )
         lines = state_lines(verdict) or ["nothing to check"]
     else:

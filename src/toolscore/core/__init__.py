@@ -10,6 +10,7 @@
 - `diagnosis`: why a plan fails, the best of a case's plans, a mismatch's line.
 - `plan_calls`: the calls a correct agent makes for a plan.
 - `partial`: how close a case came (partial credit) and the calls it wasted (efficiency).
+- `answers`: required outputs that name what a call returned, and finding them in text.
 """
 
 from toolscore.core.arguments import iter_mismatches, matches

@@ -58,7 +58,7 @@ def iter_mismatches(
 def matches(rule: Rule, expected: Any, produced: Any) -> bool:
     """True when `produced` equals `expected` under `rule` (the walk finds nothing)."""
     if type(rule) is ObjectRule and isinstance(expected, dict) and isinstance(produced, dict):
-        return next(_object(rule, expected, produced, (), False), None) is None  # one frame less
+        return not _object_count(rule, expected, produced, True)
     return next(iter_mismatches(rule, expected, produced, (), False), None) is None
 
 
@@ -312,9 +312,29 @@ def mismatch_count(rule: ObjectRule, expected: Call, produced: Call) -> int:
     without describing them (what choosing a pairing by cost needs)."""
     if produced.args is None:
         return 1
-    if isinstance(expected.args, dict) and isinstance(produced.args, dict):
-        return sum(1 for _ in _object(rule, expected.args, produced.args, (), False))
-    return sum(1 for _ in iter_mismatches(rule, expected.args, produced.args, (), False))
+    plan_args, args = expected.args, produced.args
+    if not (isinstance(plan_args, dict) and isinstance(args, dict)):
+        return sum(1 for _ in iter_mismatches(rule, plan_args, args, (), False))
+    return _object_count(rule, plan_args, args, False)
+
+
+def _object_count(
+    rule: ObjectRule, expected: dict[str, Any], produced: dict[str, Any], first: bool
+) -> int:
+    """How many mismatches `_object` finds between two objects, taking the same steps an
+    argument at a time (`argument_count`) without a generator; with `first`, 1 as soon as
+    one is found (what matching needs)."""
+    count = given = 0
+    for arg in rule.compared_args:
+        name, _, default, _ = arg
+        value = produced.get(name, MISSING)
+        given += value is not MISSING
+        count += argument_count(rule, arg, expected.get(name, default), value)
+        if first and count:
+            return 1
+    if len(produced) > given and not rule.allow_unknown:
+        count += sum(1 for name in produced if name not in rule.args)
+    return count
 
 
 def argument_count(

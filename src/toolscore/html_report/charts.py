@@ -42,11 +42,16 @@ class BarChart:
 
 def bar_chart(counts: Mapping[str, int]) -> BarChart:
     """Bars for counts (mismatch codes), the largest first, scaled to the largest."""
-    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    top = max((count for _, count in ordered), default=0) or 1
+    return ordered_bar_chart(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def ordered_bar_chart(counts: Sequence[tuple[str, int]]) -> BarChart:
+    """Bars for counts in the order given (the first failing turn, turn by turn), scaled to
+    the largest."""
+    top = max((count for _, count in counts), default=0) or 1
     bars = tuple(
         Bar(label, count, round(BAR_WIDTH * count / top, 1), index * ROW_HEIGHT)
-        for index, (label, count) in enumerate(ordered)
+        for index, (label, count) in enumerate(counts)
     )
     return BarChart(bars, BAR_WIDTH, max(len(bars), 1) * ROW_HEIGHT)
 

@@ -117,11 +117,48 @@ def report_html(
         has_details=bool(details),
         calibration=_calibration(head.get("calibration")),
         rubrics=_rubrics(summary.get("rubrics")),
+        turns=turns_view(summary),
         cases_json=cases_json,
         spec_json=script_json(spec),
         bar_width=charts.BAR_WIDTH,
         row_height=charts.ROW_HEIGHT,
     )
+
+
+MAX_TURN_BARS = 50
+"""First failing turns drawn one bar each at most; later ones are added up in one bar."""
+
+
+def turns_view(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The summary's conversation figures (docs/formats.md 7.10) for the page: the turn
+    accuracy row with its clustered interval, how many conversations passed every turn, and
+    a bar per first failing turn in turn order; None when the run has no conversation."""
+    rate = summary.get("turn_accuracy")
+    if not isinstance(rate, Mapping) or "conversations" not in summary:
+        return None
+    first = summary.get("first_failed_turn") or {}
+    ordered = sorted(((int(turn), int(count)) for turn, count in first.items()))
+    failed = sum(count for _, count in ordered)
+    counts = {f"turn {turn}": count for turn, count in ordered[:MAX_TURN_BARS]}
+    if len(ordered) > MAX_TURN_BARS:
+        counts["a later turn"] = sum(count for _, count in ordered[MAX_TURN_BARS:])
+    clustered = rate.get("clustered") or {}
+    return {
+        "conversations": summary["conversations"],
+        "passed": summary["conversations"] - failed,
+        "failed": failed,
+        "rate": {
+            "key": "turn_accuracy",
+            "label": "turn accuracy",
+            "unit": "turns",
+            **rate,
+            "bar": charts.whisker(rate["value"], rate.get("ci95")),
+        },
+        "clustered": clustered,
+        "clustered_bar": charts.whisker(rate["value"], clustered.get("ci95")),
+        "first_failed": charts.ordered_bar_chart(list(counts.items())),
+        "first_failed_counts": ordered,
+    }
 
 
 def _state_checks(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -347,25 +384,33 @@ def slimmed(record: Mapping[str, Any], size: int) -> dict[str, Any]:
     for key in ("codes", "disagree", "tools", "args", "tags"):
         value = record.get(key)
         kept[key] = [str(item)[:MAX_TEXT] for item in value[:cut]] if value is not None else None
-    kept["mismatches"] = [
-        {
-            "code": m.get("code"),
-            "call": m.get("call"),
-            "plan_call": m.get("plan_call"),
-            "path": str(m.get("path", ""))[:MAX_TEXT],
-            "rule": m.get("rule"),
-            "message": str(m.get("message", ""))[:MAX_TEXT],
-        }
-        for m in record.get("mismatches", ())[:cut]
-    ]
+    kept["mismatches"] = [_slim_mismatch(m) for m in record.get("mismatches", ())[:cut]]
     if record.get("rubrics"):
         kept["rubrics"] = [
             {**entry, "reason": str(entry.get("reason", ""))[:MAX_TEXT]}
             | ({"unscored": str(entry["unscored"])[:MAX_TEXT]} if entry.get("unscored") else {})
             for entry in record["rubrics"][:cut]
         ]
+    if record.get("turns"):
+        kept["first_failed_turn"] = record.get("first_failed_turn")
+        kept["turns"] = [
+            {key: turn.get(key) for key in ("index", "passed", "plan", "calls", "first")}
+            | {"mismatches": [_slim_mismatch(m) for m in turn.get("mismatches", ())[:cut]]}
+            for turn in record["turns"][:cut]
+        ]
     kept["slimmed"] = size
     return kept
+
+
+def _slim_mismatch(m: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "code": m.get("code"),
+        "call": m.get("call"),
+        "plan_call": m.get("plan_call"),
+        "path": str(m.get("path", ""))[:MAX_TEXT],
+        "rule": m.get("rule"),
+        "message": str(m.get("message", ""))[:MAX_TEXT],
+    }
 
 
 def lift_spec(layout: dict[str, Any], spec: dict[str, dict[str, Any]]) -> None:
@@ -405,7 +450,49 @@ def case_record(case: Mapping[str, Any], view: Mapping[str, Any] | None) -> dict
         layout["exact_reason"] = view.get("exact_reason")
         layout["rules"] = view.get("rules")  # read by lift_spec, then dropped
         record["layout"] = layout
+    if isinstance(case.get("turns"), list):
+        record["turns"] = turn_blocks(case, record.get("layout"), view)
     return record
+
+
+def turn_blocks(
+    case: Mapping[str, Any], layout: Mapping[str, Any] | None, view: Mapping[str, Any] | None
+) -> list[dict[str, Any]]:
+    """A conversation case's turns as the page shows them, from its report entry: each
+    turn's entry (index, verdict, plan, calls range, mismatches, and any `state`/`checks`),
+    `first` on the first failing turn, and when the layout is known, `rows`, the layout rows
+    of the turn (its produced calls by the `calls` range, its missing plan calls by the
+    turn's span of the one plan, `plan_offset` its start)."""
+    spans = view.get("turn_plan_calls") if view is not None else None
+    rows = list(layout["rows"]) if layout is not None else []
+    first = case.get("first_failed_turn")
+    blocks = []
+    for k, entry in enumerate(case["turns"]):
+        if not isinstance(entry, Mapping):
+            continue
+        block = dict(entry)
+        block["mismatches"] = [m for m in entry.get("mismatches", ()) if isinstance(m, Mapping)]
+        block["first"] = entry.get("index") == first and first is not None
+        if layout is not None and isinstance(spans, list) and k < len(spans):
+            start, end = _span(entry.get("calls"))
+            plan_start, plan_end = _span(spans[k])
+            block["plan_offset"] = plan_start
+            block["rows"] = [
+                number
+                for number, row in enumerate(rows)
+                if (row["call"] is not None and start <= row["call"] < end)
+                or (row["call"] is None and row["plan_call"] is not None
+                    and plan_start <= row["plan_call"] < plan_end)
+            ]  # fmt: skip
+        blocks.append(block)
+    return blocks
+
+
+def _span(value: Any) -> tuple[int, int]:
+    """A `[start, end)` pair as two ints; (0, 0) for anything else."""
+    if isinstance(value, list | tuple) and len(value) == 2 and all(type(v) is int for v in value):
+        return value[0], value[1]
+    return 0, 0
 
 
 def _facets(

@@ -10,6 +10,7 @@ from collections.abc import Callable, Container, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from toolscore.core.answers import parse_required_outputs
 from toolscore.core.dataflow import find_cycle, is_linked, iter_refs
 from toolscore.core.model import NO_EXTRA, Call, Case, Plan, Turn
 from toolscore.errors import CaseError
@@ -96,6 +97,9 @@ def parse_case(
     if data.get("score_turns", "final") not in ("final", "all"):
         raise fail("score_turns", "must be 'final' (the default) or 'all'")
     forbid, max_calls = case_limits(data, specs, plans, fail)
+    if data.get("required_outputs") is not None:
+        labels = {call.label for plan in plans for call in plan if call.label is not None}
+        parse_required_outputs(data["required_outputs"], labels, specs.tools, fail)
     extra = {k: v for k, v in data.items() if k not in _PLAIN_CASE_KEYS}
     return Case(
         case_id, tuple(plans), data.get("prompt"), tags, line, extra, linked,
@@ -183,11 +187,26 @@ def _conversation(
                 f"{max_calls}: the case could never pass"
             )
             raise fail("max_calls", message)
+    _conversation_outputs(data, earlier, specs, fail)
     extra = {k: v for k, v in data.items() if k not in ("id", "turns", "prompt")}
     return Case(
         case_id, (), data.get("prompt"), _tags(data, fail), line, extra, False, forbid,
         max_calls, tuple(turns),
     )  # fmt: skip
+
+
+def _conversation_outputs(
+    data: Mapping[str, Any], labels: Mapping[str, None], specs: SpecSet, fail: Fail
+) -> None:
+    """Check a conversation case's own `required_outputs`: strings only in this version (a
+    reference needs the pairing of the turn its call stands in, which is not judged yet)."""
+    if data.get("required_outputs") is None:
+        return
+    entries = parse_required_outputs(data["required_outputs"], labels, specs.tools, fail)
+    for k, entry in enumerate(entries):
+        if not isinstance(entry, str):
+            message = "a conversation case's required outputs are strings in this version"
+            raise fail(f"required_outputs[{k}]", message)
 
 
 def _plan(

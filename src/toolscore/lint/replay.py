@@ -52,7 +52,7 @@ def unsayable_outputs(env: AnyEnvironment, case: Case, source: str) -> list[str]
     required output that no response could hold, not even one saying the required strings
     themselves, why."""
     validate_case(env, case, source)
-    required = case.extra.get("required_outputs")
+    required = [e for e in case.extra.get("required_outputs") or () if isinstance(e, str)]
     if not required:
         return []
     place, normalise = output_options(case.extra, env.config, case_error(case, source))

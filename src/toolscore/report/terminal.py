@@ -310,8 +310,10 @@ def baselines_table(summary: Summary) -> Table:
 
 
 def outcomes_table(outcomes: OutcomeTally) -> Table:
-    """State accuracy beside call accuracy, and where the two disagree."""
-    table = Table(title="Outcomes (calls replayed against the store)", title_justify="left")
+    """State accuracy beside call accuracy, and where the two disagree (a run that judged no
+    state, as one without `--env`, judged required outputs alone: its title says so)."""
+    what = "calls replayed against the store" if outcomes.state_n else "required outputs"
+    table = Table(title=f"Outcomes ({what})", title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("passed/n", justify="right")

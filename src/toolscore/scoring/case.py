@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolscore.core.answers import ScoredCalls
 from toolscore.core.diagnosis import best_plan
 from toolscore.core.forbid import limit_mismatches
-from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Trajectory
+from toolscore.core.model import MISSING, Call, Case, CaseResult, Mismatch, Retry, Trajectory
 from toolscore.core.partial import (
     NO_EFFICIENCY,
     PASSED_ONE,
@@ -95,11 +96,16 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
     if trajectory.missing:
         missing = missing_result(case)
         return missing._replace(partial=no_credit(case.plans, None), efficiency=NO_EFFICIENCY)
-    calls = agent_calls(case, trajectory)
-    retries = find_retries(calls, specs.retries_ok) if len(calls) > 1 else ()
-    # Excused retried calls are left out of what the matcher pairs (core.retries).
-    excused = excused_calls(calls, retries) if retries and specs.retries_ok else None
-    scored = calls if excused is None else excused.scored
+    calls = scored = agent_calls(case, trajectory)
+    retries: tuple[Retry, ...] = ()
+    excused = None
+    if len(calls) > 1:
+        retries = find_retries(calls, specs.retries_ok)
+        if retries and specs.retries_ok:
+            # Excused retried calls are left out of what the matcher pairs (core.retries).
+            excused = excused_calls(calls, retries)
+            if excused is not None:
+                scored = excused.scored
     linked = case.linked
     verdict = best_plan(specs.rules, specs.extra_ok, case.plans, scored, linked=linked)
     name_ok = verdict.passed or names_match(case.plans, scored, specs.extra_ok)
@@ -179,9 +185,45 @@ def score_replayed(
     source: str = "<cases>",
 ) -> CaseResult:
     """`score_case`, and with `env` the outcome verdict too (`with_state`): one output line
-    as a run scores it."""
+    as a run scores it. Without `env`, a case's `required_outputs` are still checked
+    (`with_outputs`)."""
     result = score_case(specs, case, trajectory)
-    return result if env is None else with_state(env, case, trajectory, result, source)
+    if env is not None:
+        return with_state(env, case, trajectory, result, source)
+    if case.extra.get("required_outputs") is not None:
+        return with_outputs(case, trajectory, result, source)
+    return result
+
+
+def scored_calls(case: Case, trajectory: Trajectory, result: CaseResult) -> ScoredCalls:
+    """The calls `result` paired with its best plan, for the `$ref` outputs of the case:
+    each with its position among the trajectory's calls (where replay outcomes stand)."""
+    positions: list[int] = []
+    scored = result.calls
+    for position, call in enumerate(trajectory.calls):
+        if len(positions) < len(scored) and call is scored[len(positions)]:
+            positions.append(position)
+    if len(positions) != len(scored):  # not the trajectory's own calls: take them in order
+        positions = list(range(len(scored)))
+    plan = case.plans[result.plan] if result.plan is not None and case.plans else ()
+    return ScoredCalls(scored, tuple(positions), result.pairs, plan)
+
+
+def with_outputs(
+    case: Case, trajectory: Trajectory, result: CaseResult, source: str = "<cases>"
+) -> CaseResult:
+    """`result` with the verdict on the case's `required_outputs` alone (no `--env`): found
+    in the response, references looked up in the calls' recorded results. An agent that
+    said nothing finds none, so the do-nothing baseline fails."""
+    from toolscore.state.unreplayed import missing_state, recorded_outputs  # noqa: PLC0415
+
+    if trajectory.missing:
+        state = missing_state(case)
+    else:
+        scored = scored_calls(case, trajectory, result)
+        state = recorded_outputs(case, trajectory.response, trajectory.said, scored, source)
+    nothing = result.baselines["nothing"] and not case.extra["required_outputs"]
+    return result._replace(state=state, baselines={**result.baselines, "nothing": nothing})
 
 
 def outcome_passed(result: CaseResult) -> bool:
@@ -209,7 +251,13 @@ def with_state(
         state = missing_state(case)
     else:
         state = check_state(
-            env, case, trajectory.calls, trajectory.response, source=source, said=trajectory.said
+            env,
+            case,
+            trajectory.calls,
+            trajectory.response,
+            source=source,
+            said=trajectory.said,
+            scored=scored_calls(case, trajectory, result),
         )
     nothing = nothing_outcome(env, case, source)
     if nothing is None:

@@ -11,7 +11,8 @@ diagnose).
 - `snapshot`, `diff`: read a state, compare two states table by table, hash a state.
 - `goal`: read a case's annotated `goal_state`.
 - `checks`: a case's `state_checks`, parsed and judged on a state of either kind.
-- `outputs`: the `required_outputs` check on the agent's final response.
+- `outputs`: the `required_outputs` check on what the agent said (strings, and the values
+  its calls returned: `core.answers`).
 - `verdict`: `check_state`, the outcome verdict on one case.
 """
 

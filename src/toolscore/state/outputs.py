@@ -1,4 +1,5 @@
-"""The outputs check: strings a case requires in what the agent said.
+"""The outputs check: strings, and values the agent's calls returned, that a case requires in
+what the agent said (`required_outputs`; the values: `core.answers`).
 
 Where the strings are looked for (`required_outputs_in`, a case key, else the environment's):
 
@@ -27,6 +28,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from toolscore.core.answers import NO_CALLS, RequiredOutput, ScoredCalls, missing_ref_outputs
 from toolscore.core.values import show
 from toolscore.errors import InputError
 
@@ -67,13 +69,43 @@ def missing_outputs(
 ) -> tuple[str, ...]:
     """The required strings (as written in the case) not found where `place` says: in the
     final `response`, or (`any`) in any of the assistant texts `said` or the `response`."""
-    if place == "final":
-        texts: Sequence[str] = (response or "",)
-    else:
-        texts = [*said, response] if response is not None and response not in said else said
+    of_required, of_said = _FORMS[normalise]
+    found = [of_said(text) for text in _texts(response, said, place)]
+    return tuple(text for text in required if not any(of_required(text) in f for f in found))
+
+
+def missing_required(
+    required: Sequence[RequiredOutput],
+    response: str | None,
+    *,
+    said: Sequence[str] = (),
+    place: str = "final",
+    normalise: str = "default",
+    scored: ScoredCalls = NO_CALLS,
+) -> tuple[str, ...]:
+    """`missing_outputs` over strings and references alike, in the case's order: a string as
+    written, a reference written with the value it held (`core.answers`), looked up in
+    `scored`'s calls."""
+    texts = _texts(response, said, place)
     of_required, of_said = _FORMS[normalise]
     found = [of_said(text) for text in texts]
-    return tuple(text for text in required if not any(of_required(text) in f for f in found))
+    missing: list[str] = []
+    for entry in required:
+        if isinstance(entry, str):
+            if not any(of_required(entry) in f for f in found):
+                missing.append(entry)
+        else:
+            missing += missing_ref_outputs(
+                (entry,), texts, scored, of_value=of_required, of_text=of_said
+            )
+    return tuple(missing)
+
+
+def _texts(response: str | None, said: Sequence[str], place: str) -> Sequence[str]:
+    """The texts required outputs are looked for in, as `place` says."""
+    if place == "final":
+        return (response or "",)
+    return [*said, response] if response is not None and response not in said else said
 
 
 def output_option(name: str, node: Any, fail: Callable[[str, str], InputError]) -> str:

@@ -1,5 +1,6 @@
-"""Outcome verdicts that replay no call of an agent: a case without an output, and an agent
-that did nothing (the do-nothing baseline, docs/formats.md 7.3).
+"""Outcome verdicts that replay no call of an agent: a case without an output, an agent that
+did nothing (the do-nothing baseline, docs/formats.md 7.3), and the required outputs of a run
+without `--env` (checked against the calls' recorded results).
 
 A case without an output line fails every outcome check it has, without replay: a missing
 output is never a pass. The do-nothing verdict is the case's outcome checks on the state its
@@ -17,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from toolscore.core.model import Case
+from toolscore.core.answers import ScoredCalls, case_required_outputs, written
+from toolscore.core.model import NO_EXTRA, Case
 from toolscore.state.checks import failed_checks
 from toolscore.state.environment import Environment
-from toolscore.state.outputs import missing_outputs, output_options
+from toolscore.state.outputs import missing_required, output_options
 from toolscore.state.replay import case_error
 from toolscore.state.verdict import StateVerdict, check_state
 
@@ -38,15 +40,33 @@ _last: list[tuple[Case, bool | None]] = []
 def missing_state(case: Case) -> StateVerdict:
     """The outcome verdict on a case without an output line: each check it has, failed."""
     goal = case.extra.get("goal_state")
-    required = case.extra.get("required_outputs")
+    required = case_required_outputs(case, case_error(case, "<cases>"))
     checks = failed_checks(case.extra.get("state_checks"), "no output line: nothing replayed")
     return StateVerdict(
         None if goal is None and not checks else False,
         outputs_passed=None if required is None else False,
-        missing_outputs=tuple(required) if isinstance(required, list) else (),
+        missing_outputs=tuple(map(written, required or ())),
         goal=None if goal is None else "plan" if goal == "plan" else "annotated",
         checks=checks,
     )
+
+
+def recorded_outputs(
+    case: Case,
+    response: str | None,
+    said: tuple[str, ...],
+    scored: ScoredCalls,
+    source: str = "<cases>",
+) -> StateVerdict:
+    """The outcome verdict of a run without `--env` on a case with `required_outputs`: the
+    outputs alone (`passed` None), references looked up in the calls' recorded results."""
+    fail = case_error(case, source)
+    required = case_required_outputs(case, fail) or ()
+    place, normalise = output_options(case.extra, NO_EXTRA, fail)
+    missing = missing_required(
+        required, response, said=said, place=place, normalise=normalise, scored=scored
+    )
+    return StateVerdict(None, outputs_passed=not missing, missing_outputs=missing)
 
 
 def nothing_outcome(
@@ -68,8 +88,8 @@ def _judge(env: Environment | DocumentEnvironment, case: Case, source: str) -> b
     if goal is None and required is None and checks is None:
         return None
     if isinstance(required, list):
-        place, normalise = output_options(case.extra, env.config, case_error(case, source))
-        if missing_outputs(required, None, place=place, normalise=normalise):
+        output_options(case.extra, env.config, case_error(case, source))
+        if required:  # nothing is said: no string is found, and no call returned a value
             return False
     if goal is None and checks is None:
         return True

@@ -23,7 +23,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from toolscore.core.model import Call, Case
+from toolscore.core.answers import NO_CALLS, RequiredOutput, ScoredCalls, case_required_outputs
+from toolscore.core.model import MISSING, Call, Case
 from toolscore.state.checks import (
     CheckResult,
     StateCheck,
@@ -38,7 +39,7 @@ from toolscore.state.diff import StateDiff, diff_states
 from toolscore.state.environment import Environment
 from toolscore.state.goal import GOAL_FORMS, annotated_goal
 from toolscore.state.limits import alarms_installed
-from toolscore.state.outputs import missing_outputs, output_options
+from toolscore.state.outputs import missing_required, output_options
 from toolscore.state.pointer_diff import DocumentDiff, diff_documents
 from toolscore.state.replay import (
     CallOutcome,
@@ -199,25 +200,40 @@ def check_state(
     *,
     source: str = "<cases>",
     said: Sequence[str] = (),
+    scored: ScoredCalls | None = None,
 ) -> StateVerdict:
     """Replay the agent's calls for one case and judge the final state and the response.
 
     `calls` are all the calls the agent made for the case, in order (every turn changes the
     store); `source` names the cases file in errors about the case; `said` holds every
-    assistant text, for `required_outputs_in: any`.
+    assistant text, for `required_outputs_in: any`; `scored` the calls the verdict paired
+    with a plan, whose replayed results `$ref`/`$result` outputs name (None: no call stands
+    for a label).
     """
     fail = case_error(case, source)
     required = _required(case, fail)
-    missing: tuple[str, ...] = ()
-    if required is not None:
+
+    def with_outputs(verdict: StateVerdict, outcomes: Sequence[CallOutcome]) -> StateVerdict:
+        if required is None:
+            return verdict
         place, normalise = output_options(case.extra, env.config, fail)
-        missing = missing_outputs(required, response, said=said, place=place, normalise=normalise)
-    outputs_passed = None if required is None else not missing
+        replayed = replayed_results(scored, outcomes) if scored is not None else NO_CALLS
+        missing = missing_required(
+            required, response, said=said, place=place, normalise=normalise, scored=replayed
+        )
+        return verdict._replace(outputs_passed=not missing, missing_outputs=missing)
+
     node = case.extra.get("goal_state")
     checks_node = case.extra.get("state_checks")
     checks = parse_checks(checks_node, not isinstance(env, Environment), fail)
     if node is None and not checks:
-        return StateVerdict(None, None, outputs_passed, missing)
+        outcomes: Sequence[CallOutcome] = ()
+        if scored is not None and any(not isinstance(e, str) for e in required or ()):
+            try:  # a reference names a replayed result: the calls are replayed for it alone
+                outcomes = replay_any(env, case, calls, source)[1]
+            except ReplayStoppedError as stop:
+                outcomes = stop.calls
+        return with_outputs(StateVerdict(None), outcomes)
     goal: Goal | None = None if node is None else "plan" if node == "plan" else "annotated"
     try:
         with alarms_installed():
@@ -233,14 +249,28 @@ def check_state(
                 verdict = _with_checks(verdict, *_checked(env, case, calls, checks, fail))
     except ReplayStoppedError as stop:
         not_judged = failed_checks(checks_node, f"not judged: replay stopped at {stop}")
-        return StateVerdict(
-            False, None, outputs_passed, missing, stop.calls, goal, error=str(stop),
-            checks=not_judged,
-        )  # fmt: skip
+        stopped = StateVerdict(
+            False, None, calls=stop.calls, goal=goal, error=str(stop), checks=not_judged
+        )
+        return with_outputs(stopped, stop.calls)
     unreplayed = len(calls) - len(verdict.calls)
-    return verdict._replace(
-        outputs_passed=outputs_passed, missing_outputs=missing, goal=goal, not_replayed=unreplayed
-    )
+    return with_outputs(verdict._replace(goal=goal, not_replayed=unreplayed), verdict.calls)
+
+
+def replayed_results(scored: ScoredCalls, outcomes: Sequence[CallOutcome]) -> ScoredCalls:
+    """`scored` with each call's result the one its replay gave: an error when the tool
+    failed, no result when the call was not replayed (after a terminal tool)."""
+    by_position = {outcome.call: outcome for outcome in outcomes}
+    calls = []
+    for call, position in zip(scored.calls, scored.positions, strict=True):
+        outcome = by_position.get(position)
+        if outcome is None:
+            calls.append(call._replace(result=MISSING, result_error=False))
+        elif outcome.error is not None:
+            calls.append(call._replace(result=MISSING, result_error=True))
+        else:
+            calls.append(call._replace(result=outcome.result, result_error=False))
+    return scored._replace(calls=tuple(calls))
 
 
 def _checked(
@@ -479,13 +509,10 @@ def same_image(a: bytes, b: bytes) -> bool:
     return counted == b
 
 
-def _required(case: Case, fail: Fail) -> list[str] | None:
-    node = case.extra.get("required_outputs")
-    if node is None:
-        return None
-    if not isinstance(node, list) or not all(isinstance(s, str) and s.strip() for s in node):
-        raise fail("required_outputs", "must be a list of non-empty strings")
-    return node
+def _required(case: Case, fail: Fail) -> tuple[RequiredOutput, ...] | None:
+    """The case's `required_outputs`, checked (the tools a `$result` names are checked
+    against the spec when the cases load)."""
+    return case_required_outputs(case, fail)
 
 
 def replay_any(

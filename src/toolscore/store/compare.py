@@ -28,6 +28,7 @@ from toolscore.stats.paired import (
 from toolscore.stats.records import fields_json
 from toolscore.store.codec import BASELINES, case_json
 from toolscore.store.compare_partial import partial_tests
+from toolscore.store.compare_turns import TurnComparison, compare_turns
 from toolscore.store.database import RunInfo, Store
 from toolscore.store.restore import pointer_path
 from toolscore.store.rubric_compare import RubricComparison, compare_rubrics
@@ -175,6 +176,9 @@ class Comparison:
     """Macro F1, precision and recall paired on the shared cases (`compare_partial`)."""
     partial_notes: list[str] = field(default_factory=list)
     """Why there is no partial-credit difference: "F1 not stored for run N"."""
+    turns: TurnComparison | None = None
+    """The conversations paired turn by turn (`compare_turns`); None when neither run has
+    a conversation case."""
 
     def by_rule(self) -> list[tuple[str, str | None, str, str, int, Change | None]]:
         """Flips grouped by what decided them: (tool.argument, kind, code, direction, count,
@@ -191,7 +195,7 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as `compare --json` writes it."""
-        return {
+        data = {
             "a": self.a.to_json(),
             "b": self.b.to_json(),
             "metrics": [metric.to_json() for metric in self.metrics],
@@ -228,6 +232,9 @@ class Comparison:
             "partial_paired": [test.to_json() for test in self.partial],
             "partial_not_stored": self.partial_notes,
         } | ({} if self.rubrics is None else {"rubrics": self.rubrics.to_json()})
+        if self.turns is not None:
+            data["turns"] = self.turns.to_json()
+        return data
 
 
 class RateMove(NamedTuple):
@@ -291,6 +298,11 @@ def compare(
     ]
     aligned = store.same_positions(a, b)
     partial, partial_notes = partial_tests(store, a, b, seed=seed, resamples=resamples)
+    turns = (
+        compare_turns(store, a, b, seed=seed, resamples=resamples)
+        if "turn_accuracy" in summary_a or "turn_accuracy" in summary_b
+        else None
+    )
     return Comparison(
         a,
         b,
@@ -307,6 +319,7 @@ def compare(
         compare_rubrics(store.db, a, b, seed=seed, resamples=resamples, same_positions=aligned),
         partial,
         partial_notes,
+        turns,
     )
 
 

@@ -20,15 +20,15 @@ MEASURES = (("f1", "macro F1"), ("precision", "macro precision"), ("recall", "ma
 """The case's partial-credit figures compared, by key, and the metric each mean is."""
 
 _SAME_CASES = """
-    SELECT a.detail, b.detail FROM results AS a
+    SELECT a.case_id, a.detail, b.detail FROM results AS a
     JOIN results AS b ON b.run_id = ? AND b.seq = a.seq
-    WHERE a.run_id = ?
+    WHERE a.run_id = ? ORDER BY a.seq
 """
 _OTHER_CASES = """
-    SELECT a.detail, b.detail FROM results AS a
+    SELECT a.case_id, a.detail, b.detail FROM results AS a
     JOIN temp.compare_partial_ids AS other ON other.case_id = a.case_id
     JOIN results AS b ON b.run_id = ? AND b.seq = other.seq
-    WHERE a.run_id = ?
+    WHERE a.run_id = ? ORDER BY a.seq
 """
 
 
@@ -53,7 +53,7 @@ def partial_tests(
     sums = {key: [0.0, 0.0] for key, _ in MEASURES}
     differences: dict[str, Counter[float]] = {key: Counter() for key, _ in MEASURES}
     missing = [False, False]
-    for detail_a, detail_b in _shared_details(store, a, b):
+    for _, detail_a, detail_b in shared_details(store, a, b):
         node_a, node_b = _partial(detail_a), _partial(detail_b)
         missing[0] = missing[0] or node_a is None
         missing[1] = missing[1] or node_b is None
@@ -80,9 +80,9 @@ def partial_tests(
     return [test for test in tests if test is not None], []
 
 
-def _shared_details(store: Store, a: RunInfo, b: RunInfo) -> Iterator[tuple[Any, Any]]:
-    """Both runs' stored detail of each case they share, a row at a time (read to the end:
-    the index of run b's ids is dropped then)."""
+def shared_details(store: Store, a: RunInfo, b: RunInfo) -> Iterator[tuple[str, Any, Any]]:
+    """The id and both runs' stored detail of each case they share, a row at a time, in run
+    a's order (read to the end: the index of run b's ids is dropped then)."""
     db = store.db
     if store.same_positions(a, b):
         yield from db.execute(_SAME_CASES, (b.id, a.id))

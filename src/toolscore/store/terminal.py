@@ -14,6 +14,7 @@ from toolscore.report.printable import printable, safe_text
 from toolscore.report.terminal import LINES_PER_CASE, capped, percent
 from toolscore.stats.intervals import points
 from toolscore.store.compare import COUNT, Cause, Comparison, RateMove
+from toolscore.store.compare_turns import TurnComparison
 from toolscore.store.database import RunInfo
 from toolscore.store.restore import result_from_json
 from toolscore.store.rubric_compare import RubricComparison
@@ -214,6 +215,8 @@ def _render_paired(console: Console, comparison: Comparison) -> None:
         for test in comparison.paired:
             console.print(Text(test.sentence()), soft_wrap=True)
     _render_partial(console, comparison)
+    if comparison.turns is not None:
+        render_turns(console, comparison.turns)
     for title, moves in (
         ("Tools", comparison.tool_rates),
         ("Arguments", comparison.argument_rates),
@@ -244,6 +247,56 @@ def _render_partial(console: Console, comparison: Comparison) -> None:
         )  # fmt: skip
     console.print(table)
     console.print(Text(comparison.partial[0].sentence()), soft_wrap=True)
+
+
+def render_turns(console: Console, turns: TurnComparison) -> None:
+    """The turn accuracy paired turn by turn on the shared conversations (B - A, its
+    interval resampling cases, McNemar's counts of turns), and the cases whose first failing
+    turn changed, the first of them by id."""
+    test = turns.test
+    if test is None:
+        console.print("No conversation turn is in both runs: no paired turn accuracy.")
+    else:
+        table = Table(
+            title=f"Turns paired on the {turns.cases} conversations in both runs "
+            f"(bootstrap over cases, seed {test.seed}, {test.resamples} resamples)",
+            title_justify="left",
+        )
+        for column in ("metric", "n (turns)", "A", "B", "B - A", "95% interval", "n01", "n10", "p"):
+            table.add_column(column, justify="left" if column == "metric" else "right")
+        table.add_row(
+            test.metric, str(test.n), percent(test.a), percent(test.b), _signed(test.difference),
+            "-" if test.low is None or test.high is None
+            else f"[{_signed(test.low)}, {_signed(test.high)}]",
+            str(test.n01), str(test.n10), f"{test.p_value:.3g}",
+        )  # fmt: skip
+        console.print(table)
+        console.print(Text(test.sentence()), soft_wrap=True)
+    if turns.unpaired:
+        console.print(
+            f"{turns.unpaired} shared cases are conversations in one run only, or have other "
+            "numbers of turns: left out of the paired turn accuracy."
+        )
+    if not turns.changed:
+        console.print("No conversation's first failing turn changed.")
+        return
+    shown = len(turns.changes)
+    console.print(
+        Text(
+            f"First failing turn changed in {turns.changed} conversations"
+            + (f" (first {shown}):" if shown < turns.changed else ":"),
+            style="bold",
+        )
+    )
+    for change in turns.changes:
+        console.print(
+            safe_text(f"  {change.case_id}: {_first_turn(change.a)} -> {_first_turn(change.b)}"),
+            soft_wrap=True,
+        )
+
+
+def _first_turn(turn: int | None) -> str:
+    return "passed" if turn is None else f"turn {turn}"
 
 
 def render_rubric_moves(console: Console, rubrics: RubricComparison) -> None:

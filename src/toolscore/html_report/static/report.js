@@ -17,6 +17,7 @@
     verdict: $("f-verdict"), kind: $("f-kind"), disagree: $("f-disagree"), tag: $("f-tag")
   };
   if ($("f-rubric")) filters.rubric = $("f-rubric");
+  if ($("f-turn")) filters.turn = $("f-turn");
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -45,6 +46,17 @@
   fillOptions(filters.arg, facet("args"));
   fillOptions(filters.code, facet("codes"));
   fillOptions(filters.tag, facet("tags"));
+  if (filters.turn) {
+    var firstTurns = Object.create(null);
+    cases.forEach(function (c) {
+      if (typeof c.first_failed_turn === "number") firstTurns[c.first_failed_turn] = true;
+    });
+    Object.keys(firstTurns).map(Number).sort(function (x, y) { return x - y; }).forEach(function (k) {
+      var option = el("option", null, "turn " + k);
+      option.value = String(k);
+      filters.turn.appendChild(option);
+    });
+  }
 
   function has(list, value) { return (list || []).indexOf(value) >= 0; }
 
@@ -63,6 +75,7 @@
     if (d === "none" && c.disagree.length) return false;
     if ((d === "exact" || d === "lowercase") && !has(c.disagree, d)) return false;
     if (filters.rubric && filters.rubric.value && !rubricsMatch(c.rubrics || [], filters.rubric.value)) return false;
+    if (filters.turn && filters.turn.value !== "" && String(c.first_failed_turn) !== filters.turn.value) return false;
     return true;
   }
 
@@ -115,7 +128,8 @@
     var idCell = add(tr, el("td"));
     add(idCell, el("code", "case-id", c.id));
     add(add(tr, el("td")), verdictCell(c.passed));
-    add(tr, el("td", null, c.kind));
+    add(tr, el("td", null, c.kind + (c.turns ? ", " + c.turns.length + (c.turns.length === 1 ? " turn" : " turns") +
+      (typeof c.first_failed_turn === "number" ? ", failed at turn " + c.first_failed_turn : "") : "")));
     var b = c.baselines || {};
     add(tr, el("td", c.disagree.length ? "disagrees" : null,
       (b.exact ? "pass" : "fail") + " / " + (b.lowercase ? "pass" : "fail")));
@@ -180,15 +194,18 @@
     });
   }
 
-  function layoutTable(layout) {
+  // The plan beside the calls; `only` (row numbers), `offset` (subtracted from plan call
+  // numbers) and `heading` cut it to one turn of a conversation.
+  function layoutTable(layout, only, offset, heading) {
     var table = el("table", "calls");
     var head = add(add(table, el("thead")), el("tr"));
     add(head, el("th"));
-    add(head, el("th", null, layout.plan === null ? "expected" :
+    add(head, el("th", null, heading !== undefined ? heading : layout.plan === null ? "expected" :
       "expected (plan " + layout.plan + (layout.plan_count > 1 ?
         ", one of " + layout.plan_count + " acceptable plans" : "") + ")"));
     add(head, el("th", null, "produced (the agent)"));
-    layout.rows.forEach(function (r) {
+    var rows = only ? only.map(function (k) { return layout.rows[k]; }) : layout.rows;
+    rows.forEach(function (r) {
       var body = add(table, el("tbody", "call " + r.kind));
       var tr = add(body, el("tr", "name state-" + r.state));
       add(tr, el("th", null, (r.kind === "pair" ? "call" : r.kind + " call") +
@@ -196,7 +213,7 @@
       var left = add(tr, el("td"));
       if (r.expected_name !== null) {
         add(left, el("code", "tool", r.expected_name));
-        add(left, el("span", "index", " plan call " + r.plan_call));
+        add(left, el("span", "index", " plan call " + (r.plan_call - (offset || 0))));
       } else add(left, el("em", "hint", "not in the plan"));
       var right = add(tr, el("td"));
       if (r.produced_name !== null) {
@@ -235,12 +252,19 @@
     return s;
   }
 
-  function stateBlock(parent, state) {
-    var s = section(parent, "Final state");
-    add(s, el("p", null, "state " + (state.passed ? "passed" : "failed") +
-      (state.goal ? " (goal: " + state.goal + ")" : "") +
-      (state.outputs_passed === null || state.outputs_passed === undefined ? "" :
-        "; required outputs " + (state.outputs_passed ? "found" : "missing"))));
+  function stateBlock(parent, state, title) {
+    // a state not judged (no goal_state, or a run without --env) is not called failed
+    var judged = state.passed !== null && state.passed !== undefined;
+    var s = section(parent, title || (judged ? "Final state" : "Required outputs"));
+    var said = [];
+    if (judged) {
+      said.push("state " + (state.passed ? "passed" : "failed") +
+        (state.goal ? " (goal: " + state.goal + ")" : ""));
+    }
+    if (state.outputs_passed !== null && state.outputs_passed !== undefined) {
+      said.push("required outputs " + (state.outputs_passed ? "found" : "missing"));
+    }
+    add(s, el("p", null, said.join("; ")));
     if (state.error) add(s, el("p", "problem", state.error));
     (state.missing_outputs || []).forEach(function (m) {
       add(s, el("p", "problem", "missing in the response: " + m));
@@ -347,7 +371,8 @@
         var tools = add(cmp, el("ul", "spec-tools"));
         layout.tools.forEach(function (line) { add(tools, el("li", null, line)); });
       }
-      if (layout.rows.length) add(cmp, layoutTable(layout));
+      if (c.turns && c.turns.length) turnBlocks(cmp, c, layout);
+      else if (layout.rows.length) add(cmp, layoutTable(layout));
       layout.loose_notes.forEach(function (n) {
         add(cmp, el("p", "note " + (n.accepted ? "accepted" : "rejected"), n.message));
       });
@@ -368,24 +393,9 @@
       });
     } else {
       add(box, el("p", "hint", "The plans and produced calls of this case are not in this report."));
+      if (c.turns && c.turns.length) turnBlocks(box, c, null);
     }
-    if (c.mismatches.length) {
-      var m = section(box, "Mismatches");
-      var list = add(m, el("ul", "mismatches"));
-      c.mismatches.forEach(function (x) {
-        var li = add(list, el("li"));
-        add(li, el("code", null, x.code));
-        add(li, document.createTextNode(
-          (x.call !== null && x.call !== undefined ? " call " + x.call :
-            x.plan_call !== null && x.plan_call !== undefined ? " plan call " + x.plan_call : "") +
-          (x.path ? " " + x.path : "") + (x.rule ? " [" + x.rule + "]" : "") + ": " + x.message));
-        if ("expected" in x || "produced" in x) {
-          var pair = add(li, el("div", "values"));
-          if ("expected" in x) { var e = add(pair, el("div")); add(e, el("span", "hint", "expected")); add(e, raw(x.expected)); }
-          if ("produced" in x) { var q = add(pair, el("div")); add(q, el("span", "hint", "produced")); add(q, raw(x.produced)); }
-        }
-      });
-    }
+    if (c.mismatches.length) mismatchList(section(box, "Mismatches"), c.mismatches);
     var extra = (c.notes || []).concat(c.unread || []);
     if (extra.length) {
       var n = section(box, "Notes");
@@ -398,6 +408,70 @@
     if (c.rubrics && c.rubrics.length) rubricBlock(box, c.rubrics);
     if (c.state) stateBlock(box, c.state);
     box.scrollIntoView({ block: "nearest" });
+  }
+
+  function mismatchList(parent, mismatches) {
+      var list = add(parent, el("ul", "mismatches"));
+      mismatches.forEach(function (x) {
+        var li = add(list, el("li"));
+        add(li, el("code", null, x.code));
+        add(li, document.createTextNode(
+          (x.call !== null && x.call !== undefined ? " call " + x.call :
+            x.plan_call !== null && x.plan_call !== undefined ? " plan call " + x.plan_call : "") +
+          (x.path ? " " + x.path : "") + (x.rule ? " [" + x.rule + "]" : "") + ": " + x.message));
+        if ("expected" in x || "produced" in x) {
+          var pair = add(li, el("div", "values"));
+          if ("expected" in x) { var e = add(pair, el("div")); add(e, el("span", "hint", "expected")); add(e, raw(x.expected)); }
+          if ("produced" in x) { var q = add(pair, el("div")); add(q, el("span", "hint", "produced")); add(q, raw(x.produced)); }
+        }
+      });
+  }
+
+  // A conversation turn by turn: each turn's verdict, chosen plan, calls range, its part of
+  // the plan beside the calls, its mismatches and its state and checks when it has them.
+  function turnBlocks(parent, c, layout) {
+    var s = section(parent, "Turn by turn");
+    c.turns.forEach(function (t) {
+      var box = add(s, el("section", "turn " + (t.passed ? "passed" : "failed") + (t.first ? " first-failed" : "")));
+      box.dataset.turn = String(t.index);
+      var title = add(box, el("h5", null, "turn " + t.index + " "));
+      add(title, verdictCell(t.passed));
+      if (t.first) add(title, el("span", "badge first", "first failed turn"));
+      var calls = t.calls || [0, 0];
+      add(box, el("p", "hint", (t.plan === null || t.plan === undefined ? "no plan chosen" : "plan " + t.plan) +
+        "; " + (calls[1] - calls[0] === 1 ? "call " + calls[0] :
+        calls[1] > calls[0] ? "calls " + calls[0] + " to " + (calls[1] - 1) : "no call")));
+      if (layout && t.rows) {
+        if (t.rows.length) add(box, layoutTable(layout, t.rows, t.plan_offset,
+          t.plan === null || t.plan === undefined ? "expected" : "expected (plan " + t.plan + ")"));
+        else add(box, el("p", "expectation", "The plan is to make no call, and none was made."));
+      }
+      if (t.mismatches && t.mismatches.length) mismatchList(box, t.mismatches);
+      if (t.state) stateBlock(box, t.state, "State after turn " + t.index);
+      if (t.checks && t.checks.length) {
+        var k = section(box, "Checks of turn " + t.index);
+        t.checks.forEach(function (x) {
+          var line = add(k, el("div", "check " + (x.passed ? "passed" : "failed")));
+          add(line, el("span", "hint", "check " + (x.passed ? "passed " : "FAILED ")));
+          add(line, el("code", null, x.name));
+          if (x.reason) add(line, el("span", null, ": " + x.reason));
+        });
+      }
+    });
+    if (!layout) return;
+    var inTurns = Object.create(null);
+    c.turns.forEach(function (t) { (t.rows || []).forEach(function (k) { inTurns[k] = true; }); });
+    var beyond = [];
+    layout.rows.forEach(function (r, k) { if (!inTurns[k]) beyond.push(k); });
+    if (beyond.length) {
+      var after = add(s, el("section", "turn beyond"));
+      var heading = add(after, el("h5", null, "calls beyond the case's last turn "));
+      if (typeof c.first_failed_turn === "number" && c.first_failed_turn >= c.turns.length) {
+        after.className += " failed first-failed";
+        add(heading, el("span", "badge first", "first failed turn: " + c.first_failed_turn));
+      }
+      add(after, layoutTable(layout, beyond, 0, "expected"));
+    }
   }
 
   Object.keys(filters).forEach(function (key) {
