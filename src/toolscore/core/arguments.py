@@ -326,10 +326,23 @@ def _object_count(
     one is found (what matching needs)."""
     count = given = 0
     for arg in rule.compared_args:
-        name, _, default, _ = arg
+        name, sub, default, plain = arg
         value = produced.get(name, MISSING)
-        given += value is not MISSING
-        count += argument_count(rule, arg, expected.get(name, default), value)
+        wanted = expected.get(name, default)
+        if value is MISSING:
+            count += argument_count(rule, arg, wanted, value)
+        else:
+            given += 1
+            if (
+                plain
+                and wanted is not MISSING
+                and wanted is not None
+                and value is not None
+                and type(wanted) not in _MARKERS
+            ):
+                count += sub.judge(wanted, value) is not None  # argument_count's commonest step
+            else:
+                count += argument_count(rule, arg, wanted, value)
         if first and count:
             return 1
     if len(produced) > given and not rule.allow_unknown:
