@@ -297,9 +297,13 @@ def call_mismatches(rule: ObjectRule, expected: Call, produced: Call) -> list[Mi
                 f"arguments could not be parsed: {produced.args_error}",
             )
         ]
-    if isinstance(expected.args, dict) and isinstance(produced.args, dict):
-        return list(_object(rule, expected.args, produced.args, (), True))  # one frame less
-    return list(iter_mismatches(rule, expected.args, produced.args))
+    plan_args, args = expected.args, produced.args
+    if isinstance(plan_args, dict) and isinstance(args, dict):
+        # Most pairs fit: the quick count first, the describing walk only where it fails.
+        if not _object_count(rule, plan_args, args, True):
+            return []
+        return list(_object(rule, plan_args, args, (), True))
+    return list(iter_mismatches(rule, plan_args, args))
 
 
 def call_matches(rule: ObjectRule, expected: Call, produced: Call) -> bool:
