@@ -125,7 +125,7 @@ def test_the_do_nothing_baseline_judges_every_turn_on_the_initial_state() -> Non
     untouched = {**SQLITE_CHECK, "name": "untouched", "equals": 0}
     passes = {"turns": [{"plans": [], "state_checks": [untouched]}, {"plans": [[REFUND]]}]}
     fails = {"turns": [{"plans": []}, {"plans": [[REFUND]], "state_checks": [SQLITE_CHECK]}]}
-    outputs = [{"calls": []}, {"calls": [REFUND]}]
+    outputs: list[dict[str, Any]] = [{"calls": []}, {"calls": [REFUND]}]
     assert scored("sqlite", passes, outputs).baselines["nothing"] is True
     assert scored("sqlite", fails, outputs).baselines["nothing"] is False
     said = {"turns": [{"plans": [], "required_outputs": ["x"]}]}
@@ -165,7 +165,9 @@ def test_any_looks_in_that_turns_assistant_texts_only() -> None:
     }
     result = score_replayed(specs, case, parse_output(transcript), env)
     assert turn_outcomes(result) == [True, None]
-    late = make_case({**keys, "turns": [{"plans": []}, {"plans": [], "required_outputs": ["first"]}]}, specs)
+    late = make_case(
+        {**keys, "turns": [{"plans": []}, {"plans": [], "required_outputs": ["first"]}]}, specs
+    )
     result = score_replayed(specs, late, parse_output(transcript), env)
     assert turn_outcomes(result) == [None, False]
 
@@ -175,7 +177,15 @@ def test_a_turns_plan_may_use_an_earlier_turns_label() -> None:
     refund = {"name": "refund", "args": {"order_id": {"$ref": "look#/order_id"}, "amount": 12.5}}
     keys = {"turns": [{"plans": [[look]]}, {"plans": [[refund]], "goal_state": "plan"}]}
     outputs = [
-        {"calls": [{"name": "get_order", "args": {"order_id": "order-77"}, "result": {"order_id": "order-77"}}]},
+        {
+            "calls": [
+                {
+                    "name": "get_order",
+                    "args": {"order_id": "order-77"},
+                    "result": {"order_id": "order-77"},
+                }
+            ]
+        },
         {"calls": [REFUND]},
     ]
     result = scored("sqlite", keys, outputs)
@@ -240,9 +250,7 @@ def test_a_terminal_tool_ends_the_replay_for_later_turns() -> None:
     env = documents_env(terminal_tools=["transfer_to_human_agents"])
     specs = documents_specs()
     check = {"name": "balance", "path": "/users/u1/balance", "equals": 100}
-    case = make_case(
-        {"turns": [{"plans": []}, {"plans": [], "state_checks": [check]}]}, specs
-    )
+    case = make_case({"turns": [{"plans": []}, {"plans": [], "state_checks": [check]}]}, specs)
     line = {
         "id": "c",
         "turns": [
@@ -262,7 +270,10 @@ def test_judging_a_turn_replays_no_earlier_call_again() -> None:
     env, specs = backend("documents")
     n = 20
     turns = [
-        {"plans": [], "state_checks": [{"name": f"b{k}", "path": "/users/u1/balance", "equals": 100 + k + 1}]}
+        {
+            "plans": [],
+            "state_checks": [{"name": f"b{k}", "path": "/users/u1/balance", "equals": 100 + k + 1}],
+        }
         for k in range(n)
     ]
     case = make_case({"turns": turns}, specs)
@@ -313,13 +324,17 @@ def test_a_one_turn_conversation_is_judged_as_the_plain_case(
     assert turn.passed == single.passed
     assert turn.checks == single.checks
     assert turn.missing_results == single.missing_results
-    assert (turn.diff.passed if turn.diff else None) == (single.diff.passed if single.diff else None)
+    assert (turn.diff.passed if turn.diff else None) == (
+        single.diff.passed if single.diff else None
+    )
     assert turn.calls == single.calls
 
 
 @settings(max_examples=25, deadline=None)
-@given(plan=st.lists(st.sampled_from(["order-77", "order-41", "order-12"]), max_size=2),
-       made=st.lists(st.sampled_from(["order-77", "order-41", "order-12"]), max_size=2))
+@given(
+    plan=st.lists(st.sampled_from(["order-77", "order-41", "order-12"]), max_size=2),
+    made=st.lists(st.sampled_from(["order-77", "order-41", "order-12"]), max_size=2),
+)
 def test_a_one_turn_sqlite_conversation_is_judged_as_the_plain_case(
     plan: list[str], made: list[str]
 ) -> None:
@@ -329,9 +344,12 @@ def test_a_one_turn_sqlite_conversation_is_judged_as_the_plain_case(
         return [{"name": "refund", "args": {"order_id": i, "amount": 5}} for i in ids]
 
     check = {**SQLITE_CHECK, "equals": 5}
-    plain = make_case({"plans": [refunds(plan)], "goal_state": "plan", "state_checks": [check]}, specs)
+    plain = make_case(
+        {"plans": [refunds(plan)], "goal_state": "plan", "state_checks": [check]}, specs
+    )
     turned = make_case(
-        {"turns": [{"plans": [refunds(plan)], "goal_state": "plan", "state_checks": [check]}]}, specs
+        {"turns": [{"plans": [refunds(plan)], "goal_state": "plan", "state_checks": [check]}]},
+        specs,
     )
     output = parse_output({"id": "c", "calls": refunds(made)})
     single = score_replayed(specs, plain, output, env).state
