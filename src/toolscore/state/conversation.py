@@ -250,10 +250,14 @@ def check_conversation(
     trajectory: Trajectory,
     turns: Sequence[TurnResult],
     source: str = "<cases>",
+    *,
+    until_failed: bool = False,
 ) -> ConversationOutcome:
     """Replay the agent's calls over the whole conversation once and judge each turn's
     outcome keys on the state after its last call (`turns` are the call verdicts, which give
-    each turn's calls and chosen plan); then the case's own keys on the final state."""
+    each turn's calls and chosen plan); then the case's own keys on the final state. With
+    `until_failed`, only whether the outcome passes is wanted: judging stops at the first
+    turn that fails (the verdicts after it are left out)."""
     fail = case_error(case, source)
     keys = [
         _keys(env, turn.extra, turn_fail(fail, k), own=False) for k, turn in enumerate(case.turns)
@@ -292,6 +296,8 @@ def check_conversation(
                         results, result.plan,
                     )  # fmt: skip
                     found.append(verdict._replace(not_replayed=end - start - len(outcomes)))
+                if until_failed and found[-1] is not None and found[-1].outcome_passed is False:
+                    return ConversationOutcome(_aggregate(found, StateVerdict(None), (), 0), ())
             run.calls(calls, turns[-1].calls[1] if turns else 0, len(calls))  # extra turns
             mine = run.judge(
                 own, fail, trajectory.response, trajectory.said, (), PlanReplay(), (), None
@@ -398,5 +404,5 @@ def nothing_conversation(env: AnyEnvironment, case: Case, source: str = "<cases>
     n = len(case.turns)
     nothing = Trajectory(case.id, (), None, final_turn=n, turn_responses=(None,) * n)
     results = [TurnResult(k, False, None, ()) for k in range(n)]
-    verdict = check_conversation(env, case, nothing, results, source).case
+    verdict = check_conversation(env, case, nothing, results, source, until_failed=True).case
     return verdict.passed is not False and verdict.outputs_passed is not False
