@@ -369,7 +369,7 @@ def _aggregate(
         passed=all(states) if states else None,
         outputs_passed=all(outputs) if outputs else None,
         checks=(*checks, *own.checks),
-        error=error or own.error or next(iter(errors), None),
+        error=error or next(iter(errors), own.error),
         goal=goal,
         calls=calls,
         not_replayed=made - len(calls),
