@@ -27,6 +27,7 @@ from toolscore.report.terminal import case_detail
 from toolscore.scoring.case import outcome_passed, score_replayed
 from toolscore.state import Environment, load_environment
 from toolscore.state.conversation import check_conversation
+from toolscore.store.restore import result_from_json
 
 HERE = Path(__file__).parent
 EXAMPLE = HERE.parents[1] / "examples" / "support" / "env"
@@ -359,3 +360,14 @@ def test_a_one_turn_sqlite_conversation_is_judged_as_the_plain_case(
 
 def test_check_conversation_is_importable_from_the_state_package() -> None:
     assert callable(check_conversation)
+
+
+def test_a_stored_conversation_keeps_each_turns_outcome() -> None:
+    """`show` rebuilds the turns' state verdicts from the stored JSON (`store.restore`)."""
+    keys = {"turns": [{"plans": [[REFUND]], "state_checks": [SQLITE_CHECK]}, {"plans": []}]}
+    wrong = {"name": "refund", "args": {"order_id": "order-77", "amount": 10}}
+    result = scored("sqlite", keys, [{"calls": [wrong]}, {"calls": []}])
+    back = result_from_json(json.loads(json.dumps(case_to_json(result))))
+    assert [t.state and t.state.passed for t in back.turns] == [False, None]
+    assert back.turns[0].state.checks == result.turns[0].state.checks
+    assert any(line.startswith("turn 0: state check") for line in case_detail(back))

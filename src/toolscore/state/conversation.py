@@ -133,8 +133,11 @@ class _Run:
         self.plan_stop: str | None = None
         self.plan_ended = False
         self.labels: dict[str, Call] = {}
-        self.pool: dict[bytes, int] = {}
-        """The agent's results so far, as canonical JSON, each counted (`results_from_plan`)."""
+        self.pool: dict[bytes, int] | None = None
+        """The agent's results so far, as canonical JSON, each counted (only with some
+        `results_from_plan`)."""
+        if any(key.results_from is not None for key in keys):
+            self.pool = {}
         self.outcomes: list[CallOutcome] = []
         self.ended = False
         """Whether a terminal tool's call ended the agent's replay."""
@@ -158,10 +161,12 @@ class _Run:
         self.outcomes.extend(made)
         tools = self.env.policy.terminal_tools
         self.ended = len(made) < end - start or bool(made and made[-1].name in tools)
-        for outcome in made:
-            if outcome.error is None:
-                key = orjson.dumps(outcome.result, option=orjson.OPT_SORT_KEYS)
-                self.pool[key] = self.pool.get(key, 0) + 1
+        pool = self.pool
+        if pool is not None:
+            for outcome in made:
+                if outcome.error is None:
+                    key = orjson.dumps(outcome.result, option=orjson.OPT_SORT_KEYS)
+                    pool[key] = pool.get(key, 0) + 1
         return made
 
     def advance_plan(self, k: int, turn: Turn, chosen: int | None) -> tuple[PlanReplay, list[Any]]:
@@ -233,11 +238,12 @@ class _Run:
     def _lacking(self, required: Sequence[Any]) -> tuple[Any, ...]:
         """The plan results not among the agent's so far, each agent result serving once
         (`documents_verdict.missing_results` over a pool kept across the turns)."""
+        pool = self.pool or {}
         used: dict[bytes, int] = {}
         lacking = []
         for result in required:
             key = orjson.dumps(result, option=orjson.OPT_SORT_KEYS)
-            if used.get(key, 0) < self.pool.get(key, 0):
+            if used.get(key, 0) < pool.get(key, 0):
                 used[key] = used.get(key, 0) + 1
             else:
                 lacking.append(orjson.loads(key))  # a copy: the plan's state changes later
