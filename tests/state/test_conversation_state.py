@@ -371,3 +371,40 @@ def test_a_stored_conversation_keeps_each_turns_outcome() -> None:
     assert [t.state and t.state.passed for t in back.turns] == [False, None]
     assert back.turns[0].state.checks == result.turns[0].state.checks
     assert any(line.startswith("turn 0: state check") for line in case_detail(back))
+
+
+def test_a_plan_that_cannot_be_replayed_fails_the_turns_that_need_it_only() -> None:
+    env, specs = documents_env(timeout=0.2), documents_specs()
+    spin = {"name": "loop_forever", "args": {}}
+    check = {"name": "pending", "path": "/orders/#W1/status", "equals": "pending"}
+    turns = [
+        {"plans": [[spin]], "goal_state": "plan"},
+        {"plans": [], "state_checks": [check]},
+        {"plans": [], "goal_state": "plan", "state_checks": [check]},
+    ]
+    case = make_case({"turns": turns}, specs)
+    line = {"id": "c", "turns": [{"calls": []}, {"calls": []}, {"calls": []}]}
+    result = score_replayed(specs, case, parse_output(line), env)
+    first, second, third = (t.state for t in result.turns)
+    assert first.passed is False
+    assert first.error.startswith("turns[0].plans[0][0] (loop_forever): timed out")
+    assert second.passed is True  # needs no plan: still judged
+    assert third.passed is False
+    assert third.checks[0].reason.startswith("not judged: replay stopped at turns[0]")
+    assert result.state.error == first.error
+
+
+def test_a_failed_plan_call_is_recorded_on_its_turn() -> None:
+    env, specs = backend("documents")
+    bad = {"name": "cancel_order", "args": {"order_id": "#W2"}}  # delivered: an error result
+    turns = [{"plans": []}, {"plans": [[bad]], "goal_state": "plan"}]
+    case = make_case({"turns": turns}, specs)
+    result = score_replayed(
+        specs, case, parse_output({"id": "c", "turns": [{"calls": []}] * 2}), env
+    )
+    state = result.turns[1].state
+    assert state.passed is True
+    assert [c.error for c in state.plan_replay.errors] == [
+        "Error: non-pending order cannot be cancelled"
+    ]
+    assert "plan_errors" in state.to_json()
