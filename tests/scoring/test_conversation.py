@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 from spec_strategies import SETTINGS, Node, build_specs, plans_and_calls, spec_dicts
 from toolscore.core.model import CaseResult
-from toolscore.errors import CaseError, OutputError
+from toolscore.errors import OutputError
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.outputs import parse_output
 from toolscore.report.json_report import case_to_json
-from toolscore.scoring.case import refuse_turn_outcomes, score_case
+from toolscore.scoring.case import score_case
 from toolscore.scoring.summary import SummaryBuilder
 from toolscore.specs.loading import SpecSet, parse_specs
 from toolscore.stats.intervals import clustered_se
@@ -217,17 +217,6 @@ def test_a_broken_turns_line_is_an_input_error(line: dict[str, Any], field: str)
         parse_output({"id": "c", **line}, "outputs.jsonl", 3)
     assert error.value.field == field
     assert error.value.line == 3
-
-
-def test_a_turns_outcome_under_replay_is_refused_not_ignored() -> None:
-    specs = _specs()
-    case = _case(specs, [{"plans": [], "goal_state": {"orders": []}}])
-    with pytest.raises(CaseError, match=r"turns\[0\]\.goal_state"):
-        refuse_turn_outcomes(case, "cases.jsonl")
-    refuse_turn_outcomes(_case(specs, [{"plans": []}]), "cases.jsonl")  # nothing to refuse
-    planned = _case(specs, [{"plans": []}], goal_state="plan")
-    with pytest.raises(CaseError, match="goal_state"):
-        refuse_turn_outcomes(planned, "cases.jsonl")
 
 
 def test_the_summary_counts_turns_clustered_by_case() -> None:

@@ -334,6 +334,7 @@ def turn_results() -> SearchStrategy[TurnResult]:
         st.just(()),
         st.none() | partials(),
         st.tuples(st.integers(0, 9), st.integers(0, 9)),
+        st.none(),  # state: judged only under --env (tests/state/test_conversation_state.py)
     )
 
 

@@ -126,21 +126,13 @@ def _forced_verdict(
         if complete and all(call_matches(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs):
             return PlanVerdict(0, True, pairs, ())
         return PlanVerdict(None, False, (), ())
-    described = [described_pair(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs]
+    described = [call_mismatches(tools[plan[i].name], plan[i], calls[j]) for i, j in pairs]
     if complete and not any(described):
         return PlanVerdict(0, True, pairs, ())
     mismatches = _explain_pairing(tools, extra_ok, plan, calls, pairs, described)
     # The forced pairs are every same-tool pair there is.
     fits = frozenset(pair for pair, found in zip(pairs, described, strict=True) if not found)
     return PlanVerdict(0, False, pairs, tuple(mismatches), fits)
-
-
-def described_pair(rule: ObjectRule, expected: Call, produced: Call) -> list[Mismatch]:
-    """Every mismatch of a pair of calls, described; most pairs fit, so the quick test comes
-    first and the describing walk runs only where it fails."""
-    if call_matches(rule, expected, produced):
-        return []
-    return call_mismatches(rule, expected, produced)
 
 
 def diagnose_plan(
@@ -356,7 +348,7 @@ def _best_pairing(
         # No two candidate pairs share a call, so the pairing is forced: a pair always costs
         # less than leaving its two calls unpaired, and every optimum takes them all.
         described = [
-            [] if known.get((i, j)) else described_pair(tools[plan[i].name], plan[i], calls[j])
+            [] if known.get((i, j)) else call_mismatches(tools[plan[i].name], plan[i], calls[j])
             for i, j in same_tool
         ]
         fits = frozenset(

@@ -210,6 +210,9 @@ class Trajectory(NamedTuple):
     user messages, or a `turns` line's entries); () for a line without turns."""
     unread_turns: tuple[int, ...] = ()
     """For each part of `unread`, the `turn` it was met in (user messages before it)."""
+    said_turns: tuple[int, ...] = ()
+    """For each text of `said`, the `turn` it was said in (user messages before it); () when
+    the reader does not know (a turn's `required_outputs_in: any` then looks in its response)."""
 
 
 class Mismatch(NamedTuple):
@@ -320,6 +323,9 @@ class TurnResult(NamedTuple):
     calls: tuple[int, int] = (0, 0)
     """The turn's produced calls: positions start (inclusive) to end (exclusive) among the
     conversation's calls."""
+    state: Any = None
+    """The turn's outcome verdict (`state.StateVerdict`) under `--env`, None when the turn
+    has no outcome keys or calls were not replayed."""
 
     def to_json(self) -> dict[str, Any]:
         """One entry of a conversation case's `turns` in the report JSON (its mismatches are
@@ -332,6 +338,11 @@ class TurnResult(NamedTuple):
         }
         if self.partial is not None:
             data["partial"] = self.partial.to_json()
+        if self.state is not None:
+            data["state_passed"] = self.state.passed
+            data["state"] = self.state.to_json()
+            if self.state.checks:
+                data["checks"] = [check.to_json() for check in self.state.checks]
         return data
 
 

@@ -30,8 +30,10 @@ _TURN_OUTCOME_SHAPES: dict[str, tuple[type, ...]] = {
     "state_checks": (list,),
     "outputs": (list,),
     "required_outputs": (list,),
+    "results_from_plan": (int,),
 }
 """The JSON types a turn's outcome keys may have (read only when calls are replayed)."""
+_SHAPE_NAMES = {dict: "an object", int: "an integer"}
 
 Fail = Callable[[str, str], CaseError]
 """Builds the error for a field of the case being read."""
@@ -146,7 +148,7 @@ def _conversation(
             )
         for key, shapes in _TURN_OUTCOME_SHAPES.items():
             if key in entry and not isinstance(entry[key], shapes):
-                names = " or ".join("an object" if t is dict else f"a {t.__name__}" for t in shapes)
+                names = " or ".join(_SHAPE_NAMES.get(t, f"a {t.__name__}") for t in shapes)
                 raise fail(f"{where}.{key}", f"must be {names}")
         plans: list[Plan] = []
         linked = False

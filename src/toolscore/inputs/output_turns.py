@@ -60,6 +60,7 @@ def read_turns(
         trial=trial,
         said=tuple(text for text in responses if text),
         turn_responses=tuple(responses),
+        said_turns=tuple(k + 1 for k, text in enumerate(responses) if text),
     )
 
 

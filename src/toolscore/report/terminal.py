@@ -487,9 +487,30 @@ def case_detail(result: CaseResult, limit: int = LINES_PER_CASE) -> list[str]:
     mismatches: Iterable[str] = (mismatch_line(m) for m in result.mismatches)
     if result.turns:
         mismatches = _turn_lines(result)
+        if result.state is not None:
+            state = conversation_state_lines(result)
     total = len(result.mismatches) + len(state)
     what = "mismatches" if not state else "mismatch and outcome lines"
     return capped(itertools.chain(mismatches, state), total, what, limit)
+
+
+def conversation_state_lines(result: CaseResult) -> list[str]:
+    """A conversation's outcome lines: the case's verdict, then each turn whose outcome
+    failed with its own lines (`turn k: ...`), then the case's own goal and checks."""
+    state = result.state
+    lines = state_lines(state)[:1] if state.passed is not None else []
+    in_turns = 0
+    for turn in result.turns:
+        verdict = turn.state
+        if verdict is None:
+            continue
+        in_turns += len(verdict.checks)
+        if verdict.outcome_passed is False:
+            lines += [f"turn {turn.turn}: {line}" for line in state_lines(verdict)]
+    own = state._replace(
+        passed=None, calls=(), checks=state.checks[in_turns:], error=None, not_replayed=0
+    )
+    return lines + state_lines(own)
 
 
 def _turn_lines(result: CaseResult) -> Iterable[str]:

@@ -27,7 +27,6 @@ from toolscore.core.partial import (
 from toolscore.core.plans import names_match
 from toolscore.core.retries import excused_calls, find_retries
 from toolscore.core.values import json_equal, show
-from toolscore.errors import CaseError
 from toolscore.inputs.missing import (
     missing_result,
     nothing_calls,
@@ -240,13 +239,13 @@ def with_state(
     """`result` with the outcome verdict: every call of the trajectory (all turns change the
     store) replayed against `env`, the final state compared with the case's goal (a case
     without an output line fails each check, unreplayed). Where the case has outcome checks,
-    they decide its do-nothing baseline too (`state.unreplayed.nothing_outcome`)."""
+    they decide its do-nothing baseline too (`state.unreplayed.nothing_outcome`). A
+    conversation is judged turn by turn (`state.conversation`)."""
     from toolscore.state import check_state  # noqa: PLC0415 - only runs with --env replay
     from toolscore.state.unreplayed import missing_state, nothing_outcome  # noqa: PLC0415
 
     if case.turns:
-        refuse_turn_outcomes(case, source)
-
+        return _conversation_state(env, case, trajectory, result, source)
     if trajectory.missing:
         state = missing_state(case)
     else:
@@ -265,20 +264,26 @@ def with_state(
     return result._replace(state=state, baselines={**result.baselines, "nothing": nothing})
 
 
-TURN_OUTCOME_KEYS = ("goal_state", "state_checks", "outputs", "required_outputs")
-"""A conversation turn's outcome keys, which only a later version judges under `--env`."""
+def _conversation_state(
+    env: Environment, case: Case, trajectory: Trajectory, result: CaseResult, source: str
+) -> CaseResult:
+    """`with_state` for a conversation: each turn's outcome verdict on its `TurnResult`, the
+    aggregate on the case, and the do-nothing baseline on the initial state."""
+    from toolscore.state.conversation import (  # noqa: PLC0415 - only runs with --env replay
+        check_conversation,
+        missing_conversation,
+        nothing_conversation,
+    )
 
-
-def refuse_turn_outcomes(case: Case, source: str) -> None:
-    """Refuse, under `--env`, a conversation case whose turns give outcome keys, or whose
-    own goal is `"plan"`: this version replays the conversation against the case's own
-    annotated goal only, and a goal left unjudged (or made from no plan) would be a silent
-    pass."""
-    if case.extra.get("goal_state") == "plan":
-        message = 'a conversation\'s goal_state "plan" is not replayed yet: give the goal state'
-        raise CaseError(source, message, line=case.line, field="goal_state")
-    for k, turn in enumerate(case.turns):
-        for key in TURN_OUTCOME_KEYS:
-            if key in turn.extra:
-                message = "a turn's outcome is not judged under --env yet (give it on the case)"
-                raise CaseError(source, message, line=case.line, field=f"turns[{k}].{key}")
+    if trajectory.missing:
+        outcome = missing_conversation(case)
+    else:
+        outcome = check_conversation(env, case, trajectory, result.turns, source)
+    turns = tuple(
+        turn._replace(state=state) for turn, state in zip(result.turns, outcome.turns, strict=True)
+    )
+    judged = result._replace(state=outcome.case, turns=turns)
+    nothing = nothing_conversation(env, case, source)
+    if nothing is None:
+        return judged
+    return judged._replace(baselines={**result.baselines, "nothing": nothing})

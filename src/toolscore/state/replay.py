@@ -143,7 +143,7 @@ def run_calls(
     def call(tool: Tool, args: Mapping[str, Any]) -> Any:
         return invoke(env, tool, db, args, ctx)
 
-    return replay_calls(env, call, ctx, calls, lambda where: _check_open(env, db, ctx, where))
+    return replay_calls(env, call, ctx, calls, lambda where: check_open(env, db, ctx, where))
 
 
 def replay_calls(
@@ -206,7 +206,7 @@ def run_plan(
         return invoke(env, tool, db, args, ctx)
 
     return replay_plan_calls(
-        env, case, index, call, ctx, fail, lambda where: _check_open(env, db, ctx, where)
+        env, case, index, call, ctx, fail, lambda where: check_open(env, db, ctx, where)
     )
 
 
@@ -219,9 +219,11 @@ def replay_plan_calls(
     fail: Fail,
     check: Check | None = None,
     first: int = 0,
+    labels: dict[str, Call] | None = None,
 ) -> PlanReplay:
     """Replay the calls of plan `index` in dependency order (from position `first` of that
-    order, for a replay resumed; only where no call is labelled).
+    order, for a replay resumed; only where no call is labelled). `labels` holds the results
+    of labelled calls of earlier plans (a conversation's earlier turns), and gains this plan's.
 
     `$ref` values are resolved from the results of the plan's own calls, and `$any` takes its
     first alternative. A call that fails (raises, or returns an error) is recorded and replay
@@ -231,7 +233,7 @@ def replay_plan_calls(
     a plan naming a tool the module lacks is the user's error.
     """
     plan = case.plans[index]
-    sources: dict[str, Call] = {}
+    sources: dict[str, Call] = {} if labels is None else labels
     errors: list[CallOutcome] = []
     order = topological(range(len(plan)), dependencies(plan))
     for position, i in enumerate(order):
@@ -406,7 +408,7 @@ def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
-def _check_open(env: Environment, db: ReplayConnection, ctx: ToolContext, where: str) -> None:
+def check_open(env: Environment, db: ReplayConnection, ctx: ToolContext, where: str) -> None:
     try:
         db.total_changes  # noqa: B018 -- raises once the connection is closed
     except sqlite3.ProgrammingError:
@@ -437,7 +439,7 @@ def apply_setup(
             return invoke(env, tool, db, args, ctx)
 
         setup_call(env, call, ctx, item, where, fail, "SQL or a call {name, args}")
-        _check_open(env, db, ctx, where)
+        check_open(env, db, ctx, where)
 
 
 def setup_call(

@@ -356,7 +356,7 @@ def _annotation_in_place(
             wanted, got = residue_states(run, {}, others, env.shapes)
             goal = Snapshot({**wanted.tables, **{t: goal.tables[t] for t in listed}})
             final = Snapshot({**got.tables, **read.tables})
-    passed, diff, hashes = _judge(env, goal, final)
+    passed, diff, hashes = judge_states(env, goal, final)
     return StateVerdict(passed, diff, calls=outcomes, hashes=hashes)
 
 
@@ -375,7 +375,7 @@ def _annotation_on_copies(
         final = initial if same_image(start_image, db.serialize()) else snapshot(env, db)
     finally:
         db.close()
-    passed, diff, hashes = _judge(env, goal, final)
+    passed, diff, hashes = judge_states(env, goal, final)
     return StateVerdict(passed, diff, calls=outcomes, hashes=hashes)
 
 
@@ -410,15 +410,15 @@ def _plans_in_place(
             if follows_plan(case, index, calls, outcomes):
                 if not exact:
                     return StateVerdict(True, StateDiff(), calls=outcomes, plan=index)
-                judged = _judge(env, final_whole, final_whole)
+                judged = judge_states(env, final_whole, final_whole)
             else:
                 if case.plans:
                     met = run_plan(env, run.db, run.context(), case, index, fail)
                 goal, goal_whole = run.finish(whole=exact)
                 if exact:
-                    judged = _judge(env, goal_whole, final_whole)
+                    judged = judge_states(env, goal_whole, final_whole)
                 else:
-                    judged = _judge(env, *residue_states(run, goal, final, env.shapes))
+                    judged = judge_states(env, *residue_states(run, goal, final, env.shapes))
             return StateVerdict(
                 judged[0], judged[1], calls=outcomes, plan=index, hashes=judged[2], plan_replay=met
             )
@@ -441,11 +441,11 @@ def _plans_on_copies(
             if follows_plan(case, index, calls, outcomes):
                 if final is None:
                     return StateVerdict(True, StateDiff(), calls=outcomes, plan=index)
-                judged = _judge(env, final, final)
+                judged = judge_states(env, final, final)
             else:
                 goal_db, met = _plan_state(env, case, index, fail)
                 try:
-                    judged = _compare(env, db, image, goal_db, final)
+                    judged = compare_databases(env, db, image, goal_db, final)
                 finally:
                     goal_db.close()
             return StateVerdict(
@@ -457,14 +457,15 @@ def _plans_on_copies(
         db.close()
 
 
-def _compare(
+def compare_databases(
     env: Environment,
     db: sqlite3.Connection,
     image: bytes,
     goal_db: sqlite3.Connection,
     final: Snapshot | None,
 ) -> tuple[bool, StateDiff, tuple[str, str] | None]:
-    """Compare the agent's database with a plan's, reading no more rows than needed."""
+    """Compare the agent's database (`image` its serialised form, `final` its snapshot when
+    already taken) with a plan's, reading no more rows than needed."""
     goal_image = goal_db.serialize()
     if env.compare == "diff" and same_image(goal_image, image):
         return True, StateDiff(), None
@@ -473,7 +474,7 @@ def _compare(
         # the residues' SQL compares as SQLite does, where 2 IS 2.0: typed reads every row
         diff = diff_states(*residues(db, goal_image, env.shapes.values()))
         return diff.passed, diff, None
-    return _judge(env, snapshot(env, goal_db), final or snapshot(env, db))
+    return judge_states(env, snapshot(env, goal_db), final or snapshot(env, db))
 
 
 def _plan_state(
@@ -487,9 +488,11 @@ def _plan_state(
     return db, met
 
 
-def _judge(
+def judge_states(
     env: Environment, goal: Snapshot, final: Snapshot
 ) -> tuple[bool, StateDiff, tuple[str, str] | None]:
+    """Compare a goal state with a final one: by their diff, and by their hashes under
+    `compare: exact`."""
     diff = diff_states(goal, final, env.typed)
     if env.compare == "exact":
         hashes = (state_hash(goal, env.typed), state_hash(final, env.typed))

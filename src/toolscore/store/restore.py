@@ -49,21 +49,7 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
     without its diff and per-call outcomes (the stored JSON has them for `--json`).
     """
     mismatches = _mismatches(case["mismatches"])
-    state = case.get("state")
-    verdict = None
-    if state is not None:
-        verdict = StateVerdict(
-            state["passed"],
-            outputs_passed=state["outputs_passed"],
-            missing_outputs=tuple(state["missing_outputs"]),
-            goal=state["goal"],
-            plan=state.get("plan"),
-            error=state.get("error"),
-            checks=tuple(
-                CheckResult(c["name"], c["passed"], c.get("reason"))
-                for c in state.get("checks", ())
-            ),
-        )
+    verdict = _state(case.get("state"))
     return CaseResult(
         id=case["id"],
         passed=case["passed"],
@@ -95,10 +81,28 @@ def result_from_json(case: Mapping[str, Any]) -> CaseResult:
                 (),
                 _partial(t.get("partial")),
                 tuple(t["calls"]),
+                _state(t.get("state")),
             )
             for t in case.get("turns", ())
         ),
         first_failed_turn=case.get("first_failed_turn"),
+    )
+
+
+def _state(state: Mapping[str, Any] | None) -> StateVerdict | None:
+    """A stored state block as a verdict, without its diff and per-call outcomes."""
+    if state is None:
+        return None
+    return StateVerdict(
+        state["passed"],
+        outputs_passed=state["outputs_passed"],
+        missing_outputs=tuple(state["missing_outputs"]),
+        goal=state["goal"],
+        plan=state.get("plan"),
+        error=state.get("error"),
+        checks=tuple(
+            CheckResult(c["name"], c["passed"], c.get("reason")) for c in state.get("checks", ())
+        ),
     )
 
 

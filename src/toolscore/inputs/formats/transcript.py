@@ -113,6 +113,7 @@ class Transcript:
     _unread: list[str] = field(default_factory=list)
     _unread_turns: list[int] = field(default_factory=list)
     _turn_responses: list[str | None] = field(default_factory=list)
+    _said_turns: list[int] = field(default_factory=list)
 
     def error(self, where: str, message: str) -> OutputError:
         """An input error: the line's transcript is not one at all (`where` names the field)."""
@@ -217,6 +218,7 @@ class Transcript:
         if text:
             self.response = text
             self.said.append(text)
+            self._said_turns.append(self.turn)
 
     def call(
         self, name: Any, args: Any, call_id: Any, *, result: Any = MISSING, error: bool = False
@@ -286,4 +288,5 @@ class Transcript:
             trace=self.trace,
             turn_responses=(*self._turn_responses, self.response) if self.turn else (),
             unread_turns=tuple(self._unread_turns),
+            said_turns=tuple(self._said_turns),
         )
