@@ -1,7 +1,8 @@
 """`toolscore import bfcl` and `import bfcl-outputs` for multi-turn categories in the
 conversation layout (one case per entry, a turn per BFCL turn), on the hand-written fixture
 of tests/bfcl_multiturn: the converted files, the outputs lines, the calls' verdicts turn by
-turn, and the runtime's mark of a turn without calls."""
+turn, the runtime's mark of a turn without calls, and under `--env` each turn's state and
+each entry's verdict, the same as in the per-turn layout."""
 
 from __future__ import annotations
 
@@ -129,3 +130,37 @@ def test_any_call_ends_the_mark_of_a_turn_without_calls(
     assert runtime.snapshot(state)[WITHOUT_CALLS] == 1
     runtime.call(state, name, {})
     assert WITHOUT_CALLS not in runtime.snapshot(state)
+
+
+def _entries(cases: list[dict[str, Any]]) -> dict[str, bool]:
+    """Each entry's verdict on state: its conversation case's, or all its per-turn cases'."""
+    verdicts: dict[str, bool] = {}
+    for case in cases:
+        entry = case["id"].split("/")[0]
+        verdicts[entry] = verdicts.get(entry, True) and case["state_passed"] is True
+    return verdicts
+
+
+@pytest.mark.parametrize("result", ["result_correct.json", "result_perturbed.json"])
+def test_both_layouts_give_each_entry_the_same_verdict_under_env(
+    conversations: Path, converted: Path, result: str
+) -> None:
+    ours = scored_cases(conversations, FIXTURE / result, per_turn=False)
+    older = scored_cases(converted, FIXTURE / result)
+    assert _entries(ours) == _entries(older)
+    assert set(_entries(ours).values()) == {result == "result_correct.json"}
+
+
+def test_under_env_each_turn_with_calls_is_judged_after_it(conversations: Path) -> None:
+    cases = scored_cases(conversations, FIXTURE / "result_perturbed.json", per_turn=False)
+    turns = {case["id"]: [turn.get("state") for turn in case["turns"]] for case in cases}
+    # increment(by=3): wrong after turn 0 already, and {"count": 7} never returned
+    assert [state["passed"] for state in turns["multi_turn_base_0"]] == [False, False]
+    # the marked turn without calls is not judged (no state key); get_count() dropped in turn 2
+    base_1 = turns["multi_turn_base_1"]
+    assert base_1[1] is None
+    assert (base_1[0]["passed"], base_1[2]["passed"]) == (True, False)
+    assert base_1[2]["missing_results"] == ['{"count": 0}']
+    # no call where the ground truth has some: the mark is in the state
+    empty = turns["multi_turn_base_2"][0]
+    assert "/$turn_without_calls" in [change["path"] for change in empty["diff"]["changes"]]
