@@ -29,15 +29,19 @@ def invoke(*args: str) -> str:
     return result.output
 
 
-def scored_cases(converted: Path, result: Path) -> list[dict[str, Any]]:
-    """The report's case entries of BFCL's `result` file, converted and scored with `--env`."""
+def scored_cases(
+    converted: Path, result: Path, *, per_turn: bool = True, env: bool = True
+) -> list[dict[str, Any]]:
+    """The report's case entries of BFCL's `result` file, converted (in the older per-turn
+    layout unless told otherwise) and scored, with `--env` unless told otherwise."""
     outputs = converted / "outputs.jsonl"
-    invoke("import", "bfcl-outputs", str(result), "--out", str(outputs))
+    layout = ["--per-turn"] if per_turn else []
+    invoke("import", "bfcl-outputs", str(result), "--out", str(outputs), *layout)
     report = converted / "report.json"
     invoke(
         "score", "--specs", str(converted / "tools.yaml"), "--cases",
-        str(converted / "cases.jsonl"), "--outputs", str(outputs), "--env",
-        "--json", str(report),
+        str(converted / "cases.jsonl"), "--outputs", str(outputs),
+        *(["--env"] if env else []), "--json", str(report),
     )  # fmt: skip
     cases: list[dict[str, Any]] = json.loads(report.read_text())["cases"]
     return cases

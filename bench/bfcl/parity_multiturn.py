@@ -4,9 +4,11 @@ For each entry of a multi-turn category (default: base), the ground truth as a m
 and perturbations of it (a call dropped, duplicated, two calls of a turn swapped, an argument
 altered, a turn emptied, a call moved to the turn before) are judged by BFCL's own
 `multi_turn_checker` (the real state classes of the installed bfcl-eval) and by `toolscore
-score --env` on what `toolscore import bfcl` and `import bfcl-outputs` write (an entry passes
-when all its per-turn cases pass on state and results). Both are timed; every disagreement is
-listed by kind.
+score --env` on what `toolscore import bfcl` and `import bfcl-outputs` write: one conversation
+case per entry, which passes when the case passes on state (every turn's state and results),
+and, for comparison, the older layout (`--per-turn`: a case per turn with calls; the entry
+passes when all its cases pass on state). Each is timed; every disagreement with BFCL, and
+every entry whose verdict differs between the two layouts, is listed.
 
 Usage: PYTHONPATH=src bench/bfcl/.venv/bin/python bench/bfcl/parity_multiturn.py
        [--category base miss_func miss_param long_context] [--limit N] [--write]
@@ -159,22 +161,26 @@ def bfcl_verdicts(
     return verdicts, (time.perf_counter() - started, time.process_time() - cpu)
 
 
-def prepare(data: Path, answers: Path, variants: dict[str, dict[str, Result]], work: Path) -> float:
-    """Write the converted cases (one set per variant) and the outputs into `work`; the
-    conversion's time."""
+def prepare(
+    data: Path, answers: Path, variants: dict[str, dict[str, Result]], work: Path,
+    per_turn: bool = False,
+) -> float:  # fmt: skip
+    """Write the converted cases (one set per variant: `<entry>~<variant>`, then `/turn-<t>`
+    in the per-turn layout) and the outputs into `work`; the conversion's time."""
     started = time.perf_counter()
-    converted, module = import_multi_turn(str(data), str(answers), out_dir=work)
+    converted, module = import_multi_turn(str(data), str(answers), out_dir=work, per_turn=per_turn)
     cases = []
     for case in converted.cases:
-        entry, turn = case["id"].split("/")
+        entry, _, turn = case["id"].partition("/")
         for variant in variants.get(entry, {}):
-            cases.append({**case, "id": f"{entry}~{variant}/{turn}"})
+            cases.append({**case, "id": f"{entry}~{variant}" + (f"/{turn}" if turn else "")})
     converted.cases = cases
     write_multi_turn(converted, module, work)
     lines = []
     for entry, by_variant in variants.items():
         for variant, result in by_variant.items():
-            lines += convert_multi_turn({"id": f"{entry}~{variant}", "result": result}, "-", 0)
+            named = {"id": f"{entry}~{variant}", "result": result}
+            lines += convert_multi_turn(named, "-", 0, per_turn=per_turn)
     (work / "outputs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     return time.perf_counter() - started
 
@@ -186,13 +192,15 @@ def score(work: Path, src: Path | None = None) -> tuple[float, float]:
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
     started, before = time.perf_counter(), _children_cpu()
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "toolscore", "score", "--specs", str(work / "tools.yaml"),
          "--cases", str(work / "cases.jsonl"), "--outputs", str(work / "outputs.jsonl"),
          "--env", "--json", str(work / "report.json"), "--show-failures", "0",
          "--workers", "1"],
         check=False, stdout=subprocess.DEVNULL, env=env,
     )  # fmt: skip
+    if done.returncode not in (0, 1):  # 1: some case failed; else nothing was scored
+        raise SystemExit(f"toolscore score exited with {done.returncode} on {work}")
     return time.perf_counter() - started, _children_cpu() - before
 
 
@@ -200,7 +208,7 @@ def read_verdicts(
     work: Path, variants: dict[str, dict[str, Result]]
 ) -> dict[tuple[str, str], bool]:
     """toolscore's verdict per (entry, variant) from the report `score` wrote: an entry
-    passes when all its per-turn cases pass on state."""
+    passes when its conversation case (or all its per-turn cases) passes on state."""
     report = json.loads((work / "report.json").read_text())
     verdicts: dict[tuple[str, str], bool] = {}
     for case in report["cases"]:
@@ -213,11 +221,12 @@ def read_verdicts(
 
 
 def toolscore_verdicts(
-    data: Path, answers: Path, variants: dict[str, dict[str, Result]], work: Path
-) -> tuple[dict[tuple[str, str], bool], float, tuple[float, float]]:
+    data: Path, answers: Path, variants: dict[str, dict[str, Result]], work: Path,
+    per_turn: bool = False,
+) -> tuple[dict[tuple[str, str], bool], float, tuple[float, float]]:  # fmt: skip
     """toolscore's verdict per (entry, variant), the conversion's time and the scoring's
     (wall, and the CPU time of the scoring process)."""
-    converting = prepare(data, answers, variants, work)
+    converting = prepare(data, answers, variants, work, per_turn)
     scoring = score(work)
     return read_verdicts(work, variants), converting, scoring
 
@@ -258,7 +267,11 @@ def compare(category: str, limit: int) -> str:
     data, answers, entries, truths, variants = load(category, limit)
     with tempfile.TemporaryDirectory() as folder:
         ours, converting, scoring = toolscore_verdicts(data, answers, variants, Path(folder))
-        theirs, checking = bfcl_verdicts(entries, truths, variants)
+    with tempfile.TemporaryDirectory() as folder:
+        older, _, older_scoring = toolscore_verdicts(
+            data, answers, variants, Path(folder), per_turn=True
+        )
+    theirs, checking = bfcl_verdicts(entries, truths, variants)
     table: Counter[tuple[str, bool, bool]] = Counter()
     disagreements = []
     for key, verdict in theirs.items():
@@ -266,13 +279,15 @@ def compare(category: str, limit: int) -> str:
         table[key[1], verdict, agree] += 1
         if not agree:
             disagreements.append((key, verdict, ours[key]))
+    layouts = [(key, older[key], ours[key]) for key in theirs if older[key] != ours[key]]
     total = len(theirs)
     agreed = total - len(disagreements)
     lines = [
         f"### multi_turn_{category}",
         "",
         f"{len(entries)} entries, {total} results (the ground truth and its perturbations). "
-        f"Agreement: {agreed}/{total} ({100 * agreed / total:.2f}%).",
+        f"Agreement: {agreed}/{total} ({100 * agreed / total:.2f}%). Verdicts per entry, "
+        f"conversation layout against the per-turn one: {total - len(layouts)}/{total} the same.",
         "",
         "| result | BFCL passes | BFCL fails | disagreements |",
         "|---|---:|---:|---:|",
@@ -285,10 +300,14 @@ def compare(category: str, limit: int) -> str:
     lines += [
         "",
         f"Time (CPU; wall in brackets): BFCL's multi_turn_checker {checking[1]:.2f} s "
-        f"[{checking[0]:.2f}]; toolscore {scoring[1]:.2f} s [{scoring[0]:.2f}]; the conversion "
+        f"[{checking[0]:.2f}]; toolscore {scoring[1]:.2f} s [{scoring[0]:.2f}] (per-turn "
+        f"layout {older_scoring[1]:.2f} s [{older_scoring[0]:.2f}]); the conversion "
         f"{converting:.2f} s more. Ratio BFCL/toolscore {checking[1] / scoring[1]:.2f} "
         f"[{checking[0] / scoring[0]:.2f}].",
     ]
+    if layouts:
+        lines += ["", "Layouts differing (entry, result, per-turn, conversation):", ""]
+        lines += [f"- {k[0]} {k[1]}: per-turn {a}, conversation {b}" for k, a, b in layouts[:50]]
     if disagreements:
         lines += ["", "Disagreements (entry, result, BFCL, toolscore):", ""]
         lines += [f"- {k[0]} {k[1]}: BFCL {b}, toolscore {t}" for k, b, t in disagreements[:50]]

@@ -3,12 +3,14 @@ and toolscore before and after a change, in one run (issue 15).
 
 On the results parity_multiturn.py judges (each entry's ground truth and six perturbations
 of it), each repetition times, in turn: BFCL's checker (in this process, its modules
-imported ahead), `toolscore score --env --workers 1` from this tree's sources, and, with
---before SRC, the same command from another tree's sources (e.g. `git archive COMMIT src`
-unpacked). toolscore runs in a subprocess, Python's start-up included; both trees are
-byte-compiled first, as an installed package is. The figures: best and median CPU and wall
-of --repeat repetitions, and the ratios BFCL/toolscore; the verdicts of the two trees are
-compared case by case.
+imported ahead), `toolscore score --env --workers 1` from this tree's sources on the
+conversation layout (a case per entry), the same on the older per-turn layout (a case per
+turn with calls), and, with --before SRC, the per-turn layout scored by another tree's
+sources (e.g. `git archive COMMIT src` unpacked). toolscore runs in a subprocess, Python's
+start-up included; both trees are byte-compiled first, as an installed package is. The
+figures: best and median CPU and wall of --repeat repetitions, and the ratios BFCL/toolscore;
+the verdicts per entry of every side are compared with BFCL's and with the per-turn layout's,
+and those of the two trees case by case.
 
 Usage: PYTHONPATH=src:bench/bfcl bench/bfcl/.venv/bin/python bench/bfcl/speed_multiturn.py
        [--category base ...] [--repeat R] [--before SRC] [--limit N]
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import shutil
 import statistics
 import tempfile
 import time
@@ -50,30 +53,38 @@ def _figure(name: str, times: list[Timing]) -> str:
 def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
     """Time the sides on one category, alternating; the results as Markdown."""
     loaded = load(category, limit)
-    sides: dict[str, Callable[[Path], Timing]] = {"toolscore": score}
+    folders = {"conversation": Path(tempfile.mkdtemp()), "per-turn": Path(tempfile.mkdtemp())}
+    sides: dict[str, tuple[Path, Callable[[Path], Timing]]] = {
+        "toolscore": (folders["conversation"], score),
+        "toolscore per-turn": (folders["per-turn"], score),
+    }
     if before is not None:
-        sides["toolscore before"] = lambda work: score(work, before)
+        sides["toolscore before, per-turn"] = (folders["per-turn"], lambda w: score(w, before))
     times: dict[str, list[Timing]] = {"BFCL": [], **{side: [] for side in sides}}
     reports: dict[str, list[tuple[str, Any, Any]]] = {}
     verdicts: dict[str, dict[tuple[str, str], bool]] = {}
-    with tempfile.TemporaryDirectory() as folder:
-        work = Path(folder)
-        prepare(loaded.data, loaded.answers, loaded.variants, work)
+    try:
+        for layout, work in folders.items():
+            prepare(loaded.data, loaded.answers, loaded.variants, work, layout == "per-turn")
         for repetition in range(repeat):
             verdicts["BFCL"], timing = bfcl_verdicts(
                 loaded.entries, loaded.truths, loaded.variants, f"_run{repetition}"
             )
             times["BFCL"].append(timing)
-            for side, run in sides.items():
+            for side, (work, run) in sides.items():
                 times[side].append(run(work))
                 reports[side] = _states(work)
                 verdicts[side] = read_verdicts(work, loaded.variants)
+    finally:
+        for work in folders.values():
+            shutil.rmtree(work)
     results = sum(len(by_variant) for by_variant in loaded.variants.values())
     lines = [
         f"### multi_turn_{category}",
         "",
-        f"{len(loaded.entries)} entries, {results} results, {len(reports['toolscore'])} "
-        f"toolscore cases (one per turn with calls); {repeat} repetitions, sides alternating.",
+        f"{len(loaded.entries)} entries, {results} results; toolscore cases: "
+        f"{len(reports['toolscore'])} conversations, {len(reports['toolscore per-turn'])} "
+        f"per-turn cases; {repeat} repetitions, sides alternating.",
         "",
         "| side | CPU, best | CPU, median | wall, best | wall, median |",
         "|---|---:|---:|---:|---:|",
@@ -84,16 +95,20 @@ def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
     for side in sides:
         cpu = min(t[1] for t in times[side])
         agree = sum(verdicts[side][k] == v for k, v in verdicts["BFCL"].items())
+        same = sum(verdicts[side][k] == v for k, v in verdicts["toolscore per-turn"].items())
         lines.append(
             f"- {side}: ratio BFCL/toolscore (best CPU) {bfcl_cpu / cpu:.2f}x; agreement with "
-            f"BFCL {agree}/{len(verdicts['BFCL'])}"
+            f"BFCL {agree}/{len(verdicts['BFCL'])}; verdicts per entry as the per-turn "
+            f"layout's {same}/{len(verdicts['BFCL'])}"
         )
     if before is not None:
-        same = reports["toolscore"] == reports["toolscore before"]
-        gain = min(t[1] for t in times["toolscore before"]) / min(t[1] for t in times["toolscore"])
+        same = reports["toolscore per-turn"] == reports["toolscore before, per-turn"]
+        gain = min(t[1] for t in times["toolscore before, per-turn"]) / min(
+            t[1] for t in times["toolscore per-turn"]
+        )
         lines.append(
-            f"- before/after: {'identical' if same else 'DIFFERENT'} state verdicts and diffs "
-            f"case by case; after is {gain:.2f}x faster (best CPU)"
+            f"- before/after, per-turn: {'identical' if same else 'DIFFERENT'} state verdicts "
+            f"and diffs case by case; after is {gain:.2f}x faster (best CPU)"
         )
     return "\n".join(lines)
 

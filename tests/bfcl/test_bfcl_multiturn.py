@@ -61,7 +61,10 @@ def test_perturbed_results_fail_as_bfcl_fails_them(converted: Path) -> None:
 
 def test_an_empty_turn_whose_truth_is_empty_matches_no_case(tmp_path: Path) -> None:
     outputs = tmp_path / "o.jsonl"
-    invoke("import", "bfcl-outputs", str(FIXTURE / "result_correct.json"), "--out", str(outputs))
+    invoke(
+        "import", "bfcl-outputs", str(FIXTURE / "result_correct.json"), "--out", str(outputs),
+        "--per-turn",
+    )  # fmt: skip
     lines = [json.loads(line) for line in outputs.read_text().splitlines()]
     marked = [line["id"] for line in lines if line["calls"][-1]["name"].startswith("bfcl_")]
     assert marked == ["multi_turn_base_1/turn-1"]
@@ -100,7 +103,10 @@ def test_a_bad_results_from_plan_is_one_input_error(converted: Path) -> None:
     first["results_from_plan"] = -1
     cases.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
     outputs = converted / "outputs.jsonl"
-    invoke("import", "bfcl-outputs", str(FIXTURE / "result_correct.json"), "--out", str(outputs))
+    invoke(
+        "import", "bfcl-outputs", str(FIXTURE / "result_correct.json"), "--out", str(outputs),
+        "--per-turn",
+    )  # fmt: skip
     result = CliRunner().invoke(
         cli,
         ["score", "--specs", str(converted / "tools.yaml"), "--cases", str(cases),

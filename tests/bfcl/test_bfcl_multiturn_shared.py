@@ -127,7 +127,7 @@ def converted(tmp_path: Path) -> Path:
     answers = FIXTURE / "possible_answer" / "BFCL_v4_multi_turn_base.json"
     invoke(
         "import", "bfcl", str(data), str(answers), "--out", str(out),
-        "--classes-module", str(FIXTURE / "classes.py"),
+        "--classes-module", str(FIXTURE / "classes.py"), "--per-turn",
     )  # fmt: skip
     return out
 

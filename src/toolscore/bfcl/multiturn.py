@@ -6,13 +6,15 @@ whose ground truth has calls it checks (`multi_turn_checker`): the model's insta
 the ground truth's public attributes (the state check), and every execution result of that
 turn's ground truth is among the results of all the model's calls so far (the response
 check, a multiset, any order). A turn whose ground truth has calls and where the model made
-none fails. So an entry becomes one case per such turn (`<id>/turn-<t>`): its plan is the
-ground truth of turns 0..t, its goal the state that plan reaches (`goal_state: "plan"`), its
-`results_from_plan` the position where turn t's calls start (their results must be among the
-agent's), and its `setup` one `bfcl_setup` call building the instances from the entry's
-`initial_config`; an entry passes when all its cases pass. The environment is a documents
-environment over `bfcl_env.py`, written beside the cases, which hands each call to
-`toolscore.bfcl.runtime` (imported only under `--env`).
+none fails. So an entry becomes one conversation case (`turns`, one per BFCL turn): a turn
+with ground-truth calls has them as its plan, its goal the state the plans of turns 0..t
+reach (`goal_state: "plan"`) and `results_from_plan: 0` (its calls' results must be among
+the agent's); a turn without has no goal and accepts no call or the marker of a turn
+without calls. The case's `setup` is one `bfcl_setup` call building the instances from the
+entry's `initial_config`. With `per_turn`, the older layout: one case per turn with calls
+(`<id>/turn-<t>`), whose plan is the ground truth of turns 0..t. The environment is a
+documents environment over `bfcl_env.py`, written beside the cases, which hands each call
+to `toolscore.bfcl.runtime` (imported only under `--env`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import keyword
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolscore.bfcl.importer import BfclImport, read_records
 from toolscore.bfcl.pycall import NotLiteralError, literal
@@ -105,12 +107,14 @@ def import_multi_turn(
     classes_module: str = BFCL_EVAL,
     docs_dir: str | None = None,
     out_dir: str | Path = ".",
+    per_turn: bool = False,
 ) -> tuple[BfclImport, str]:
     """The spec (with its documents environment), the cases, and the text of `bfcl_env.py`.
 
     `docs_dir` holds the classes' function docs (default: `multi_turn_func_doc/` beside the
     data file, as bfcl-eval ships them); `classes_module` is where the state classes come
-    from at replay time (a module name, a `.py` path, or bfcl-eval's own).
+    from at replay time (a module name, a `.py` path, or bfcl-eval's own); `per_turn` writes
+    the older layout, a case per turn with calls, instead of a conversation per entry.
     """
     if answers_path is None:
         raise InputError(data_path, "multi-turn categories need their possible-answer file")
@@ -138,7 +142,8 @@ def import_multi_turn(
             raise InputError(data_path, f"function name {tool!r} cannot be a tool of bfcl_env.py")
     cases: list[dict[str, Any]] = []
     for record in records:
-        cases.extend(_entry_cases(record, answers, properties, data_path, answers_path))
+        entry = _read_entry(record, answers, properties, data_path, answers_path)
+        cases.extend(_per_turn_cases(entry) if per_turn else [_conversation_case(entry)])
     env = {
         "kind": "documents",
         "data": f"{ENV_MODULE}:bfcl_data",
@@ -146,19 +151,19 @@ def import_multi_turn(
         "snapshot": f"{ENV_MODULE}:bfcl_snapshot",
         "on_error": "keep",
     }
-    spec = {
-        "version": f"bfcl:{Path(data_path).name}",
-        "environment": env,
-        "tools": {name: draft.to_spec() for name, draft in sorted(drafts.items())},
-    }
+    tools = {name: draft.to_spec() for name, draft in sorted(drafts.items())}
+    if not per_turn:
+        tools[EMPTY_TURN_TOOL] = EMPTY_TURN_SPEC
+    spec = {"version": f"bfcl:{Path(data_path).name}", "environment": env, "tools": tools}
     check_loads({k: v for k, v in spec.items() if k != "environment"}, cases, data_path)
     classes_ref = classes_module
     if classes_module.endswith(".py"):
         classes_ref = os.path.relpath(Path(classes_module).resolve(), Path(out_dir).resolve())
+    options = {"classes_module": classes_ref, "multi_turn": True, "bfcl_strings": False}
     provenance = {
         "data": {"path": data_path},
         "possible_answer": {"path": answers_path},
-        "options": {"classes_module": classes_ref, "multi_turn": True, "bfcl_strings": False},
+        "options": {**options, "per_turn": per_turn},
     }
     counts = {
         "entries": len(records),
@@ -172,16 +177,39 @@ def import_multi_turn(
     }
     notes.append(
         "one case per turn whose ground truth has calls; an entry passes when all its cases pass"
+        if per_turn
+        else "one conversation case per entry, a turn per BFCL turn; the entry passes when the "
+        "case passes on state"
     )
     result = BfclImport(spec, cases, notes, provenance, counts)
     return result, env_module(sorted(drafts), classes_ref)
 
 
-def _entry_cases(
+EMPTY_TURN_SPEC: dict[str, Any] = {
+    "version": 1,
+    "description": "Not a BFCL function: the mark `import bfcl-outputs` writes in a turn "
+    "where the model made no call.",
+    "args": {"turn": "integer"},
+}
+"""The spec of the marker of a turn without calls (conversation layout): a turn whose ground
+truth has no call accepts it as its second plan."""
+
+
+class Entry(NamedTuple):
+    """One BFCL multi-turn entry read: its id, tags, setup call, and per turn the prompt (or
+    None) and the ground-truth calls (positional arguments named)."""
+
+    id: str
+    tags: list[str]
+    setup: dict[str, Any]
+    turns: list[tuple[Any, list[dict[str, Any]]]]
+
+
+def _read_entry(
     record: Any, answers: Mapping[Any, Any], properties: Mapping[tuple[str, str], list[str]],
     source: str, answers_path: str,
-) -> list[dict[str, Any]]:  # fmt: skip
-    """The cases of one entry: one per turn whose ground truth has calls."""
+) -> Entry:  # fmt: skip
+    """One entry and its ground truth, every call parsed and fitted to its function doc."""
     data = record.data
     entry = data.get("id")
     if not isinstance(entry, str) or entry not in answers:
@@ -202,10 +230,9 @@ def _entry_cases(
             "long_context": "long_context" in entry,
         },
     }
-    cases: list[dict[str, Any]] = []
-    plan: list[dict[str, Any]] = []
+    turns: list[tuple[Any, list[dict[str, Any]]]] = []
     for turn, calls in enumerate(truth):
-        start = len(plan)
+        parsed = []
         for position, text in enumerate(calls):
             try:
                 name, args = parse_call(text)
@@ -227,18 +254,44 @@ def _entry_cases(
                     line=answers[entry].line, field="ground_truth",
                 )  # fmt: skip
             args.update(zip(named, positional, strict=False))
-            plan.append({"name": name, "args": args})
+            parsed.append({"name": name, "args": args})
+        turns.append((questions[turn] if turn < len(questions) else None, parsed))
+    return Entry(entry, [entry.rsplit("_", 1)[0]], setup, turns)
+
+
+def _conversation_case(entry: Entry) -> dict[str, Any]:
+    """The conversation case of one entry: a turn per BFCL turn; one with ground-truth calls
+    is checked on state and results after it, one without accepts no call or the marker."""
+    turns: list[dict[str, Any]] = []
+    for t, (prompt, calls) in enumerate(entry.turns):
+        turn: dict[str, Any] = {} if prompt is None else {"prompt": prompt}
+        if calls:
+            turn.update({"plans": [calls], "goal_state": "plan", "results_from_plan": 0})
+        else:
+            turn["plans"] = [[], [{"name": EMPTY_TURN_TOOL, "args": {"turn": t}}]]
+        turns.append(turn)
+    return {"id": entry.id, "tags": entry.tags, "turns": turns, "setup": [entry.setup]}
+
+
+def _per_turn_cases(entry: Entry) -> list[dict[str, Any]]:
+    """The older layout: one case per turn whose ground truth has calls, its plan the ground
+    truth of turns 0..t and `results_from_plan` where turn t's calls start."""
+    cases: list[dict[str, Any]] = []
+    plan: list[dict[str, Any]] = []
+    for turn, (prompt, calls) in enumerate(entry.turns):
+        start = len(plan)
+        plan.extend(calls)
         if not calls:
             continue
         cases.append(
             {
-                "id": f"{entry}/turn-{turn}",
-                "prompt": questions[turn] if turn < len(questions) else None,
-                "tags": [entry.rsplit("_", 1)[0]],
+                "id": f"{entry.id}/turn-{turn}",
+                "prompt": prompt,
+                "tags": entry.tags,
                 "plans": [list(plan)],
                 "goal_state": "plan",
                 "results_from_plan": start,
-                "setup": [setup],
+                "setup": [entry.setup],
             }
         )
     return cases

@@ -2,12 +2,14 @@
 
 A step is what the model produced in one round: the prompting form (Python call text) or the
 function-calling form (a list of `{name: arguments}`). As BFCL's evaluation does, a step that
-does not decode (or decodes to no call) is skipped. Each turn t of an entry becomes one
-outputs line, `<id>/turn-<t>`, holding the calls of turns 0..t in order (replay is
-cumulative, as BFCL keeps its instances across turns); when turn t has no call, a last call
-`bfcl_turn_without_calls(turn=t)` marks it, which the generated environment turns into a
-state difference (BFCL fails a turn whose ground truth has calls and where the model made
-none; a turn whose ground truth has none has no case, and its line matches nothing).
+does not decode (or decodes to no call) is skipped. Each entry becomes one outputs line,
+`{"id", "turns": [{"calls"}, ...]}`, a turn per BFCL turn (replay is cumulative, as BFCL
+keeps its instances across turns); a turn with no call holds the one call
+`bfcl_turn_without_calls(turn=t)`, which the generated environment turns into a state
+difference until the next call (BFCL fails a turn whose ground truth has calls and where
+the model made none; a turn whose ground truth has none accepts the marker). With
+`per_turn`, the older layout: a line per turn t, `<id>/turn-<t>`, holding the calls of turns
+0..t, the marker last when turn t has no call.
 """
 
 from __future__ import annotations
@@ -50,21 +52,26 @@ def _step_calls(step: Any) -> list[dict[str, Any]] | None:
     return None
 
 
-def convert_multi_turn(data: dict[str, Any], source: str, line: int) -> list[dict[str, Any]]:
-    """The outputs lines of one multi-turn result (one per turn)."""
+def convert_multi_turn(
+    data: dict[str, Any], source: str, line: int, *, per_turn: bool = False
+) -> list[dict[str, Any]]:
+    """The outputs lines of one multi-turn result: one with its turns, or one per turn."""
     entry = data.get("id")
     result = data.get("result")
     if not isinstance(entry, str) or not entry:
         raise OutputError(source, "every result needs a string id", line=line, field="id")
     if not isinstance(result, list) or not all(isinstance(turn, list) for turn in result):
         raise OutputError(source, "not a list of turns", line=line, field="result")
-    lines = []
-    calls: list[dict[str, Any]] = []
-    for turn, steps in enumerate(result):
-        made = [call for step in steps for call in (_step_calls(step) or [])]
-        calls.extend(made)
-        marker = [] if made else [{"name": EMPTY_TURN_TOOL, "args": {"turn": turn}}]
-        lines.append({"id": f"{entry}/turn-{turn}", "calls": [*calls, *marker]})
+    made = [[call for step in steps for call in (_step_calls(step) or [])] for steps in result]
+    marks = [[{"name": EMPTY_TURN_TOOL, "args": {"turn": t}}] for t in range(len(made))]
+    if not per_turn and made:  # no turns at all: no line, as with per_turn
+        turns = [{"calls": calls or mark} for calls, mark in zip(made, marks, strict=True)]
+        return [{"id": entry, "turns": turns}]
+    lines: list[dict[str, Any]] = []
+    so_far: list[dict[str, Any]] = []
+    for turn, (calls, mark) in enumerate(zip(made, marks, strict=True)):
+        so_far.extend(calls)
+        lines.append({"id": f"{entry}/turn-{turn}", "calls": [*so_far, *([] if calls else mark)]})
     return lines
 
 
@@ -78,7 +85,7 @@ def is_multi_turn_result(data: dict[str, Any]) -> bool:
     )
 
 
-def convert_multi_turn_results(path: str) -> Iterator[dict[str, Any]]:
-    """Stream the outputs lines of a multi-turn result file."""
+def convert_multi_turn_results(path: str, per_turn: bool = False) -> Iterator[dict[str, Any]]:
+    """Stream the outputs lines of a multi-turn result file (`per_turn`: a line per turn)."""
     for record in read_records(path):
-        yield from convert_multi_turn(record.data, path, record.line)
+        yield from convert_multi_turn(record.data, path, record.line, per_turn=per_turn)

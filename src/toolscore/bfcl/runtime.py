@@ -20,7 +20,7 @@ import importlib.util
 import inspect
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -40,7 +40,8 @@ POSITIONAL = "*"
 may pass them; a JSON call cannot)."""
 
 WITHOUT_CALLS = "$turn_without_calls"
-"""The snapshot key set when a turn whose ground truth has calls had none (BFCL fails it)."""
+"""The snapshot key set when a turn had no calls, until the next call (BFCL fails a turn
+whose ground truth has calls and where the model made none)."""
 
 
 class Runtime:
@@ -141,8 +142,10 @@ class Runtime:
             self._methods[cls] = tuple(m for m, _ in members if not m.startswith("_"))
         return self._methods[cls]
 
-    def call(self, state: Mapping[str, Any], name: str, args: dict[str, Any]) -> str:
-        """Run `name(args)` on the instance that has it; its result as BFCL records it."""
+    def call(self, state: MutableMapping[str, Any], name: str, args: dict[str, Any]) -> str:
+        """Run `name(args)` on the instance that has it; its result as BFCL records it. A
+        call ends the mark of an earlier turn without calls (a conversation replays on)."""
+        state.pop(WITHOUT_CALLS, None)
         if name in FORBIDDEN:
             return f"Error during execution: Function call {name} is not allowed."
         if name not in state.get("methods", {}):

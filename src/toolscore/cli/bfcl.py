@@ -70,6 +70,13 @@ def import_group() -> None:
     help="Multi-turn: the folder of the classes' function docs (default: "
     "multi_turn_func_doc/ beside DATA_JSON).",
 )
+@click.option(
+    "--per-turn",
+    is_flag=True,
+    help="Multi-turn: the older layout, a case per turn with calls holding the ground truth "
+    "of the turns so far, instead of a conversation case per entry; convert outputs with "
+    "the same option.",
+)
 @input_errors
 def import_bfcl_command(
     data_json: str,
@@ -79,6 +86,7 @@ def import_bfcl_command(
     underscore_names: bool,
     classes_module: str,
     func_docs: str | None,
+    per_turn: bool,
 ) -> None:
     """Convert a BFCL category file and its possible answers into a spec and cases.
 
@@ -89,13 +97,14 @@ def import_bfcl_command(
     if is_multi_turn(data_json):
         multi, module_text = import_multi_turn(
             data_json, possible_answer_json, classes_module=classes_module,
-            docs_dir=func_docs, out_dir=out_dir,
+            docs_dir=func_docs, out_dir=out_dir, per_turn=per_turn,
         )  # fmt: skip
         written = write_multi_turn(multi, module_text, out_dir)
         counts = multi.counts
+        layout = "one per turn with calls" if per_turn else "conversations, one per entry"
         click.echo(
-            f"{counts['entries']} multi-turn entries: {counts['cases']} cases (one per turn "
-            f"with calls), {counts['tools']} tools"
+            f"{counts['entries']} multi-turn entries: {counts['cases']} cases ({layout}), "
+            f"{counts['tools']} tools"
         )
         echo_written(written)
         return
@@ -126,22 +135,32 @@ def import_bfcl_command(
     is_flag=True,
     help="Normalise produced strings as BFCL's checker does (for cases imported with it).",
 )
+@click.option(
+    "--per-turn",
+    is_flag=True,
+    help="Multi-turn: the older layout, a line per turn with the calls of the turns so far "
+    "(for cases imported with --per-turn).",
+)
 @input_errors
-def import_bfcl_outputs_command(result_json: str, out_path: str, bfcl_strings: bool) -> None:
+def import_bfcl_outputs_command(
+    result_json: str, out_path: str, bfcl_strings: bool, per_turn: bool
+) -> None:
     """Convert a BFCL result file (function-calling or prompting form) into an outputs file."""
     lines = []
     calls = malformed = empty = 0
     first = next((r.data for r in read_records(result_json)), {})
     converted = (
-        convert_multi_turn_results(result_json)
+        convert_multi_turn_results(result_json, per_turn)
         if is_multi_turn_result(first)
         else convert_results(result_json, bfcl_strings)
     )
     for line in converted:
         lines.append(dumps(line) + "\n")
-        calls += len(line["calls"])
-        malformed += sum(1 for c in line["calls"] if isinstance(c, dict) and "error" in c)
-        empty += not line["calls"]
+        turns = line.get("turns", [line])  # a multi-turn line holds its calls by turn
+        made = [call for turn in turns for call in turn["calls"]]
+        calls += len(made)
+        malformed += sum(1 for c in made if isinstance(c, dict) and "error" in c)
+        empty += not made
     write_output(out_path, "".join(lines))
     target = Path(out_path)
     click.echo(
