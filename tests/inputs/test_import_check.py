@@ -6,6 +6,7 @@ toolscore would refuse is refused at import, naming the source file, in the same
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -13,8 +14,11 @@ import pytest
 from toolscore.bfcl import importer as bfcl_importer
 from toolscore.bfcl import multiturn as bfcl_multiturn
 from toolscore.errors import InputError
-from toolscore.inputs.import_check import check_loads, spec_yaml
+from toolscore.inputs.import_check import check_loads, import_files, read_json_file, spec_yaml
+from toolscore.tau2 import importer as tau2_importer
+from toolscore.tau2 import results as tau2_results
 from toolscore.taubench import importer as taubench_importer
+from toolscore.taubench import results as taubench_results
 
 SPEC: dict[str, Any] = {"version": "v1", "tools": {"refund": {"args": {"order_id": "exact"}}}}
 CASE: dict[str, Any] = {"id": "c0", "plans": [[{"name": "refund", "args": {"order_id": "o0"}}]]}
@@ -57,5 +61,16 @@ def test_the_importers_share_the_check_and_the_spec_text() -> None:
     assert vars(bfcl_importer)["check_loads"] is check_loads
     assert vars(bfcl_multiturn)["check_loads"] is check_loads
     assert vars(taubench_importer)["check_loads"] is check_loads
-    assert vars(bfcl_importer)["spec_yaml"] is spec_yaml
-    assert vars(taubench_importer)["spec_yaml"] is spec_yaml
+    assert vars(tau2_importer)["check_loads"] is check_loads
+    for importer in (bfcl_importer, taubench_importer, tau2_importer):
+        assert vars(importer)["import_files"] is import_files
+    for reader in (taubench_results, tau2_results):
+        assert vars(reader)["read_json_file"] is read_json_file
+
+
+def test_an_import_s_files_hold_the_spec_text_the_cases_and_what_it_says_of_itself() -> None:
+    files = import_files("# header\n", SPEC, [CASE], {"m.py": "x = 1\n"}, {"counts": {}})
+    assert files["tools.yaml"] == "# header\n" + spec_yaml(SPEC)
+    assert files["cases.jsonl"].splitlines() == [json.dumps(CASE, ensure_ascii=False)]
+    assert files["m.py"] == "x = 1\n"
+    assert json.loads(files["import.json"]) == {"counts": {}}

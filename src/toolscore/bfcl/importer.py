@@ -31,7 +31,7 @@ from toolscore.bfcl.schema import Node, SchemaError, ToolDraft, parameters, tool
 from toolscore.bfcl.strings import standardize_answer, standardize_produced
 from toolscore.errors import InputError
 from toolscore.files import write_files
-from toolscore.inputs.import_check import check_loads, spec_yaml
+from toolscore.inputs.import_check import check_loads, import_files
 
 VARIABLE_REASON = (
     "BFCL's answers hold values of another type than the doc's here (a variable name, say); "
@@ -377,14 +377,7 @@ def write_import(
     """Write `tools.yaml`, `cases.jsonl` and `import.json` (provenance, counts, notes), and
     any `extra` files by name, into `out_dir`: nothing is half-written (`files.write_files`)."""
     report = {**result.provenance, "counts": result.counts, "notes": result.notes}
-    files = {
-        "tools.yaml": _yaml_header(result) + spec_yaml(result.spec),
-        "cases.jsonl": "".join(
-            json.dumps(case, ensure_ascii=False, allow_nan=False) + "\n" for case in result.cases
-        ),
-        "import.json": json.dumps(report, indent=2, ensure_ascii=False) + "\n",
-        **(extra or {}),
-    }
+    files = import_files(_yaml_header(result), result.spec, result.cases, dict(extra or {}), report)
     return write_files(out_dir, files)
 
 

@@ -24,14 +24,13 @@ Written into the output folder:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolscore.errors import InputError
 from toolscore.files import write_files
-from toolscore.inputs.import_check import check_loads, spec_yaml
+from toolscore.inputs.import_check import check_loads, import_files
 from toolscore.tau2.schema import rule
 from toolscore.tau2.source import Task, Tool, domain_paths, read_tasks, read_tools
 
@@ -283,17 +282,6 @@ def write_import(result: Tau2Import, out_dir: str | Path) -> list[Path]:
         f"# Converted from tau2-bench ({result.provenance['domain']}) by "
         "`toolscore import tau2-bench`; see import.json.\n"
     )
-    files = {
-        "tools.yaml": header + spec_yaml(result.spec),
-        "cases.jsonl": "".join(
-            json.dumps(case, ensure_ascii=False, allow_nan=False) + "\n" for case in result.cases
-        ),
-        **result.modules,
-        "import.json": json.dumps(
-            {**result.provenance, "counts": result.counts, "notes": result.notes},
-            indent=2,
-            ensure_ascii=False,
-        )
-        + "\n",
-    }
+    about = {**result.provenance, "counts": result.counts, "notes": result.notes}
+    files = import_files(header, result.spec, result.cases, result.modules, about)
     return write_files(out_dir, files)

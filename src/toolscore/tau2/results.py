@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolscore.errors import InputError
+from toolscore.inputs.import_check import read_json_file
 
 MAX_TRIAL = 1_000_000
 STOPPED = ("agent_stop", "user_stop")
@@ -39,19 +40,7 @@ class Counts:
 
 def read_results(path: str) -> list[Any]:
     """The results file's list of simulations; an input error when it is not one."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as error:
-        raise InputError(path, f"cannot read: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise InputError(path, f"not JSON: {error.msg}", line=error.lineno) from None
-    except ValueError as error:  # an integer of more digits than Python reads
-        raise InputError(path, f"not readable: {error}") from None
-    except RecursionError:
-        raise InputError(path, "not readable: nested too deeply") from None
+    data = read_json_file(path)
     simulations = data.get("simulations") if isinstance(data, dict) else None
     if not isinstance(simulations, list):
         raise InputError(

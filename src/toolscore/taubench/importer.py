@@ -22,14 +22,13 @@ Written into the output folder:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolscore.errors import InputError
 from toolscore.files import write_files
-from toolscore.inputs.import_check import check_loads, spec_yaml
+from toolscore.inputs.import_check import check_loads, import_files
 from toolscore.taubench.schema import args as schema_args
 from toolscore.taubench.source import Task, ToolInfo, domain_dir, read_tasks, read_tools
 
@@ -184,17 +183,6 @@ def write_import(result: TauBenchImport, out_dir: str | Path) -> list[Path]:
         f"# Converted from tau-bench ({result.provenance['domain']}, "
         f"{result.provenance['split']}) by `toolscore import tau-bench`; see import.json.\n"
     )
-    files = {
-        "tools.yaml": header + spec_yaml(result.spec),
-        "cases.jsonl": "".join(
-            json.dumps(case, ensure_ascii=False, allow_nan=False) + "\n" for case in result.cases
-        ),
-        **result.modules,
-        "import.json": json.dumps(
-            {**result.provenance, "counts": result.counts, "notes": result.notes},
-            indent=2,
-            ensure_ascii=False,
-        )
-        + "\n",
-    }
+    about = {**result.provenance, "counts": result.counts, "notes": result.notes}
+    files = import_files(header, result.spec, result.cases, result.modules, about)
     return write_files(out_dir, files)
