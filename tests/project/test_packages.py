@@ -119,6 +119,7 @@ SURFACES: dict[str, list[str]] = {
     ],
     "toolscore.inputs.formats": ["FORMATS", "has_transcript", "read_transcript"],
     "toolscore.integrations": ["evaluators", "inspect", "pytest_plugin"],
+    "toolscore.audit": [],
     "toolscore.lint": ["Finding", "lint_cases", "lint_files"],
     "toolscore.report": [
         "absent",
