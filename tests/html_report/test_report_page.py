@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolscore.html_report.page import interval, percent, points
-from toolscore.report import terminal
+from toolscore.report import cells as terminal
 from toolscore.stats.intervals import Rate, interval_json, percent_digits, wilson
 
 

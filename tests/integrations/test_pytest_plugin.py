@@ -15,7 +15,8 @@ import yaml.nodes  # noqa: F401 - see below
 
 from toolscore import load_specs, read_cases, read_outputs, score
 from toolscore.integrations import pytest_plugin
-from toolscore.report.terminal import interval, metric_rows
+from toolscore.report.cells import interval
+from toolscore.report.terminal import metric_rows
 from toolscore.stats.intervals import wilson
 
 pytest_plugins = ["pytester"]

@@ -15,8 +15,9 @@ from toolscore.calibration.batches import SCORERS, BatchInfo
 from toolscore.calibration.calibrate import PERSON_LABELS, Calibration, LabelledBatch
 from toolscore.calibration.rubric_calibrate import RubricCalibration
 from toolscore.core.values import show
+from toolscore.report.cells import interval, percent
 from toolscore.report.printable import printable, safe_text
-from toolscore.report.terminal import LINES_PER_CASE, capped, interval, percent
+from toolscore.report.terminal import LINES_PER_CASE, capped
 
 
 def render_batch(out: Console, info: BatchInfo, labelled: int) -> None:

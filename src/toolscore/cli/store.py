@@ -25,8 +25,9 @@ from toolscore.cli.options import (
     show_failures_option,
 )
 from toolscore.errors import InputError
+from toolscore.report.cells import percent
 from toolscore.report.printable import printable
-from toolscore.report.terminal import percent, render_summary
+from toolscore.report.terminal import render_summary
 from toolscore.specs.loading import SpecSet, load_specs
 from toolscore.store import compare, open_store, spec_diff
 from toolscore.store.database import RunInfo, Store

@@ -118,6 +118,7 @@ def report_html(
         calibration=_calibration(head.get("calibration")),
         rubrics=_rubrics(summary.get("rubrics")),
         turns=turns_view(summary),
+        variants=variants_view(summary),
         cases_json=cases_json,
         spec_json=script_json(spec),
         bar_width=charts.BAR_WIDTH,
@@ -159,6 +160,24 @@ def turns_view(summary: Mapping[str, Any]) -> dict[str, Any] | None:
         "first_failed": charts.ordered_bar_chart(list(counts.items())),
         "first_failed_counts": ordered,
     }
+
+
+def variants_view(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The summary's variant groups (docs/formats.md 7.11) for the page: the share of groups
+    whose every variant passed and each variant label's accuracy, as rate rows, with the
+    spread and the groups whose verdicts differ; None when no case names a group."""
+    block = summary.get("variants")
+    if not isinstance(block, Mapping):
+        return None
+    rates = [("all_variants_pass", "every variant passes", "groups", block["all_variants_pass"])]
+    for label, rate in block["per_variant"].items():
+        rates.append((f"variant:{label}", f"variant {label}", "cases", rate))
+    rows = [
+        {"key": key, "label": label, "unit": unit, **rate,
+         "bar": charts.whisker(rate["value"], rate.get("ci95"))}
+        for key, label, unit, rate in rates
+    ]  # fmt: skip
+    return {**block, "rows": rows}
 
 
 def _state_checks(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:

@@ -96,6 +96,7 @@ def parse_case(
     if "turns" in data:
         raise fail("turns", "a case gives plans or turns, not both")
     tags = _tags(data, fail)
+    _check_variant(data, fail)
     if data.get("score_turns", "final") not in ("final", "all"):
         raise fail("score_turns", "must be 'final' (the default) or 'all'")
     forbid, max_calls = case_limits(data, specs, plans, fail)
@@ -107,6 +108,17 @@ def parse_case(
         case_id, tuple(plans), data.get("prompt"), tags, line, extra, linked,
         forbid, max_calls,
     )  # fmt: skip
+
+
+def _check_variant(data: Mapping[str, Any], fail: Fail) -> None:
+    """`variant_of` (the group of cases giving one task other ways) and `variant` (which way
+    this case gives it) are non-empty strings, and a `variant` belongs to a group."""
+    for key in ("variant_of", "variant"):
+        value = data.get(key)
+        if key in data and (type(value) is not str or not value):
+            raise fail(key, "must be a non-empty string")
+    if "variant" in data and "variant_of" not in data:
+        raise fail("variant", "needs variant_of: the id its group of variants shares")
 
 
 def _tags(data: Mapping[str, Any], fail: Fail) -> tuple[str, ...]:
@@ -190,6 +202,7 @@ def _conversation(
             )
             raise fail("max_calls", message)
     _conversation_outputs(data, earlier, specs, fail)
+    _check_variant(data, fail)
     extra = {k: v for k, v in data.items() if k not in ("id", "turns", "prompt")}
     return Case(
         case_id, (), data.get("prompt"), _tags(data, fail), line, extra, False, forbid,

@@ -13,13 +13,14 @@ from rich.text import Text
 from toolscore.core.diagnosis import mismatch_line
 from toolscore.core.model import CaseResult
 from toolscore.report.absent import join_rows, nothing_lines
+from toolscore.report.cells import interval, percent, rate_row
+from toolscore.report.group_tables import turns_table, variants_table
 from toolscore.report.lenient import lenient_rules
 from toolscore.report.printable import printable, safe_text
 from toolscore.scoring.summary import Summary
 from toolscore.scoring.tallies import OutcomeTally, Tally
 from toolscore.specs.loading import SpecSet
-from toolscore.stats.intervals import Rate, interval_percents, wilson
-from toolscore.stats.intervals import percent as percent_of
+from toolscore.stats.intervals import Rate, wilson
 
 if TYPE_CHECKING:
     from toolscore.rubrics.summary import RubricTally
@@ -27,24 +28,6 @@ if TYPE_CHECKING:
 LINES_PER_CASE = 20
 """Lines printed under one case at most (mismatches, then outcome lines); the rest are
 counted, and the report JSON keeps every one."""
-
-
-def percent(value: float | None) -> str:
-    """A proportion as a percentage, or a dash when nothing was measured (`stats.percent`:
-    the digits the HTML report writes for the same number)."""
-    return percent_of(value)
-
-
-def interval(bounds: tuple[float, float] | None) -> str:
-    """A 95% interval as two percentages, or a dash when nothing was measured
-    (`stats.interval_percents`, as the HTML report writes it)."""
-    return "-" if bounds is None else " - ".join(interval_percents(bounds))
-
-
-def _rate_row(label: str, rate: Rate) -> tuple[str, str, str, str]:
-    return (
-        label, percent(rate.value), f"{rate.passed}/{rate.n}", interval(wilson(rate.passed, rate.n))
-    )  # fmt: skip
 
 
 def provenance(specs: SpecSet, version: str, cases: int) -> Text:
@@ -111,10 +94,10 @@ def metric_rows(summary: Summary) -> list[tuple[str, str, str, str]]:
     """The four metrics as (label, value, passed/n, 95% interval) texts, shared by the
     metrics table and plain-text reports (the pytest plugin's summary)."""
     return [
-        _rate_row("accuracy", Rate(summary.passed, summary.cases)),
-        _rate_row("name accuracy (tool cases)", summary.name),
-        _rate_row("argument accuracy (paired calls)", summary.arguments),
-        _rate_row("abstention accuracy", summary.abstention),
+        rate_row("accuracy", Rate(summary.passed, summary.cases)),
+        rate_row("name accuracy (tool cases)", summary.name),
+        rate_row("argument accuracy (paired calls)", summary.arguments),
+        rate_row("abstention accuracy", summary.abstention),
     ]
 
 
@@ -148,33 +131,6 @@ def metrics_table(summary: Summary) -> Table:
     return table
 
 
-FIRST_FAILED_SHOWN = 10
-"""First failing turns the turns table lists one by one (the rest are added up)."""
-
-
-def turns_table(block: dict[str, Any]) -> Table:
-    """Conversation cases turn by turn (the summary's turn figures): the turn accuracy with
-    its Wilson interval and the one clustered by case, and how many conversations first
-    failed at each turn."""
-    title = f"Turns ({block['conversations']} conversations)"
-    table = Table(title=title, title_justify="left")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("passed/n", justify="right")
-    table.add_column("95% interval", justify="right")
-    rate = block["turn_accuracy"]
-    table.add_row(*_rate_row("turn accuracy", Rate(rate["passed"], rate["n"])))
-    bounds = rate["clustered"]["ci95"]
-    table.add_row("  clustered by case", "", "", interval(tuple(bounds) if bounds else None))
-    failed = sorted(block["first_failed_turn"].items(), key=lambda item: int(item[0]))
-    for turn, count in failed[:FIRST_FAILED_SHOWN]:
-        table.add_row(f"first failed at turn {turn}", "", str(count))
-    rest = sum(count for _, count in failed[FIRST_FAILED_SHOWN:])
-    if rest:
-        table.add_row("first failed at a later turn", "", str(rest))
-    return table
-
-
 CALL_RATES = (
     ("unknown_tool_rate", "unknown tool (of produced calls)"),
     ("missing_argument_rate", "missing argument (of paired calls)"),
@@ -196,7 +152,7 @@ def call_rates_table(summary: Summary) -> Table | None:
     table.add_column("calls/n", justify="right")
     table.add_column("95% interval", justify="right")
     for key, label in CALL_RATES:
-        table.add_row(*_rate_row(label, rates[key]))
+        table.add_row(*rate_row(label, rates[key]))
     return table
 
 
@@ -318,8 +274,8 @@ def outcomes_table(outcomes: OutcomeTally) -> Table:
     table.add_column("value", justify="right")
     table.add_column("passed/n", justify="right")
     table.add_column("95% interval", justify="right")
-    table.add_row(*_rate_row("state accuracy", Rate(outcomes.state_ok, outcomes.state_n)))
-    table.add_row(*_rate_row("required outputs", Rate(outcomes.outputs_ok, outcomes.outputs_n)))
+    table.add_row(*rate_row("state accuracy", Rate(outcomes.state_ok, outcomes.state_n)))
+    table.add_row(*rate_row("required outputs", Rate(outcomes.outputs_ok, outcomes.outputs_n)))
     table.add_row("calls passed, state failed", "", str(outcomes.calls_passed_state_failed), "")
     table.add_row("calls failed, state passed", "", str(outcomes.calls_failed_state_passed), "")
     return table
@@ -343,7 +299,7 @@ def state_checks_table(outcomes: OutcomeTally, limit: int = STATE_CHECK_ROWS) ->
     table.add_column("passed/n", justify="right")
     table.add_column("95% interval", justify="right")
     for name, rate in listed[:limit]:
-        table.add_row(safe_text(name), *_rate_row("", rate)[1:])
+        table.add_row(safe_text(name), *rate_row("", rate)[1:])
     if len(listed) > limit:
         table.add_row(f"... {len(listed) - limit} more checks", "", "", "")
     return table
@@ -583,6 +539,9 @@ def render_summary(
         console.print(trials_table(summary.trials.to_json()))
     if summary.turns is not None:
         console.print(turns_table(summary.turns))
+    if summary.variants is not None:
+        for part in variants_table(summary.variants):
+            console.print(part, soft_wrap=True)
     for table in (
         worst_table("Weakest tools", summary.per_tool),
         worst_table("Weakest arguments", summary.per_argument),

@@ -25,6 +25,7 @@ from toolscore.scoring.tallies import (
     accuracy_json,
 )
 from toolscore.scoring.turn_tally import TurnTally
+from toolscore.scoring.variant_tally import VariantTally
 from toolscore.specs.loading import SpecSet
 from toolscore.stats.intervals import Rate, ratio
 from toolscore.stats.records import fields_json
@@ -78,6 +79,9 @@ class Summary:
     turns: dict[str, Any] | None = None
     """The turn figures (`conversations`, `turn_accuracy`, `first_failed_turn`), when the run
     has conversation cases (`turn_tally`)."""
+    variants: dict[str, Any] | None = None
+    """The `variants` block (groups of cases sharing a `variant_of` id), when some case
+    names a group (`variant_tally`)."""
 
     @property
     def accuracy(self) -> float | None:
@@ -113,6 +117,7 @@ class Summary:
             **({"rubrics": self.rubrics.to_json()} if self.rubrics is not None else {}),
             **({"trials": self.trials.to_json()} if self.trials is not None else {}),
             **(self.turns if self.turns is not None else {}),
+            **({"variants": self.variants} if self.variants is not None else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -205,6 +210,7 @@ class SummaryBuilder:
         """Rubric results (`toolscore.scoring.rubric_run`), set by the runs that score rubrics."""
         self._partial = PartialTally(specs.extra_ok)
         self._turns: TurnTally | None = None
+        self._variants: VariantTally | None = None
 
     def _tallies_of(self, tool: str) -> dict[str, Tally]:
         """The tallies of a spec tool's compared arguments, made on first use."""
@@ -253,6 +259,11 @@ class SummaryBuilder:
             self._outcomes.add(passed, result.state)
         self._rates.add(result)
         self._partial.add(result, case.plans)
+        if case.extra and "variant_of" in case.extra:
+            if self._variants is None:
+                self._variants = VariantTally()
+            extra = case.extra
+            self._variants.add(extra["variant_of"], case.id, extra.get("variant"), passed)
         if case.turns:
             self._add_turns(case, result)
             return
@@ -447,6 +458,10 @@ class SummaryBuilder:
             if self._turns is None:
                 self._turns = TurnTally()
             self._turns.merge(other._turns)
+        if other._variants is not None:
+            if self._variants is None:
+                self._variants = VariantTally()
+            self._variants.merge(other._variants)
         self.ignored_keys.update(other.ignored_keys)
         self._trials.merge(other._trials)
         self._tallied = [a + b for a, b in zip(self._tallied, other._tallied, strict=True)]
@@ -513,4 +528,5 @@ class SummaryBuilder:
             efficiency=self._partial.efficiency_json(),
             retries=self._partial.retries_json() if self._partial.retries else None,
             turns=self._turns.to_json() if self._turns is not None else None,
+            variants=self._variants.to_json() if self._variants is not None else None,
         )

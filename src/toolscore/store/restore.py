@@ -209,6 +209,7 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         efficiency=data.get("efficiency"),
         retries=data.get("retries"),
         turns={key: data[key] for key in TURN_KEYS} if "turn_accuracy" in data else None,
+        variants=data.get("variants"),
     )
 
 

@@ -10,8 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from toolscore.core.diagnosis import mismatch_line
+from toolscore.report.cells import percent
 from toolscore.report.printable import printable, safe_text
-from toolscore.report.terminal import LINES_PER_CASE, capped, percent
+from toolscore.report.terminal import LINES_PER_CASE, capped
 from toolscore.stats.intervals import points
 from toolscore.store.compare import COUNT, Cause, Comparison, RateMove
 from toolscore.store.compare_turns import TurnComparison
