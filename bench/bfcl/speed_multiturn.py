@@ -116,13 +116,13 @@ def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
     try:
         for layout, work in folders.items():
             prepare(loaded.data, loaded.answers, loaded.variants, work, layout == "per-turn")
-        results = lean_results(loaded, folders["conversation"])
+        lean = lean_results(loaded, folders["conversation"])
         for repetition in range(repeat):
             verdicts["BFCL"], timing = bfcl_verdicts(
                 loaded.entries, loaded.truths, loaded.variants, f"_run{repetition}"
             )
             times["BFCL"].append(timing)
-            verdicts["BFCL, process"], timing = bfcl_process(loaded, results)
+            verdicts["BFCL, process"], timing = bfcl_process(loaded, lean)
             times["BFCL, process"].append(timing)
             for side, (work, run) in sides.items():
                 times[side].append(run(work))
@@ -147,8 +147,8 @@ def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
     bfcl_cpu = min(t[1] for t in times["BFCL"])
     process_cpu = min(t[1] for t in times["BFCL, process"])
     total = len(verdicts["BFCL"])
-    lean = sum(verdicts["BFCL, process"][k] == v for k, v in verdicts["BFCL"].items())
-    lines.append(f"- BFCL, process: verdicts as BFCL's in-process ones {lean}/{total}")
+    same_lean = sum(verdicts["BFCL, process"][k] == v for k, v in verdicts["BFCL"].items())
+    lines.append(f"- BFCL, process: verdicts as BFCL's in-process ones {same_lean}/{total}")
     for side in sides:
         cpu = min(t[1] for t in times[side])
         agree = sum(verdicts[side][k] == v for k, v in verdicts["BFCL"].items())
