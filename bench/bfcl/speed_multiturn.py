@@ -7,7 +7,7 @@ ahead), BFCL's checker behind lean_multiturn_runner.py in a subprocess (Python's
 BFCL's imports and reading its files included: one process against one), `toolscore score
 --env --workers 1` from this tree's sources on the
 conversation layout (a case per entry), the same on the older per-turn layout (a case per
-turn with calls), and, with --before SRC, the per-turn layout scored by another tree's
+turn with calls), and, with --before SRC, the conversation layout scored by another tree's
 sources (e.g. `git archive COMMIT src` unpacked). toolscore runs in a subprocess, Python's
 start-up included; both trees are byte-compiled first, as an installed package is. The
 figures: best and median CPU and wall of --repeat repetitions, and the ratios BFCL/toolscore,
@@ -50,10 +50,9 @@ Timing = tuple[float, float]
 """Wall and CPU seconds."""
 
 
-def _states(work: Path) -> list[tuple[str, Any, Any]]:
-    """Each case's id, state verdict and diff in the report `score` wrote."""
-    cases = json.loads((work / "report.json").read_text())["cases"]
-    return [(c["id"], c["state_passed"], c["state"]) for c in cases]
+def _states(work: Path) -> list[Any]:
+    """Each case's entry in the report `score` wrote (its verdicts, diffs and baselines)."""
+    return json.loads((work / "report.json").read_text())["cases"]  # type: ignore[no-any-return]
 
 
 LEAN_RUNNER = Path(__file__).resolve().parent / "lean_multiturn_runner.py"
@@ -107,11 +106,11 @@ def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
         "toolscore per-turn": (folders["per-turn"], score),
     }
     if before is not None:
-        sides["toolscore before, per-turn"] = (folders["per-turn"], lambda w: score(w, before))
+        sides["toolscore before"] = (folders["conversation"], lambda w: score(w, before))
     times: dict[str, list[Timing]] = {
         "BFCL": [], "BFCL, process": [], **{side: [] for side in sides}
     }  # fmt: skip
-    reports: dict[str, list[tuple[str, Any, Any]]] = {}
+    reports: dict[str, list[Any]] = {}
     verdicts: dict[str, dict[tuple[str, str], bool]] = {}
     try:
         for layout, work in folders.items():
@@ -159,13 +158,12 @@ def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
             f"{agree}/{total}; verdicts per entry as the per-turn layout's {same}/{total}"
         )
     if before is not None:
-        same = reports["toolscore per-turn"] == reports["toolscore before, per-turn"]
-        gain = min(t[1] for t in times["toolscore before, per-turn"]) / min(
-            t[1] for t in times["toolscore per-turn"]
-        )
+        same = reports["toolscore"] == reports["toolscore before"]
+        gain = min(t[1] for t in times["toolscore before"]) / min(t[1] for t in times["toolscore"])
         lines.append(
-            f"- before/after, per-turn: {'identical' if same else 'DIFFERENT'} state verdicts "
-            f"and diffs case by case; after is {gain:.2f}x faster (best CPU)"
+            f"- before/after, conversation layout: {'identical' if same else 'DIFFERENT'} "
+            f"report entries case by case (verdicts, diffs, baselines); after is {gain:.2f}x "
+            "faster (best CPU)"
         )
     return "\n".join(lines)
 
