@@ -191,7 +191,7 @@ def score(work: Path, src: Path | None = None) -> tuple[float, float]:
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
-    started, before = time.perf_counter(), _children_cpu()
+    started, before = time.perf_counter(), children_cpu()
     done = subprocess.run(
         [sys.executable, "-m", "toolscore", "score", "--specs", str(work / "tools.yaml"),
          "--cases", str(work / "cases.jsonl"), "--outputs", str(work / "outputs.jsonl"),
@@ -201,7 +201,7 @@ def score(work: Path, src: Path | None = None) -> tuple[float, float]:
     )  # fmt: skip
     if done.returncode not in (0, 1):  # 1: some case failed; else nothing was scored
         raise SystemExit(f"toolscore score exited with {done.returncode} on {work}")
-    return time.perf_counter() - started, _children_cpu() - before
+    return time.perf_counter() - started, children_cpu() - before
 
 
 def read_verdicts(
@@ -231,7 +231,8 @@ def toolscore_verdicts(
     return read_verdicts(work, variants), converting, scoring
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
+    """The CPU time (user and system) of this process's ended children so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 

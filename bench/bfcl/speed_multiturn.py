@@ -2,13 +2,16 @@
 and toolscore before and after a change, in one run (issue 15).
 
 On the results parity_multiturn.py judges (each entry's ground truth and six perturbations
-of it), each repetition times, in turn: BFCL's checker (in this process, its modules
-imported ahead), `toolscore score --env --workers 1` from this tree's sources on the
+of it), each repetition times, in turn: BFCL's checker in this process (its modules imported
+ahead), BFCL's checker behind lean_multiturn_runner.py in a subprocess (Python's start-up,
+BFCL's imports and reading its files included: one process against one), `toolscore score
+--env --workers 1` from this tree's sources on the
 conversation layout (a case per entry), the same on the older per-turn layout (a case per
-turn with calls), and, with --before SRC, the per-turn layout scored by another tree's
+turn with calls), and, with --before SRC, the conversation layout scored by another tree's
 sources (e.g. `git archive COMMIT src` unpacked). toolscore runs in a subprocess, Python's
 start-up included; both trees are byte-compiled first, as an installed package is. The
-figures: best and median CPU and wall of --repeat repetitions, and the ratios BFCL/toolscore;
+figures: best and median CPU and wall of --repeat repetitions, and the ratios BFCL/toolscore,
+both BFCL's in-process time over toolscore's process and process over process;
 the verdicts per entry of every side are compared with BFCL's and with the per-turn layout's,
 and those of the two trees case by case.
 
@@ -21,8 +24,11 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,16 +36,57 @@ from pathlib import Path
 from typing import Any
 
 from bfcl_env import bfcl_version, machine, revision
-from parity_multiturn import bfcl_verdicts, load, prepare, read_verdicts, score
+from parity_multiturn import (
+    Loaded,
+    bfcl_verdicts,
+    children_cpu,
+    load,
+    prepare,
+    read_verdicts,
+    score,
+)
 
 Timing = tuple[float, float]
 """Wall and CPU seconds."""
 
 
-def _states(work: Path) -> list[tuple[str, Any, Any]]:
-    """Each case's id, state verdict and diff in the report `score` wrote."""
-    cases = json.loads((work / "report.json").read_text())["cases"]
-    return [(c["id"], c["state_passed"], c["state"]) for c in cases]
+def _states(work: Path) -> list[Any]:
+    """Each case's entry in the report `score` wrote (its verdicts, diffs and baselines)."""
+    return json.loads((work / "report.json").read_text())["cases"]  # type: ignore[no-any-return]
+
+
+LEAN_RUNNER = Path(__file__).resolve().parent / "lean_multiturn_runner.py"
+
+
+def lean_results(loaded: Loaded, work: Path) -> Path:
+    """Write the results the lean runner checks: a line per (entry, variant), the variant
+    naming the model BFCL keeps that replay's instances under."""
+    path = work / "bfcl_results.jsonl"
+    lines = [
+        json.dumps({"id": entry, "model": f"lean_{variant}", "result": result})
+        for entry, by_variant in loaded.variants.items()
+        for variant, result in by_variant.items()
+    ]
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def bfcl_process(loaded: Loaded, results: Path) -> tuple[dict[tuple[str, str], bool], Timing]:
+    """BFCL's verdict per (entry, variant) from lean_multiturn_runner.py run in a
+    subprocess, and that process's wall and CPU time."""
+    out = results.with_name("bfcl_verdicts.jsonl")
+    command = [sys.executable, str(LEAN_RUNNER), str(loaded.data), str(loaded.answers)]
+    started, before = time.perf_counter(), children_cpu()
+    subprocess.run(
+        [*command, str(results), str(out)], check=True, stdout=subprocess.DEVNULL,
+        env=dict(os.environ),
+    )  # fmt: skip
+    timing = (time.perf_counter() - started, children_cpu() - before)
+    verdicts = {}
+    for line in out.read_text().splitlines():
+        found = json.loads(line)
+        verdicts[found["id"], found["model"].removeprefix("lean_")] = bool(found["valid"])
+    return verdicts, timing
 
 
 def _figure(name: str, times: list[Timing]) -> str:
@@ -59,18 +106,23 @@ def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
         "toolscore per-turn": (folders["per-turn"], score),
     }
     if before is not None:
-        sides["toolscore before, per-turn"] = (folders["per-turn"], lambda w: score(w, before))
-    times: dict[str, list[Timing]] = {"BFCL": [], **{side: [] for side in sides}}
-    reports: dict[str, list[tuple[str, Any, Any]]] = {}
+        sides["toolscore before"] = (folders["conversation"], lambda w: score(w, before))
+    times: dict[str, list[Timing]] = {
+        "BFCL": [], "BFCL, process": [], **{side: [] for side in sides}
+    }  # fmt: skip
+    reports: dict[str, list[Any]] = {}
     verdicts: dict[str, dict[tuple[str, str], bool]] = {}
     try:
         for layout, work in folders.items():
             prepare(loaded.data, loaded.answers, loaded.variants, work, layout == "per-turn")
+        lean = lean_results(loaded, folders["conversation"])
         for repetition in range(repeat):
             verdicts["BFCL"], timing = bfcl_verdicts(
                 loaded.entries, loaded.truths, loaded.variants, f"_run{repetition}"
             )
             times["BFCL"].append(timing)
+            verdicts["BFCL, process"], timing = bfcl_process(loaded, lean)
+            times["BFCL, process"].append(timing)
             for side, (work, run) in sides.items():
                 times[side].append(run(work))
                 reports[side] = _states(work)
@@ -92,23 +144,26 @@ def measure(category: str, repeat: int, before: Path | None, limit: int) -> str:
         "",
     ]
     bfcl_cpu = min(t[1] for t in times["BFCL"])
+    process_cpu = min(t[1] for t in times["BFCL, process"])
+    total = len(verdicts["BFCL"])
+    same_lean = sum(verdicts["BFCL, process"][k] == v for k, v in verdicts["BFCL"].items())
+    lines.append(f"- BFCL, process: verdicts as BFCL's in-process ones {same_lean}/{total}")
     for side in sides:
         cpu = min(t[1] for t in times[side])
         agree = sum(verdicts[side][k] == v for k, v in verdicts["BFCL"].items())
         same = sum(verdicts[side][k] == v for k, v in verdicts["toolscore per-turn"].items())
         lines.append(
-            f"- {side}: ratio BFCL/toolscore (best CPU) {bfcl_cpu / cpu:.2f}x; agreement with "
-            f"BFCL {agree}/{len(verdicts['BFCL'])}; verdicts per entry as the per-turn "
-            f"layout's {same}/{len(verdicts['BFCL'])}"
+            f"- {side}: ratio BFCL/toolscore (best CPU) in-process BFCL {bfcl_cpu / cpu:.2f}x, "
+            f"process against process {process_cpu / cpu:.2f}x; agreement with BFCL "
+            f"{agree}/{total}; verdicts per entry as the per-turn layout's {same}/{total}"
         )
     if before is not None:
-        same = reports["toolscore per-turn"] == reports["toolscore before, per-turn"]
-        gain = min(t[1] for t in times["toolscore before, per-turn"]) / min(
-            t[1] for t in times["toolscore per-turn"]
-        )
+        same = reports["toolscore"] == reports["toolscore before"]
+        gain = min(t[1] for t in times["toolscore before"]) / min(t[1] for t in times["toolscore"])
         lines.append(
-            f"- before/after, per-turn: {'identical' if same else 'DIFFERENT'} state verdicts "
-            f"and diffs case by case; after is {gain:.2f}x faster (best CPU)"
+            f"- before/after, conversation layout: {'identical' if same else 'DIFFERENT'} "
+            f"report entries case by case (verdicts, diffs, baselines); after is {gain:.2f}x "
+            "faster (best CPU)"
         )
     return "\n".join(lines)
 

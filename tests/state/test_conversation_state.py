@@ -26,7 +26,7 @@ from toolscore.report.json_report import case_to_json
 from toolscore.report.terminal import case_detail
 from toolscore.scoring.case import outcome_passed, score_replayed
 from toolscore.state import Environment, load_environment
-from toolscore.state.conversation import check_conversation
+from toolscore.state.conversation import check_conversation, nothing_conversation
 from toolscore.store.restore import result_from_json
 
 HERE = Path(__file__).parent
@@ -408,3 +408,80 @@ def test_a_failed_plan_call_is_recorded_on_its_turn() -> None:
         "Error: non-pending order cannot be cancelled"
     ]
     assert "plan_errors" in state.to_json()
+
+
+def _baselines(keys: dict[str, Any], turns: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """The documents baseline as a run judges it (beside the agent's replay, or apart) and
+    as `nothing_conversation` judges it alone."""
+    env, specs = backend("documents")
+    case = make_case(keys, specs)
+    result = score_replayed(specs, case, parse_output({"id": "c", "turns": turns}), env)
+    return result.baselines.get("nothing"), nothing_conversation(env, case, "cases.jsonl")
+
+
+CANCEL = {"name": "cancel_order", "args": {"order_id": "#W1"}}
+
+
+@pytest.mark.parametrize(
+    ("description", "keys", "turns", "expected"),
+    [
+        (
+            "the agent's verdict chose turn 0's second plan (nothing changed): the baseline is "
+            "still judged on the first plan's state, which doing nothing does not reach",
+            {"turns": [{"plans": [[CANCEL], []], "goal_state": "plan"}]},
+            [{"calls": []}],
+            False,
+        ),
+        (
+            "every plan changes nothing: doing nothing meets each turn's plan state",
+            {"turns": [{"plans": [[]], "goal_state": "plan"}, {"plans": [], "goal_state": "plan"}]},
+            [{"calls": []}, {"calls": [CANCEL]}],
+            True,
+        ),
+        (
+            "turn 0 passes on the initial state, turn 1's plan changes it: the baseline fails "
+            "at turn 1, whatever the agent did",
+            {
+                "turns": [
+                    {"plans": [[]], "goal_state": "plan"},
+                    {"plans": [[CANCEL]], "goal_state": "plan"},
+                ]
+            },
+            [{"calls": [CANCEL]}, {"calls": []}],
+            False,
+        ),
+        (
+            "a check on the case itself that the initial state meets, the turns without keys",
+            {
+                "turns": [{"plans": [[CANCEL]]}],
+                "state_checks": [
+                    {"name": "pending", "path": "/orders/#W2/status", "equals": "delivered"}
+                ],
+            },
+            [{"calls": [CANCEL]}],
+            True,
+        ),
+        (
+            "results_from_plan: doing nothing returns none of the plan's results",
+            {"turns": [{"plans": [[CANCEL]], "results_from_plan": 0}]},
+            [{"calls": [CANCEL]}],
+            False,
+        ),
+    ],
+)
+def test_the_baseline_judged_beside_the_agent_is_the_one_judged_alone(
+    description: str, keys: dict[str, Any], turns: list[dict[str, Any]], expected: bool
+) -> None:
+    assert _baselines(keys, turns) == (expected, expected), description
+
+
+@pytest.mark.parametrize(
+    "golden",
+    [g for g in GOLDEN if g["backend"] == "documents"],
+    ids=[g["description"] for g in GOLDEN if g["backend"] == "documents"],
+)
+def test_each_golden_documents_conversation_has_the_baseline_judged_alone(
+    golden: dict[str, Any],
+) -> None:
+    found, alone = _baselines(golden["case"], golden["output"])
+    assert found == alone

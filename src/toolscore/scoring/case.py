@@ -270,20 +270,19 @@ def _conversation_state(
     """`with_state` for a conversation: each turn's outcome verdict on its `TurnResult`, the
     aggregate on the case, and the do-nothing baseline on the initial state."""
     from toolscore.state.conversation import (  # noqa: PLC0415 - only runs with --env replay
-        check_conversation,
+        judge_conversation,
         missing_conversation,
         nothing_conversation,
     )
 
     if trajectory.missing:
-        outcome = missing_conversation(case)
+        outcome, nothing = missing_conversation(case), nothing_conversation(env, case, source)
     else:
-        outcome = check_conversation(env, case, trajectory, result.turns, source)
+        outcome, nothing = judge_conversation(env, case, trajectory, result.turns, source)
     turns = tuple(
         turn._replace(state=state) for turn, state in zip(result.turns, outcome.turns, strict=True)
     )
     judged = result._replace(state=outcome.case, turns=turns)
-    nothing = nothing_conversation(env, case, source)
     if nothing is None:
         return judged
     return judged._replace(baselines={**result.baselines, "nothing": nothing})

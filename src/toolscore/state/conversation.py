@@ -10,8 +10,9 @@ are judged after every call, extra turns' included; its `StateVerdict` is the ag
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
@@ -127,8 +128,8 @@ class _Run:
         self.env = env
         self.case = case
         self.fail = fail
-        rows = any(key.goal not in (None, "plan") for key in (*keys, own))
-        self.agent: AnyReplay = open_replay(env, case, fail, rows)
+        self.rows = any(key.goal not in (None, "plan") for key in (*keys, own))
+        self.agent: AnyReplay = open_replay(env, case, fail, self.rows)
         self.plan: AnyReplay | None = None
         self.plan_stop: str | None = None
         self.plan_ended = False
@@ -152,6 +153,22 @@ class _Run:
         self.agent.close()
         if self.plan is not None:
             self.plan.close()
+
+    def nothing(self) -> _Run:
+        """The do-nothing baseline's run beside this one: its own replay of the setup, which
+        no call advances, judged on this run's plan replay (shared, so that the baseline
+        replays no plan of its own). It reads this run's plan state when it judges
+        (`sync`); closing it hands back its own copy only."""
+        twin = copy.copy(self)
+        twin.agent = open_replay(self.env, self.case, self.fail, self.rows)
+        twin.plan = None  # not its own: `sync` lends it for each judging
+        twin.pool = None if self.pool is None else {}
+        twin.outcomes = []
+        return twin
+
+    def sync(self, main: _Run) -> None:
+        """Take the main run's plan replay and where it stopped, before judging."""
+        self.plan, self.plan_stop = main.plan, main.plan_stop
 
     def calls(self, calls: Sequence[Call], start: int, end: int) -> tuple[CallOutcome, ...]:
         """Replay the agent's calls start..end (none once a terminal tool ended replay)."""
@@ -264,13 +281,47 @@ def check_conversation(
     each turn's calls and chosen plan); then the case's own keys on the final state. With
     `until_failed`, only whether the outcome passes is wanted: judging stops at the first
     turn that fails (the verdicts after it are left out)."""
+    return _check(env, case, trajectory, turns, source, until_failed, nothing=False)[0]
+
+
+def judge_conversation(
+    env: AnyEnvironment,
+    case: Case,
+    trajectory: Trajectory,
+    turns: Sequence[TurnResult],
+    source: str = "<cases>",
+) -> tuple[ConversationOutcome, bool | None]:
+    """`check_conversation` on the agent's output, and the case's do-nothing baseline
+    (`nothing_conversation`). On a documents environment the baseline is judged in the same
+    pass, on the agent's plan replay, while the agent's verdicts chose each turn's first plan
+    (the baseline's choice): it then replays no plan of its own. Otherwise, and on SQLite
+    (where a third copy of the database would be held at once), it is judged after."""
+    share = isinstance(env, DocumentEnvironment) and _nothing_known(case) == "judge"
+    outcome, nothing = _check(env, case, trajectory, turns, source, False, nothing=share)
+    if nothing is None:
+        nothing = nothing_conversation(env, case, source)
+    return outcome, nothing
+
+
+def _check(
+    env: AnyEnvironment,
+    case: Case,
+    trajectory: Trajectory,
+    turns: Sequence[TurnResult],
+    source: str,
+    until_failed: bool,
+    *,
+    nothing: bool,
+) -> tuple[ConversationOutcome, bool | None]:
+    """`check_conversation`; with `nothing`, the baseline judged beside it too (None when it
+    could not be: the agent's verdicts chose a turn's other plan, or the setup stopped)."""
     fail = case_error(case, source)
     keys = [
         _keys(env, turn.extra, turn_fail(fail, k), own=False) for k, turn in enumerate(case.turns)
     ]
     own = _keys(env, case.extra, fail, own=True)
     if not any(key.any for key in (*keys, own)):
-        return ConversationOutcome(StateVerdict(None), (None,) * len(case.turns))
+        return ConversationOutcome(StateVerdict(None), (None,) * len(case.turns)), None
     planned = [k for k, key in enumerate(keys) if key.needs_plan]
     last_plan = len(case.turns) if own.needs_plan else max(planned, default=-1)
     present = max(trajectory.final_turn, 1)
@@ -280,7 +331,8 @@ def check_conversation(
         try:
             run = _Run(env, case, fail, keys, own)
         except ReplayStoppedError as stop:
-            return _stopped(case, keys, own, str(stop))
+            return _stopped(case, keys, own, str(stop)), None
+        baseline = _Baseline(run) if nothing else None
         try:
             found: list[StateVerdict | None] = []
             for k, turn in enumerate(case.turns):
@@ -290,7 +342,11 @@ def check_conversation(
                 met, results = PlanReplay(), list[Any]()
                 if k <= last_plan:
                     met, results = run.advance_plan(k, turn, result.plan)
+                    if baseline is not None and (result.plan or 0) != 0:
+                        baseline.give_up()  # the baseline would replay the first plan
                 key = keys[k]
+                if baseline is not None and key.any:
+                    baseline.turn(run, key, turn_fail(fail, k), met, results)
                 if not key.any:
                     found.append(None)
                 elif k >= present:
@@ -303,15 +359,62 @@ def check_conversation(
                     )  # fmt: skip
                     found.append(verdict._replace(not_replayed=end - start - len(outcomes)))
                 if until_failed and found[-1] is not None and found[-1].outcome_passed is False:
-                    return ConversationOutcome(_aggregate(found, StateVerdict(None), (), 0), ())
+                    return ConversationOutcome(
+                        _aggregate(found, StateVerdict(None), (), 0), ()
+                    ), None
             run.calls(calls, turns[-1].calls[1] if turns else 0, len(calls))  # extra turns
             mine = run.judge(
                 own, fail, trajectory.response, trajectory.said, (), PlanReplay(), (), None
             )
+            if baseline is not None and own.any:
+                baseline.turn(run, own, fail, PlanReplay(), ())
             replayed = tuple(run.outcomes)
         finally:
             run.close()
-    return ConversationOutcome(_aggregate(found, mine, replayed, len(calls)), tuple(found))
+            if baseline is not None:
+                baseline.close()
+    outcome = ConversationOutcome(_aggregate(found, mine, replayed, len(calls)), tuple(found))
+    return outcome, None if baseline is None else baseline.passed
+
+
+class _Baseline:
+    """The do-nothing baseline judged beside the agent's run (`judge_conversation`): each
+    turn's outcome keys on the state the setup left, as `nothing_conversation` judges them,
+    until one fails. `passed` is the verdict, None while it cannot be given."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run: _Run | None = None
+        self.passed: bool | None = True
+        try:
+            self.run = run.nothing()
+        except ReplayStoppedError:
+            self.passed = None  # judged apart, as a stopped setup is
+
+    def turn(
+        self, main: _Run, keys: _Keys, fail: Fail, met: PlanReplay, results: Sequence[Any]
+    ) -> None:
+        """Judge one turn's keys (or the case's own) on the unchanged state, with no
+        response; the baseline fails at the first that fails."""
+        if self.run is None:
+            return
+        self.run.sync(main)
+        verdict = self.run.judge(keys, fail, None, (), (), met, results, None)
+        if verdict.outcome_passed is False:
+            self.passed = False
+            self.close()
+
+    def give_up(self) -> None:
+        """The plan states are no longer the baseline's: leave it to be judged apart
+        (unless it has failed already)."""
+        if self.run is not None:
+            self.passed = None
+            self.close()
+
+    def close(self) -> None:
+        """Hand back the baseline's own copy."""
+        if self.run is not None:
+            self.run.agent.close()
+            self.run = None
 
 
 def _response(trajectory: Trajectory, k: int) -> str | None:
@@ -402,13 +505,22 @@ def _missing_turn(extra: Mapping[str, Any]) -> StateVerdict | None:
 def nothing_conversation(env: AnyEnvironment, case: Case, source: str = "<cases>") -> bool | None:
     """The do-nothing baseline of a conversation: every turn judged on the state the setup
     leaves, with no response (None when neither a turn nor the case has an outcome key)."""
-    extras = [turn.extra for turn in case.turns] + [case.extra]
-    if not any(key in extra for extra in extras for key in OWN_KEYS):
-        return None
-    if any("required_outputs" in extra for extra in extras):
-        return False  # no response holds a required string
+    known = _nothing_known(case)
+    if known != "judge":
+        return known
     n = len(case.turns)
     nothing = Trajectory(case.id, (), None, final_turn=n, turn_responses=(None,) * n)
     results = [TurnResult(k, False, None, ()) for k in range(n)]
     verdict = check_conversation(env, case, nothing, results, source, until_failed=True).case
     return verdict.passed is not False and verdict.outputs_passed is not False
+
+
+def _nothing_known(case: Case) -> bool | Literal["judge"] | None:
+    """The do-nothing baseline when it is known without replaying: None (no outcome key),
+    False (a required output: no response holds it); else "judge"."""
+    extras = [turn.extra for turn in case.turns] + [case.extra]
+    if not any(key in extra for extra in extras for key in OWN_KEYS):
+        return None
+    if any("required_outputs" in extra for extra in extras):
+        return False  # no response holds a required string
+    return "judge"

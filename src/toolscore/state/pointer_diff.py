@@ -184,7 +184,11 @@ def diff_documents(
 ) -> DocumentDiff:
     """Compare two JSON documents path by path (see the module docstring). `differ`: the
     caller knows the two differ (their `exact` hashes did), so the whole-document byte
-    comparison, a fast exit for equal documents only, is skipped."""
+    comparison, a fast exit for equal documents only, is skipped. One document compared with
+    itself (a snapshot shared between two replays in the same state) has no change, as the
+    walk already holds of any child that is the same object on both sides."""
+    if goal is final:
+        return DocumentDiff()
     if not differ and _same_bytes(goal, final):
         return DocumentDiff()
     changes: list[Change] = []
