@@ -175,7 +175,7 @@ def score_files(
     if options.cluster_by in CANNOT_CLUSTER:
         raise OptionsError(f"{options.cluster_by!r} cannot group cases", option="--cluster-by")
     specs = load_specs(options.specs_path)
-    rubrics = ALL_RUBRICS if options.rubrics and specs.rubric_uses else None
+    rubrics = ALL_RUBRICS if options.rubrics and specs.rubrics else None
     remote = rubrics is not None and _check_remote_keys(specs, options.specs_path)
     joined = _joined(options)
     if joined is not None:  # the files were read by `join`: they may be elsewhere now
