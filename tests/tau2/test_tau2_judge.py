@@ -122,7 +122,7 @@ def test_the_judged_assertions_are_reported_apart_from_the_verdict(
         {"name": "get_order_details", "args": {"order_id": "#W1"}},
         {"name": "cancel_pending_order", "args": {"order_id": "#W1", "reason": "no longer needed"}},
     ]
-    lines = {
+    lines: dict[str, dict[str, Any]] = {
         "told": {"calls": calls, "response": "Your order #W1 is cancelled."},
         "untold": {"calls": calls, "response": "Anything else?"},
         "silent": {"calls": calls},
