@@ -391,8 +391,13 @@ class _Run:
         if run.pending and builder.rubrics is not None:
             from toolscore.scoring.rubric_run import late_pass  # noqa: PLC0415 - remote rubrics
 
+            judgments = outputs.judgments
+            if judgments is None:  # remote rubrics named only by cases' response_rubrics
+                from toolscore.store.database import open_store  # noqa: PLC0415
+
+                judgments = stack.enter_context(open_store(options.db_path)).judgments
             late = late_pass(
-                self.specs.rubrics, run.pending, builder.rubrics, outputs.judgments,
+                self.specs.rubrics, run.pending, builder.rubrics, judgments,
                 options.refresh_rubrics,
             )  # fmt: skip
         if self.progress is not None:

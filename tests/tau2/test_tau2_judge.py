@@ -153,3 +153,54 @@ def test_the_judged_assertions_are_reported_apart_from_the_verdict(
     assert (per_rubric["n"], per_rubric["pass_rate"]["passed"]) == (2, 1)
     [body, _] = [seen.body for seen in server.requests("/chat/completions")]
     assert f"<rubric>\n{ASSERTION}\n</rubric>" in body["messages"][1]["content"]
+
+
+# checkout.restore: a used Environment brought back to the initial one (no deep copy)
+
+
+def fixture_environment() -> Any:
+    from toolscore.tau2 import checkout  # noqa: PLC0415 - imports the fixture's tau2
+
+    return checkout.load_environment(str(FIXTURE), "retail")
+
+
+def test_restore_brings_back_exactly_what_a_replay_changed() -> None:
+    import copy  # noqa: PLC0415
+
+    from toolscore.tau2 import checkout  # noqa: PLC0415
+
+    original = fixture_environment()
+    initial = checkout.snapshot(original)
+    used = copy.deepcopy(original)
+    users = used.tools.db.users
+    checkout.call_tool(used, "cancel_pending_order", {"order_id": "#W1", "reason": "x"})
+    used.tools.db.orders["#W2"]["quantity"] = float(used.tools.db.orders["#W2"]["quantity"])
+    used.tools.db.orders["#NEW"] = {"status": "pending"}
+    compared = checkout.snapshot(used)
+    assert compared != initial
+    assert compared["db"]["orders"]["#W2"] == initial["db"]["orders"]["#W2"]  # 3.0 == 3
+    assert checkout.restore(used, compared, original, initial) is True
+    after = checkout.snapshot(used)
+    assert orjson_text(after) == orjson_text(initial)  # 2.0 put back as 2: typed, as tau2's hash
+    assert used.tools.db.orders["#W1"] is not original.tools.db.orders["#W1"]  # a copy
+    assert used.tools.db.users is users  # what did not change is kept, not copied
+    assert list(used.tools.db.orders) == ["#W1", "#W2"]  # the added order deleted
+
+
+def test_restore_refuses_what_it_cannot_match() -> None:
+    import copy  # noqa: PLC0415
+
+    from toolscore.tau2 import checkout  # noqa: PLC0415
+
+    original = fixture_environment()
+    initial = checkout.snapshot(original)
+    used = copy.deepcopy(original)
+    del used.tools.db.orders["#W1"]
+    assert checkout.restore(used, checkout.snapshot(used), original, initial) is False
+    assert checkout.restore(used, None, original, initial) is False
+
+
+def orjson_text(value: Any) -> bytes:
+    import orjson  # noqa: PLC0415
+
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)

@@ -362,6 +362,11 @@ def late_pass(
     asked when nothing waits, or without a tally (the run scores no rubric)."""
     if not pending or tally is None:
         return {}
+    if remote is None:
+        from toolscore.rubrics.remote import check_keys  # noqa: PLC0415 - remote rubrics only
+
+        # a rubric named only by cases' response_rubrics has not had its key checked yet
+        check_keys([rubrics[name] for name in dict.fromkeys(p.rubric for p in pending)])
     found = run_remote(rubrics, pending, remote or remote_scorer(refresh), cache)
     for entries in found.values():
         for entry in entries:
@@ -370,9 +375,11 @@ def late_pass(
 
 
 def remote_in_use(specs: SpecSet) -> list[RemoteRubric]:
-    """The remote rubrics of `specs` that a run may ask, each once: every one it declares
-    (an argument's, or one a case names in `response_rubrics`)."""
-    return [r for r in specs.rubrics.values() if not isinstance(r, LocalRubric)]
+    """The remote rubrics some argument of `specs` uses, each once (those that only cases
+    name, in `response_rubrics`, are known once the cases are read: `late_pass` checks
+    their keys before asking)."""
+    names = dict.fromkeys(use.rubric for uses in specs.rubric_uses.values() for use in uses)
+    return [r for name in names if not isinstance(r := specs.rubrics[name], LocalRubric)]
 
 
 def check_remote_keys(specs: SpecSet, source: str) -> bool:

@@ -8,9 +8,11 @@ Written into the output folder:
 
 - `tools.yaml`: a rule per tool parameter (`schema`) and the `environment`: `kind:
   documents`, `data` and `snapshot` from `tau2_data.py` (the domain's `Environment`, compared
-  as its databases' `model_dump`), `tools: tau2_tools.py`, `compare: exact` (tau2 compares a
-  sha256 of each database's JSON), `numbers: typed` (that JSON writes `2` and `2.0` apart),
-  `on_error: keep` (nothing is undone after a tool raises);
+  as its databases' `model_dump`), `restore` (a used Environment brought back to the
+  initial one from the two dumps, instead of a deep copy per replay), `tools:
+  tau2_tools.py`, `compare: exact` (tau2 compares a sha256 of each database's JSON),
+  `numbers: typed` (that JSON writes `2` and `2.0` apart), `on_error: keep` (nothing is
+  undone after a tool raises);
 - `cases.jsonl`: one case per task, id the task's `id`: the assistant's actions as the one
   plan (`user` actions left out), `score_turns: "all"`; `goal_state: "plan"` when `DB` is in
   the basis; the `communicate_info` as `required_outputs` (`required_outputs_in: any`,
@@ -40,6 +42,7 @@ ENVIRONMENT: dict[str, Any] = {
     "kind": "documents",
     "data": "tau2_data.py:load_environment",
     "snapshot": "tau2_data.py:snapshot",
+    "restore": "tau2_data.py:restore",
     "tools": "tau2_tools.py",
     "compare": "exact",
     "numbers": "typed",
@@ -316,7 +319,8 @@ def _data_module(checkout: str, domain: str) -> str:
         "from typing import Any\n\n"
         "from toolscore.tau2 import checkout\n\n"
         f"CHECKOUT = {checkout!r}\n"
-        "snapshot = checkout.snapshot\n\n\n"
+        "snapshot = checkout.snapshot\n"
+        "restore = checkout.restore\n\n\n"
         "def load_environment() -> Any:\n"
         f"    return checkout.load_environment(CHECKOUT, {domain!r})\n"
     )
