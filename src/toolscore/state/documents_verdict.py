@@ -200,7 +200,7 @@ def _judge_plans(
     replays: list[Replay],
 ) -> Judged:
     """`judge_documents`, each replay it starts appended to `replays` (those kept to be
-    resumed are released too, which does nothing: a resumable environment has no pool)."""
+    resumed are marked `kept`, and not released: a later case takes their state over)."""
     replay, outcomes, ending = _agent_replay(env, case, calls, fail)
     replays.append(replay)
     final = replay.compared("after the agent's calls")
