@@ -7,9 +7,9 @@ Run in the bench venv (setup.sh), after tau2_parity.py has written the folder:
         --before /path/to/old/src [--after src] [--repeat 1] [--limit N]
 
 `--before` and `--after` are `src` folders (PYTHONPATH for the `score --env` process);
-each scores with the spec its own `import tau2-bench` writes (the folder's tools.yaml for
-`--before`, `--after-specs` for `--after`, default: imported afresh by `--after` into
-FOLDER/after/), on the same cases and outputs. `--limit N` scores the first N cases only.
+each scores with the spec its own `import tau2-bench` writes (`--before-specs`, default the
+folder's tools.yaml, for `--before`; `--after-specs` for `--after`, default: imported
+afresh by `--after` into FOLDER/after/), on the same cases and outputs. `--limit N` scores the first N cases only.
 tau2's own time for the same trajectories is in parity.json beside the folder, if any.
 """
 
@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, required=True)
     parser.add_argument("--before", type=Path, required=True)
     parser.add_argument("--after", type=Path, default=ROOT / "src")
+    parser.add_argument("--before-specs", type=Path, default=None)
     parser.add_argument("--after-specs", type=Path, default=None)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--limit", type=int, default=None)
@@ -90,7 +91,7 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": str(args.after.resolve())}
         subprocess.run(command, check=True, capture_output=True, env=env)
         after_specs = folder / "after" / "tools.yaml"
-    specs = {"before": folder / "tools.yaml", "after": after_specs}
+    specs = {"before": args.before_specs or folder / "tools.yaml", "after": after_specs}
     times: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
     reports = {name: folder / f"speed_{name}.json" for name in times}
     for _ in range(args.repeat):
