@@ -9,8 +9,9 @@ Run in the bench venv (setup.sh), after tau2_parity.py has written the folder:
 `--before` and `--after` are `src` folders (PYTHONPATH for the `score --env` process);
 each scores with the spec its own `import tau2-bench` writes (`--before-specs`, default the
 folder's tools.yaml, for `--before`; `--after-specs` for `--after`, default: imported
-afresh by `--after` into FOLDER/after/), on the same cases and outputs. `--limit N` scores the first N cases only.
-tau2's own time for the same trajectories is in parity.json beside the folder, if any.
+afresh by `--after` into FOLDER/after/), on the same cases and outputs. `--limit N`
+scores the first N cases only. tau2's own time for the same trajectories is in parity.json
+beside the folder, if any.
 """
 
 from __future__ import annotations
