@@ -92,3 +92,20 @@ def test_restore_with_plain_data_is_refused() -> None:
     with pytest.raises(InputError) as error:
         env_with("objects.py:restore", data="objects.py:plain_state")
     assert error.value.field == "environment.restore"
+
+
+def test_replays_kept_to_resume_are_restored_once_forgotten() -> None:
+    from toolscore.state import resume  # noqa: PLC0415
+
+    restored = env_with("objects.py:restore")
+    restored.snapshot_function.shares_nothing = True  # type: ignore[union-attr]
+    assert resume.resumable(restored)
+    objects: Any = inspect.getmodule(restored.snapshot_function)
+    objects.RESTORED.clear()
+    # more cases than resume keeps (16 of each kind), each kept, the oldest forgotten
+    pairs = [
+        ([call_of(f"f{k}", "x")], [call_of(f"f{k}", "x" if k % 3 else "y")]) for k in range(40)
+    ]
+    fresh = env_with(None)
+    assert verdicts(restored, pairs) == verdicts(fresh, pairs)
+    assert objects.RESTORED  # forgotten replays' states were handed back

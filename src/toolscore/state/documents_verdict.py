@@ -63,6 +63,12 @@ class Replay:
         if not self.kept:
             self.env.release(self.state, self.last)
 
+    def evicted(self) -> None:
+        """The replay was kept to resume and will not be (`resume.Ends` forgot it): hand its
+        state back, as it ended."""
+        self.kept = False
+        self.release()
+
     def invoke(self, tool: Tool, args: Mapping[str, Any]) -> Any:
         """Call one tool on the state under the time limit; on failure, go back to the state
         before the call unless the environment keeps a failed call's changes."""
