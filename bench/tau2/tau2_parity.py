@@ -4,7 +4,7 @@ tau2-bench`, `import tau2-bench-results`, `score --env`) side by side; every dis
 listed.
 
 Run in the bench venv (setup.sh):
-    bench/tau2/.venv/bin/python bench/tau2/tau2_parity.py [--domain retail airline]
+    bench/tau2/.venv/bin/python bench/tau2/tau2_parity.py [--domain retail airline] [--tasks N]
 
 tau2's side, per trajectory, what its orchestrator and `evaluate_simulation` do, without a
 model: a fresh `get_environment()`; each assistant tool call answered by
@@ -90,7 +90,7 @@ def tau2_run(domain_env: Any, task: Any, steps: list[Any]) -> dict[str, Any]:
     }
 
 
-def run_domain(domain: str, checkout: Path, out: Path) -> dict[str, Any]:
+def run_domain(domain: str, checkout: Path, out: Path, limit: int | None = None) -> dict[str, Any]:
     import importlib  # noqa: PLC0415
 
     from tau2.data_model.tasks import Task  # noqa: PLC0415
@@ -106,7 +106,7 @@ def run_domain(domain: str, checkout: Path, out: Path) -> dict[str, Any]:
 
     started, cpu = time.perf_counter(), time.process_time()
     runs = {}
-    for index, task in enumerate(tasks):
+    for index, task in enumerate(tasks[:limit]):
         others = tasks[index + 1 :] + tasks[:index]
         for variant, perturb in PERTURBATIONS.items():
             steps = perturb(task, others, writes)
@@ -239,12 +239,17 @@ def main() -> None:
     parser.add_argument("--domain", nargs="+", default=["retail"])
     parser.add_argument("--checkout", type=Path, help="default: the one setup.sh installed")
     parser.add_argument("--out", type=Path, default=HERE / "out")
+    parser.add_argument(
+        "--tasks", type=int, default=None, help="only the first N tasks of each domain"
+    )
     args = parser.parse_args()
     recorded = Path(sys.prefix) / "tau2-checkout"
     checkout = args.checkout or Path(recorded.read_text().strip())
     tau2_package(checkout.resolve())
     args.out.mkdir(parents=True, exist_ok=True)
-    results = [run_domain(domain, checkout.resolve(), args.out) for domain in args.domain]
+    results = [
+        run_domain(domain, checkout.resolve(), args.out, args.tasks) for domain in args.domain
+    ]
     (args.out / "parity.json").write_text(json.dumps(results, indent=2))
     for result in results:
         show(result)

@@ -175,7 +175,7 @@ def score_files(
     if options.cluster_by in CANNOT_CLUSTER:
         raise OptionsError(f"{options.cluster_by!r} cannot group cases", option="--cluster-by")
     specs = load_specs(options.specs_path)
-    rubrics = ALL_RUBRICS if options.rubrics and specs.rubric_uses else None
+    rubrics = ALL_RUBRICS if options.rubrics and specs.rubrics else None
     remote = rubrics is not None and _check_remote_keys(specs, options.specs_path)
     joined = _joined(options)
     if joined is not None:  # the files were read by `join`: they may be elsewhere now
@@ -391,8 +391,13 @@ class _Run:
         if run.pending and builder.rubrics is not None:
             from toolscore.scoring.rubric_run import late_pass  # noqa: PLC0415 - remote rubrics
 
+            judgments = outputs.judgments
+            if judgments is None:  # remote rubrics named only by cases' response_rubrics
+                from toolscore.store.database import open_store  # noqa: PLC0415
+
+                judgments = stack.enter_context(open_store(options.db_path)).judgments
             late = late_pass(
-                self.specs.rubrics, run.pending, builder.rubrics, outputs.judgments,
+                self.specs.rubrics, run.pending, builder.rubrics, judgments,
                 options.refresh_rubrics,
             )  # fmt: skip
         if self.progress is not None:

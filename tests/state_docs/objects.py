@@ -47,3 +47,22 @@ def plain_state() -> Any:
 def write_plain(state: Any, name: Any, text: Any) -> Any:
     state["fs"]["files"][name] = text
     return "ok"
+
+
+RESTORED: list[Any] = []
+"""Each state `restore` was handed (tests read it)."""
+
+
+def restore(state: Any, compared: Any, original: Any, initial: Any) -> Any:
+    """Bring a used file system back to the original one (`restore` of docs/formats.md 9.6)."""
+    RESTORED.append(state)
+    if compared == initial:
+        return True
+    state["fs"].files = dict(original["fs"].files)
+    state["fs"].cwd = original["fs"].cwd
+    return True
+
+
+def refuse(state: Any, compared: Any, original: Any, initial: Any) -> Any:
+    RESTORED.append(state)
+    return "yes"  # not True: the state is dropped

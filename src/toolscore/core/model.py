@@ -390,3 +390,6 @@ class CaseResult(NamedTuple):
     """The verdict on each turn of a conversation case, in order; () for other cases."""
     first_failed_turn: int | None = None
     """The index of the first turn that failed, for a conversation case that failed."""
+    said: tuple[str, ...] = ()
+    """What the agent said (its texts in order), kept only for a case with
+    `response_rubrics`, which score it apart from the verdict; () otherwise."""

@@ -141,7 +141,7 @@ class BatchScorer:
         self.keep_failures = keep_failures
         self.missing = check_policy(missing)
         self.runner: RubricRunner | None = None
-        if rubrics is not None and specs.rubric_uses:
+        if rubrics is not None and specs.rubrics:
             from toolscore.scoring.rubric_run import RubricRunner  # noqa: PLC0415 - only with rubrics
 
             self.runner = RubricRunner(specs, remote=rubrics == ALL_RUBRICS)
@@ -258,7 +258,7 @@ class BatchScorer:
 
 def _without_values(result: CaseResult) -> CaseResult:
     mismatches = tuple(m._replace(expected=MISSING, produced=MISSING) for m in result.mismatches)
-    return result._replace(calls=(), mismatches=mismatches)
+    return result._replace(calls=(), mismatches=mismatches, said=())
 
 
 class EngineRun:

@@ -104,7 +104,7 @@ class ParallelScoring(EngineRun):
             self.sources,
             env,
             cluster_by=cluster_by,
-            rubrics=rubrics if specs.rubric_uses else None,  # None: rubrics are not scored
+            rubrics=rubrics if specs.rubrics else None,  # None: rubrics are not scored
             want_report=want_report,
             want_rows=want_rows,
             keep_failures=keep_failures,

@@ -16,6 +16,8 @@ from toolscore.core.model import NO_EXTRA, Call, Case, Plan, Turn
 from toolscore.errors import CaseError
 from toolscore.inputs.case_limits import case_limits, check_plans
 from toolscore.inputs.jsonl import ByteCounter, read_jsonl
+from toolscore.rubrics.response import KEY as RESPONSE_RUBRICS
+from toolscore.rubrics.response import ResponseRubricError, parse_response_rubrics
 from toolscore.specs.loading import SpecSet
 from toolscore.specs.markers import known_keys as _known_keys
 from toolscore.specs.markers import parse_markers as _markers
@@ -103,6 +105,8 @@ def parse_case(
     if data.get("required_outputs") is not None:
         labels = {call.label for plan in plans for call in plan if call.label is not None}
         parse_required_outputs(data["required_outputs"], labels, specs.tools, fail)
+    if RESPONSE_RUBRICS in data:
+        _response_rubrics(data, specs, fail)
     extra = {k: v for k, v in data.items() if k not in _PLAIN_CASE_KEYS}
     return Case(
         case_id, tuple(plans), data.get("prompt"), tags, line, extra, linked,
@@ -210,11 +214,22 @@ def _conversation(
     )  # fmt: skip
 
 
+def _response_rubrics(data: Mapping[str, Any], specs: SpecSet, fail: Fail) -> None:
+    """Check a case's `response_rubrics` against the spec's rubrics (docs/formats.md 2.7)."""
+    try:
+        parse_response_rubrics(data[RESPONSE_RUBRICS], specs.rubrics)
+    except ResponseRubricError as error:
+        raise fail(error.where, error.message) from None
+
+
 def _conversation_outputs(
     data: Mapping[str, Any], labels: Mapping[str, None], specs: SpecSet, fail: Fail
 ) -> None:
     """Check a conversation case's own `required_outputs`: strings only in this version (a
-    reference needs the pairing of the turn its call stands in, which is not judged yet)."""
+    reference needs the pairing of the turn its call stands in, which is not judged yet),
+    and its `response_rubrics`."""
+    if RESPONSE_RUBRICS in data:
+        _response_rubrics(data, specs, fail)
     if data.get("required_outputs") is None:
         return
     entries = parse_required_outputs(data["required_outputs"], labels, specs.tools, fail)

@@ -7,23 +7,38 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+RESPONSE_TOOL = "(case)"
+"""The `tool` of a rubric result on a case's response (`response_rubrics`): no tool of a
+spec is written with brackets, so these results never mix with an argument's."""
+RESPONSE_ARGUMENT = "(response)"
+"""The `argument` of a rubric result on a case's response."""
+
 
 @dataclass(frozen=True, slots=True)
 class RubricTarget:
     """One produced text to score: a `text` argument of a produced call paired with a plan
-    call. `expected` is the plan's value when it is a plain string; `arguments` are the
-    produced call's arguments (a `mentions` check looks up another argument there)."""
+    call, or what the agent said in a case (`tool` RESPONSE_TOOL, `call` None, `plan_call`
+    the entry's index in the case's `response_rubrics`). `expected` is the plan's value when
+    it is a plain string; `arguments` are the produced call's arguments (a `mentions` check
+    looks up another argument there); `rubric_text`, when given, is the case's own assertion
+    in place of the judge rubric's text."""
 
     case_id: str
     tool: str
     argument: str
     """The argument's path as the summary names it (`note`, `refund.note`, `tags[]`)."""
-    call: int
+    call: int | None
     plan_call: int
     produced: str
     expected: str | None
     prompt: str | None
     arguments: Mapping[str, Any]
+    rubric_text: str | None = None
+
+    @property
+    def is_response(self) -> bool:
+        """Whether this is what the agent said in a case, not a call's argument."""
+        return self.tool == RESPONSE_TOOL
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,14 +29,16 @@ class JudgmentCache(Protocol):
 
 
 def judge_request(rubric: JudgeRubric, target: RubricTarget) -> dict[str, Any]:
-    """Everything that decides a judge's score of `target`."""
+    """Everything that decides a judge's score of `target`: for a case's response, the
+    case's assertion stands as the rubric's text, and the prompt version is the response
+    prompt's (`response-1`), so no argument's judgment is ever reused for a response."""
     return {
         "kind": "judge",
         "base_url": _base_url(rubric.endpoint.base_url),
         "model": rubric.endpoint.model,
-        "prompt_version": judge_prompt.PROMPT_VERSION,
+        "prompt_version": judge_prompt.prompt_version(target),
         "rubric": {
-            "text": rubric.text,
+            "text": judge_prompt.rubric_text(rubric, target),
             "low": rubric.low,
             "high": rubric.high,
             "seed": rubric.seed,

@@ -187,11 +187,26 @@ def score_replayed(
     as a run scores it. Without `env`, a case's `required_outputs` are still checked
     (`with_outputs`)."""
     result = score_case(specs, case, trajectory)
+    if "response_rubrics" in case.extra:
+        result = result._replace(said=agent_texts(trajectory))
     if env is not None:
         return with_state(env, case, trajectory, result, source)
     if case.extra.get("required_outputs") is not None:
         return with_outputs(case, trajectory, result, source)
     return result
+
+
+def agent_texts(trajectory: Trajectory) -> tuple[str, ...]:
+    """Everything the agent said in an output line, in order, for its case's response
+    rubrics: a transcript's assistant texts, else the texts of its turns, else its
+    `response` (none for a missing line)."""
+    if trajectory.missing:
+        return ()
+    if trajectory.said:
+        return trajectory.said
+    if trajectory.turn_responses:
+        return tuple(text for text in trajectory.turn_responses if text is not None)
+    return () if trajectory.response is None else (trajectory.response,)
 
 
 def scored_calls(case: Case, trajectory: Trajectory, result: CaseResult) -> ScoredCalls:

@@ -8,7 +8,10 @@ done (`run_remote`), through a callable the caller passes in. A plan call left u
 an argument the produced call did not send as a string, is an unscored entry with its
 reason. A deterministic rubric whose regex search runs out of time on `max_timeouts` texts
 (3 unless its check says otherwise) is not run again in that run: its later entries are
-unscored with `stopped`'s reason. Nothing here touches the call verdict or the metrics.
+unscored with `stopped`'s reason. A case's `response_rubrics` score what the agent said
+(every text of its output, in order: `rubrics.response`), one entry each, numbered by
+`plan_call`; a case whose agent said nothing gets them unscored with the reason. Nothing here
+touches the call verdict or the metrics.
 """
 
 from __future__ import annotations
@@ -19,9 +22,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolscore.core.model import MISSING, Case, CaseResult
 from toolscore.core.values import json_type
-from toolscore.rubrics.base import RemoteRubric, RubricTarget, RubricVerdict
+from toolscore.rubrics.base import (
+    RESPONSE_ARGUMENT,
+    RESPONSE_TOOL,
+    RemoteRubric,
+    RubricTarget,
+    RubricVerdict,
+)
 from toolscore.rubrics.checks import LocalRubric, timed_out
 from toolscore.rubrics.entries import RubricEntry
+from toolscore.rubrics.response import KEY as RESPONSE_RUBRICS
+from toolscore.rubrics.response import parse_response_rubrics, response_text
 from toolscore.rubrics.spec import RubricUse
 
 if TYPE_CHECKING:
@@ -35,6 +46,8 @@ Remote = Callable[[RemoteRubric, Sequence[RubricTarget], Any], list[RubricVerdic
 UNPAIRED = "the plan call has no produced call paired with it"
 UNPARSEABLE = "the produced call's arguments could not be parsed"
 ABSENT = "the produced call does not send this argument"
+NO_OUTPUT = "the case has no output line"
+SILENT = "the agent said nothing (no text in its output)"
 
 
 def stopped(rubric: str, timeouts: int) -> str:
@@ -65,6 +78,8 @@ class RubricRunner:
         self.pending: list[Pending] = []
         self.timeouts: dict[str, int] = {}
         """Regex timeouts so far, by rubric name."""
+        self.stopped: dict[str, str] = {}
+        """The rubrics no longer run (their regex ran out of time too often), with why."""
         # Per tool, each use with its rubric, resolved once: this runs for every case.
         self._uses: dict[str, tuple[_Use, ...]] = {
             tool: tuple(_Use.of(use, specs.rubrics[use.rubric]) for use in uses)
@@ -73,13 +88,13 @@ class RubricRunner:
 
     @property
     def has_regex(self) -> bool:
-        """Whether some rubric in use runs a regex (its time limit needs the alarm)."""
+        """Whether some rubric (on an argument, or for a case's response) runs a regex: its
+        time limit needs the alarm."""
         return any(
             check.kind == "regex"
-            for uses in self._uses.values()
-            for use in uses
-            if use.local is not None
-            for check in use.local.checks
+            for rubric in self.rubrics.values()
+            if isinstance(rubric, LocalRubric)
+            for check in rubric.checks
         )
 
     def run(
@@ -92,6 +107,17 @@ class RubricRunner:
         """The rubric entries of one scored case (remote ones join `pending` instead), each
         counted in `tally` when given; with `keep` false only counted (a run that writes
         neither a report nor a store needs no entry: making them costs time at every case)."""
+        entries = self._calls(case, result, tally, keep)
+        if RESPONSE_RUBRICS in case.extra:
+            entries += self._responses(case, result, tally, keep)
+            if len(entries) > 1:
+                entries.sort(key=_order)
+        return entries
+
+    def _calls(
+        self, case: Case, result: CaseResult, tally: RubricTally | None, keep: bool
+    ) -> list[RubricEntry]:
+        """The entries of the rubrics on the text arguments of the case's paired calls."""
         if result.turns:
             return self._run_turns(case, result, tally, keep)
         if result.plan is None:
@@ -160,24 +186,75 @@ class RubricRunner:
             spec = case.turns[turn.turn]
             part = case._replace(plans=spec.plans, prompt=spec.prompt, turns=())
             verdict = result._replace(plan=turn.plan, pairs=turn.pairs, turns=())
-            entries += self.run(part, verdict, tally, keep)
+            entries += self._calls(part, verdict, tally, keep)
+        return entries
+
+    def _responses(
+        self, case: Case, result: CaseResult, tally: RubricTally | None, keep: bool
+    ) -> list[RubricEntry]:
+        """The entries of the case's `response_rubrics` on what the agent said (remote ones
+        join `pending` instead, unless remote rubrics are not run)."""
+        text = response_text(result.said)
+        why = NO_OUTPUT if result.missing_output else SILENT
+        prompt = case.prompt if isinstance(case.prompt, str) else None
+        entries: list[RubricEntry] = []
+        for k, item in enumerate(
+            parse_response_rubrics(case.extra[RESPONSE_RUBRICS], self.rubrics)
+        ):
+            rubric = self.rubrics[item.rubric]
+            local = rubric if isinstance(rubric, LocalRubric) else None
+            if local is None and not self.remote:
+                continue
+            unscored: str | None
+            if text is None:
+                entry = RubricEntry(
+                    None, k, RESPONSE_TOOL, RESPONSE_ARGUMENT, item.rubric, None, None, why,
+                    unscored=why,
+                )  # fmt: skip
+            elif local is not None:
+                stopped = self.stopped.get(item.rubric)
+                if stopped is not None:
+                    score, passed, reason, unscored = None, None, stopped, stopped
+                else:
+                    score, passed, reason, unscored = local.judge(text, {})
+                    if unscored is not None and timed_out(unscored):
+                        self._count_timeout(item.rubric, local.max_timeouts)
+                entry = RubricEntry(
+                    None, k, RESPONSE_TOOL, RESPONSE_ARGUMENT, item.rubric, score, passed,
+                    reason, False, unscored,
+                )  # fmt: skip
+            else:
+                target = RubricTarget(
+                    case.id, RESPONSE_TOOL, RESPONSE_ARGUMENT, None, k, text, None, prompt, {},
+                    item.text,
+                )  # fmt: skip
+                self.pending.append(Pending(item.rubric, target))
+                continue
+            if tally is not None:
+                tally.add(entry)
+            if keep:
+                entries.append(entry)
         return entries
 
     def _timed_out(self, use: _Use) -> None:
-        """Count a regex timeout of `use`'s rubric; at its `max_timeouts`, every use of the
-        rubric is given a judge that only says why it is no longer run."""
-        count = self.timeouts[use.rubric] = self.timeouts.get(use.rubric, 0) + 1
-        limit = None if use.local is None else use.local.max_timeouts
+        """Count a regex timeout of `use`'s rubric (`_count_timeout`)."""
+        self._count_timeout(use.rubric, None if use.local is None else use.local.max_timeouts)
+
+    def _count_timeout(self, rubric: str, limit: int | None) -> None:
+        """Count a regex timeout of `rubric`; at its `limit` (its `max_timeouts`), the
+        rubric is stopped for the rest of the run: every use of it on an argument is given a
+        judge that only says why it is no longer run, and its response entries say so too."""
+        count = self.timeouts[rubric] = self.timeouts.get(rubric, 0) + 1
         if limit is None or count < limit:
             return
-        why = stopped(use.rubric, count)
+        why = self.stopped[rubric] = stopped(rubric, count)
 
         def judge(text: str, arguments: Mapping[str, Any]) -> _Judged:
             return None, None, why, why
 
         for tool, uses in self._uses.items():
             self._uses[tool] = tuple(
-                u._replace(judge=judge) if u.rubric == use.rubric else u for u in uses
+                u._replace(judge=judge) if u.rubric == rubric else u for u in uses
             )
 
     def _paired(
@@ -285,6 +362,11 @@ def late_pass(
     asked when nothing waits, or without a tally (the run scores no rubric)."""
     if not pending or tally is None:
         return {}
+    if remote is None:
+        from toolscore.rubrics.remote import check_keys  # noqa: PLC0415 - remote rubrics only
+
+        # a rubric named only by cases' response_rubrics has not had its key checked yet
+        check_keys([rubrics[name] for name in dict.fromkeys(p.rubric for p in pending)])
     found = run_remote(rubrics, pending, remote or remote_scorer(refresh), cache)
     for entries in found.values():
         for entry in entries:
@@ -293,7 +375,9 @@ def late_pass(
 
 
 def remote_in_use(specs: SpecSet) -> list[RemoteRubric]:
-    """The remote rubrics some argument of `specs` uses, each once."""
+    """The remote rubrics some argument of `specs` uses, each once (those that only cases
+    name, in `response_rubrics`, are known once the cases are read: `late_pass` checks
+    their keys before asking)."""
     names = dict.fromkeys(use.rubric for uses in specs.rubric_uses.values() for use in uses)
     return [r for name in names if not isinstance(r := specs.rubrics[name], LocalRubric)]
 

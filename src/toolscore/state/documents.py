@@ -24,7 +24,7 @@ import orjson
 
 from toolscore.core.values import show
 from toolscore.errors import InputError, ReplayInterrupted
-from toolscore.state.documents_pool import DocumentPool
+from toolscore.state.documents_pool import DocumentPool, ObjectPool
 from toolscore.state.environment_common import (
     EnvironmentBase,
     env_error,
@@ -41,6 +41,7 @@ _KEYS = (
     "data",
     "tools",
     "snapshot",
+    "restore",
     "ignore",
     "compare",
     "numbers",
@@ -68,6 +69,9 @@ class DocumentEnvironment(EnvironmentBase):
     pool: DocumentPool | None
     """Copies of plain data reused from replay to replay (documents_pool); None for other
     data, or with a `snapshot` function (whose result might hold parts of the state)."""
+    objects: ObjectPool | None = None
+    """Used states of data that is not plain JSON, brought back by the `restore` function
+    (documents_pool); None without one."""
     kind: ClassVar[str] = "documents"
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -80,12 +84,18 @@ class DocumentEnvironment(EnvironmentBase):
             return self.pool.take()
         if self.image is not None:
             return orjson.loads(self.image)
+        if self.objects is not None:
+            return self.objects.take()
         return copy.deepcopy(self.original)
 
-    def release(self, state: Any) -> None:
-        """Hand back a replay's state that nothing uses any more (for the next `fresh`)."""
+    def release(self, state: Any, compared: Any = None) -> None:
+        """Hand back a replay's state that nothing uses any more (for the next `fresh`);
+        `compared`, the compared form of that state when known, lets a `restore` function
+        bring data that is not plain JSON back."""
         if self.pool is not None:
             self.pool.give_back(state)
+        elif self.objects is not None:
+            self.objects.give_back(state, compared)
 
     def save(self, state: Any) -> Any:
         """A copy of `state` to go back to should the next call fail (`on_error: rollback`):
@@ -155,15 +165,27 @@ def load_documents(config: Mapping[str, Any], base_dir: Path, source: str) -> Do
     snapshot_function = None
     if config.get("snapshot") is not None:
         snapshot_function = load_function(config["snapshot"], base_dir, fail, "snapshot")
+    original = None if image is not None else _copied(data, fail)
+    objects = None
+    if config.get("restore") is not None:
+        if image is not None or snapshot_function is None:
+            raise fail(
+                "restore",
+                "is for data that is not plain JSON, compared through a `snapshot` function "
+                "(plain data is brought back by toolscore itself)",
+            )
+        restore = load_function(config["restore"], base_dir, fail, "restore")
+        objects = ObjectPool(original, restore, snapshot_function)
     return DocumentEnvironment(
         **shared,
         data=config["data"],
         data_sha256=sha256,
         image=image,
-        original=None if image is not None else _copied(data, fail),
+        original=original,
         snapshot_function=snapshot_function,
         ignore=ignore,
         pool=DocumentPool(image) if image is not None and snapshot_function is None else None,
+        objects=objects,
     )
 
 

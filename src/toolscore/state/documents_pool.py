@@ -19,10 +19,16 @@ What the pool assumes of tools, and a fresh copy did not: a tool keeps no refere
 state once its call returns, and does not put one object at two places of the state where it
 writes the value already there (nothing differs to see, and the two places would then change
 together in later replays).
+
+Data that is not plain JSON (Python objects) is deep-copied for each replay, unless the
+environment gives a `restore` function: an `ObjectPool` then keeps used states and has the
+function bring each back to the initial data, from the compared forms of both.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -141,3 +147,43 @@ def _differing(values: list[Any], originals: list[Any], texts: list[bytes]) -> l
             middle = (low + high) // 2
             stack.extend(((middle, high), (low, middle)))
     return found
+
+
+Restore = Callable[[Any, Any, Any, Any], Any]
+"""A `restore` function: `(state, compared, original, initial) -> True` when it brought
+`state` back to `original` in place (`compared` and `initial` are their compared forms)."""
+
+
+class ObjectPool:
+    """Used states of data that is not plain JSON (Python objects), brought back to the
+    initial data by the environment's `restore` function instead of deep-copying the data
+    afresh for each replay (docs/formats.md 9.6). A state is kept only when `restore` says
+    True; anything else (False, an exception, no compared form of the final state) drops it,
+    and the next replay takes a new deep copy."""
+
+    __slots__ = ("_free", "_initial", "original", "restore", "snapshot")
+
+    def __init__(self, original: Any, restore: Restore, snapshot: Callable[[Any], Any]) -> None:
+        self.original = original
+        self.restore = restore
+        self.snapshot = snapshot
+        self._free: list[Any] = []
+        self._initial: Any = None
+
+    def take(self) -> Any:
+        """A state equal to the initial data that no one else holds."""
+        return self._free.pop() if self._free else copy.deepcopy(self.original)
+
+    def give_back(self, state: Any, compared: Any) -> None:
+        """Return a replay's state, whose compared form is `compared` (None when unknown:
+        the state is dropped): kept when `restore` brings it back."""
+        if compared is None or len(self._free) >= KEPT:
+            return
+        try:
+            if self._initial is None:
+                self._initial = self.snapshot(self.original)
+            restored = self.restore(state, compared, self.original, self._initial)
+        except Exception:  # the user's function failed: a fresh copy next time
+            return
+        if restored is True:
+            self._free.append(state)

@@ -46,18 +46,35 @@ GOAL_FORM = 'a documents environment takes goal_state: "plan"'
 class Replay:
     """One replay's state (replaced as a whole when a failed call is rolled back)."""
 
-    __slots__ = ("ctx", "env", "state")
+    __slots__ = ("ctx", "env", "kept", "last", "state")
 
     def __init__(self, env: DocumentEnvironment, ctx: ToolContext) -> None:
         self.env = env
         self.ctx = ctx
         self.state: Any = env.fresh()
+        self.last: Any = None
+        """The compared form of `state` as it is now (None once a call may have changed
+        it), for `release` to bring the state back from."""
+        self.kept = False
+        """True when the replay is kept to be resumed: it must not be released."""
+
+    def release(self) -> None:
+        """Hand the state back to the environment, unless the replay is kept to resume."""
+        if not self.kept:
+            self.env.release(self.state, self.last)
+
+    def evicted(self) -> None:
+        """The replay was kept to resume and will not be (`resume.Ends` forgot it): hand its
+        state back, as it ended."""
+        self.kept = False
+        self.release()
 
     def invoke(self, tool: Tool, args: Mapping[str, Any]) -> Any:
         """Call one tool on the state under the time limit; on failure, go back to the state
         before the call unless the environment keeps a failed call's changes."""
         env = self.env
         args = own_args(args)
+        self.last = None
         saved = None if env.policy.keeps else env.save(self.state)
         try:
             with time_limit(env.timeout):
@@ -94,6 +111,7 @@ class Replay:
                 f"case {self.ctx.case_id!r}: the snapshot {where} failed: {tool_error(error)}",
                 field="environment.snapshot",
             ) from None
+        self.last = found
         hashed = env.compare == "exact" and env.typed and not env.ignore
         try:
             text = orjson.dumps(found, option=orjson.OPT_SORT_KEYS if hashed else None)
@@ -176,7 +194,7 @@ def judge_documents(
         )
     finally:
         for replay in replays:
-            env.release(replay.state)
+            replay.release()
 
 
 def _judge_plans(
@@ -188,11 +206,12 @@ def _judge_plans(
     replays: list[Replay],
 ) -> Judged:
     """`judge_documents`, each replay it starts appended to `replays` (those kept to be
-    resumed are released too, which does nothing: a resumable environment has no pool)."""
+    resumed are marked `kept`, and not released: a later case takes their state over)."""
     replay, outcomes, ending = _agent_replay(env, case, calls, fail)
     replays.append(replay)
     final = replay.compared("after the agent's calls")
     if ending is not None and len(outcomes) == len(calls):
+        replay.kept = True
         resuming.AGENT.keep(ending[0], resuming.Ended(env, ending[1], replay, outcomes))
 
     def judge_plan(index: int) -> Judged:
@@ -229,6 +248,7 @@ def _agent_replay(
         outcomes = replay_calls(env, replay.invoke, replay.ctx, calls)
     else:
         replay = found.replay
+        replay.kept = False  # taken over: this case releases it, unless it keeps it again
         replay.ctx = env.context(case.id)
         made = replay_calls(env, replay.invoke, replay.ctx, calls, first=len(found.calls))
         outcomes = found.past + made
@@ -259,6 +279,7 @@ def _plan_state(
         replay = start(env, case, fail)
     else:
         replay, first = found.replay, len(found.calls)
+        replay.kept = False  # taken over: this case releases it, unless it keeps it again
         replay.ctx = env.context(case.id)
         results.extend(found.past[0])
         errors = found.past[1]
@@ -274,6 +295,7 @@ def _plan_state(
     state = replay.compared(f"after plan {index}")
     if setup is not None and keys and not met.not_replayed:
         past = (tuple(results), met.errors)
+        replay.kept = True
         resuming.PLANS.keep(setup, resuming.Ended(env, tuple(keys), replay, past))
     return state, met
 

@@ -64,7 +64,10 @@ class Ends:
         self._ended[key] = ended
         self._ended.move_to_end(key)
         while len(self._ended) > KEPT:
-            self._ended.popitem(last=False)
+            _, oldest = self._ended.popitem(last=False)
+            evicted = getattr(oldest.replay, "evicted", None)
+            if evicted is not None:  # no case will resume it: its state may be reused
+                evicted()
 
 
 Key = tuple[int, bytes, int, int]

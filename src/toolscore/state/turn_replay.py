@@ -153,7 +153,7 @@ class DocumentsReplay:
 
     def close(self) -> None:
         """Hand the data back to the environment."""
-        self.env.release(self.replay.state)
+        self.replay.release()
 
 
 AnyReplay = SqliteReplay | DocumentsReplay

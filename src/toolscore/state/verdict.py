@@ -296,7 +296,7 @@ def _checked(
         outcomes = replay_calls(env, replay.invoke, replay.ctx, calls)
         return document_checks(replay.snapshot("after the agent's calls"), checks), outcomes
     finally:
-        env.release(replay.state)
+        replay.release()
 
 
 def _with_checks(

@@ -101,10 +101,10 @@ REPORTED_FIELDS = (
     "id", "passed", "kind", "plan", "mismatches", "baselines", "name_ok", "pairs",
     "produced_calls", "missing_output", "calls", "format", "notes", "state", "unread", "trial",
     "trials", "trace", "ignored", "partial", "efficiency", "retries", "turns",
-    "first_failed_turn",
+    "first_failed_turn", "said",
 )  # fmt: skip
 """The `CaseResult` fields `plain_row` knows how the report shows (a test pins them;
-`ignored` is counted in the summary only)."""
+`ignored` is counted in the summary only, `said` is read by response rubrics only)."""
 
 
 def plain_row(result: CaseResult) -> ResultRow | None:

@@ -135,7 +135,7 @@ def rescore(
 def _rubric_runner(specs: SpecSet, source: str) -> tuple[RubricRunner | None, RubricTally | None]:
     """The runner of `specs`' rubrics and the tally it counts in (None, None without any);
     a remote rubric's unset key variable is an InputError naming `source`."""
-    if not specs.rubric_uses:
+    if not specs.rubrics:
         return None, None
     from toolscore.rubrics.summary import RubricTally  # noqa: PLC0415
     from toolscore.scoring.rubric_run import RubricRunner, check_remote_keys  # noqa: PLC0415

@@ -10,12 +10,15 @@ import tau2-bench` writes call it, so only under `score --env`.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import json
 import sys
 import types
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 
 def _package(name: str, path: Path) -> None:
@@ -65,6 +68,61 @@ def snapshot(environment: Any) -> dict[str, Any]:
 
 snapshot.shares_nothing = True  # type: ignore[attr-defined]
 """`model_dump` builds new containers: nothing of the state is shared (docs/formats.md 9.6)."""
+
+
+def restore(environment: Any, compared: Any, original: Any, initial: Any) -> bool:
+    """Bring a used `environment` back to `original` (the initial one, never handed out)
+    in place, from their compared forms (`snapshot`: `compared` of the used one, `initial`
+    of the original): each database field whose JSON text differs is put back, for a field
+    holding a dict (tau2's users, orders, reservations, ...) only the documents that differ,
+    as deep copies of the original's, and the documents added are deleted. False (the
+    environment is then dropped, and the next replay deep-copies the original) when the
+    two cannot be matched so: a document removed or the documents reordered, a database
+    that is not there on both sides, a compared form that is not `snapshot`'s."""
+    if type(compared) is not dict or type(initial) is not dict or list(compared) != list(initial):
+        return False
+    for name, toolkit, pristine in (
+        ("db", environment.tools, original.tools),
+        ("user_db", environment.user_tools, original.user_tools),
+    ):
+        now, then = compared[name], initial[name]
+        if now is None and then is None:
+            continue
+        database = getattr(toolkit, "db", None) if toolkit is not None else None
+        source = getattr(pristine, "db", None) if pristine is not None else None
+        if database is None or source is None or type(now) is not dict or type(then) is not dict:
+            return False
+        if list(now) != list(then) or not _restored(database, source, now, then):
+            return False
+    return True
+
+
+def _restored(database: Any, source: Any, now: dict[str, Any], then: dict[str, Any]) -> bool:
+    """Put back each field of `database` whose dump (`now`) differs from the original's
+    (`then`), from `source`; False when a dict field lost or reordered its documents."""
+    for field, value in now.items():
+        before = then[field]
+        if _same(value, before):
+            continue
+        current, original = getattr(database, field), getattr(source, field)
+        if not (type(current) is dict and type(value) is dict and type(before) is dict):
+            setattr(database, field, copy.deepcopy(original))
+            continue
+        names, kept = list(current), list(before)
+        if names[: len(kept)] != kept or list(value) != names:
+            return False
+        for added in names[len(kept) :]:
+            del current[added]
+        for key in kept:
+            if not _same(value[key], before[key]):
+                current[key] = copy.deepcopy(original[key])
+    return True
+
+
+def _same(value: Any, before: Any) -> bool:
+    """Whether two dumps are the same JSON, as tau2's hash of their text sees them: `2`
+    and `2.0` apart (`==` alone would take them as equal)."""
+    return bool(value == before) and orjson.dumps(value) == orjson.dumps(before)
 
 
 def _dump(toolkit: Any) -> Any:

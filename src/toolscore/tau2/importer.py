@@ -8,14 +8,18 @@ Written into the output folder:
 
 - `tools.yaml`: a rule per tool parameter (`schema`) and the `environment`: `kind:
   documents`, `data` and `snapshot` from `tau2_data.py` (the domain's `Environment`, compared
-  as its databases' `model_dump`), `tools: tau2_tools.py`, `compare: exact` (tau2 compares a
-  sha256 of each database's JSON), `numbers: typed` (that JSON writes `2` and `2.0` apart),
-  `on_error: keep` (nothing is undone after a tool raises);
+  as its databases' `model_dump`), `restore` (a used Environment brought back to the
+  initial one from the two dumps, instead of a deep copy per replay), `tools:
+  tau2_tools.py`, `compare: exact` (tau2 compares a sha256 of each database's JSON),
+  `numbers: typed` (that JSON writes `2` and `2.0` apart), `on_error: keep` (nothing is
+  undone after a tool raises);
 - `cases.jsonl`: one case per task, id the task's `id`: the assistant's actions as the one
   plan (`user` actions left out), `score_turns: "all"`; `goal_state: "plan"` when `DB` is in
   the basis; the `communicate_info` as `required_outputs` (`required_outputs_in: any`,
-  `normalise: tau-bench`) when `COMMUNICATE` is; kept, not scored: `tau2_reward_basis`,
-  `tau2_nl_assertions`, `tau2_env_assertions`, `tau2_communicate_info` (outside the basis),
+  `normalise: tau-bench`) when `COMMUNICATE` is; the `nl_assertions` as `response_rubrics`
+  of the spec's `tau2_nl_assertion` judge when a judge endpoint is given (`Judge`), reported
+  apart from the verdict, else kept unscored as `tau2_nl_assertions`; kept, not scored:
+  `tau2_reward_basis`, `tau2_env_assertions`, `tau2_communicate_info` (outside the basis),
   `tau2_user_actions`, `tau2_initial_state`;
 - `tau2_data.py` and `tau2_tools.py`, which import the checkout by its absolute path only
   when `score --env` loads them;
@@ -38,6 +42,7 @@ ENVIRONMENT: dict[str, Any] = {
     "kind": "documents",
     "data": "tau2_data.py:load_environment",
     "snapshot": "tau2_data.py:snapshot",
+    "restore": "tau2_data.py:restore",
     "tools": "tau2_tools.py",
     "compare": "exact",
     "numbers": "typed",
@@ -46,6 +51,37 @@ ENVIRONMENT: dict[str, Any] = {
 OUTPUT_OPTIONS = {"required_outputs_in": "any", "normalise": "tau-bench"}
 """How tau2's communicate check looks for a task's `communicate_info` (evaluator_communicate:
 any assistant message with text, lower-cased with commas deleted, a substring test)."""
+
+
+NL_RUBRIC = "tau2_nl_assertion"
+"""The spec's judge rubric that each case's nl_assertions name (one entry each)."""
+NL_RUBRIC_TEXT = (
+    "The agent satisfies the expected outcome. (Each case gives its own expected outcome, "
+    "one of the task's nl_assertions, in place of this text.)"
+)
+
+
+@dataclass(frozen=True)
+class Judge:
+    """The endpoint that judges the nl_assertions (`--judge-url`, `--judge-model`,
+    `--judge-key-env`): an OpenAI-compatible API, as a `judge` rubric names one."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+
+    def rubric(self) -> dict[str, Any]:
+        """The spec's `tau2_nl_assertion` rubric: met (1) or not (0), as tau2's judge
+        answers each assertion."""
+        node: dict[str, Any] = {
+            "kind": "judge",
+            "text": NL_RUBRIC_TEXT,
+            "base_url": self.base_url,
+            "model": self.model,
+        }
+        if self.api_key_env is not None:
+            node["api_key_env"] = self.api_key_env
+        return {**node, "scale": [0, 1], "threshold": 1}
 
 
 @dataclass
@@ -69,6 +105,8 @@ COUNTS = (
     "cases_with_outputs",
     "cases_unscored_communicate_info",
     "nl_assertions",
+    "nl_assertions_judged",
+    "nl_assertions_unscored",
     "cases_nl_in_reward_basis",
     "env_assertions_kept",
     "cases_env_assertion_in_reward_basis",
@@ -79,20 +117,24 @@ COUNTS = (
 """The keys of `counts` in import.json, in order (docs/formats.md 14)."""
 
 
-def import_tau2(repo: str, domain: str, tasks_file: str = "tasks.json") -> Tau2Import:
-    """Read `domain` of the tau2-bench checkout at `repo` (nothing of it is run)."""
+def import_tau2(
+    repo: str, domain: str, tasks_file: str = "tasks.json", judge: Judge | None = None
+) -> Tau2Import:
+    """Read `domain` of the tau2-bench checkout at `repo` (nothing of it is run); with
+    `judge`, the tasks' nl_assertions become response rubrics judged there."""
     tools_path, tasks_path = domain_paths(repo, domain, tasks_file)
     tools = read_tools(tools_path)
     tasks = read_tasks(tasks_path)
     notes: list[str] = []
     counts = dict.fromkeys(COUNTS, 0)
-    spec = {
-        "version": f"tau2-bench {domain}",
-        "tools": {tool.name: _tool(tool) for tool in tools},
-        "environment": dict(ENVIRONMENT),
-    }
+    spec: dict[str, Any] = {"version": f"tau2-bench {domain}"}
+    if judge is not None and any(task.nl_assertions for task in tasks):
+        spec["rubrics"] = {NL_RUBRIC: judge.rubric()}
+    spec["tools"] = {tool.name: _tool(tool) for tool in tools}
+    spec["environment"] = dict(ENVIRONMENT)
     names = {tool.name for tool in tools}
-    cases = [_case(task, domain, names, str(tasks_path), notes, counts) for task in tasks]
+    judged = judge is not None
+    cases = [_case(task, domain, names, str(tasks_path), notes, counts, judged) for task in tasks]
     checkout = str(Path(repo).resolve())
     modules = {
         "tau2_data.py": _data_module(checkout, domain),
@@ -120,7 +162,13 @@ def _tool(tool: Tool) -> dict[str, Any]:
 
 
 def _case(
-    task: Task, domain: str, names: set[str], source: str, notes: list[str], counts: dict[str, int]
+    task: Task,
+    domain: str,
+    names: set[str],
+    source: str,
+    notes: list[str],
+    counts: dict[str, int],
+    judged: bool = False,
 ) -> dict[str, Any]:
     where = f"task {task.id}"
     basis = set(task.reward_basis)
@@ -171,8 +219,7 @@ def _case(
         counts["cases_unscored_communicate_info"] += 1
         case["tau2_communicate_info"] = list(task.communicate_info)
     if task.nl_assertions:
-        counts["nl_assertions"] += len(task.nl_assertions)
-        case["tau2_nl_assertions"] = list(task.nl_assertions)
+        _nl_assertions(task.nl_assertions, case, counts, judged)
     if "NL_ASSERTION" in basis:
         counts["cases_nl_in_reward_basis"] += 1
     if task.env_assertions:
@@ -195,13 +242,37 @@ def _case(
     return case
 
 
+def _nl_assertions(
+    assertions: tuple[str, ...], case: dict[str, Any], counts: dict[str, int], judged: bool
+) -> None:
+    """A task's nl_assertions as response rubrics of the `tau2_nl_assertion` judge, one
+    entry each, or without a judge kept unscored as `tau2_nl_assertions`."""
+    counts["nl_assertions"] += len(assertions)
+    if judged:
+        counts["nl_assertions_judged"] += len(assertions)
+        case["response_rubrics"] = [{"rubric": NL_RUBRIC, "text": text} for text in assertions]
+    else:
+        counts["nl_assertions_unscored"] += len(assertions)
+        case["tau2_nl_assertions"] = list(assertions)
+
+
 def _summary_notes(counts: dict[str, int]) -> list[str]:
     """One note per kind of criterion kept on many cases, so that none is silently dropped."""
     notes = []
-    if counts["cases_nl_in_reward_basis"]:
+    if counts["nl_assertions_unscored"]:
         notes.append(
-            f"{counts['cases_nl_in_reward_basis']} tasks have NL_ASSERTION in tau2's reward "
-            "basis (an LLM judge): their nl_assertions are kept as tau2_nl_assertions, not scored"
+            f"{counts['nl_assertions_unscored']} nl_assertions "
+            f"({counts['cases_nl_in_reward_basis']} tasks have NL_ASSERTION in tau2's reward "
+            "basis, an LLM judge) are kept as "
+            "tau2_nl_assertions, not scored: give --judge-url and --judge-model to judge them "
+            f"as response rubrics ({NL_RUBRIC})"
+        )
+    if counts["nl_assertions_judged"]:
+        notes.append(
+            f"{counts['nl_assertions_judged']} nl_assertions are response rubrics of the judge "
+            f"{NL_RUBRIC}, one judgment each on everything the agent said, reported apart from "
+            "the verdict (tau2 asks its judge about all of a task's assertions at once, over "
+            "the whole conversation, and multiplies NL_ASSERTION into the reward)"
         )
     if counts["cases_unscored_communicate_info"]:
         notes.append(
@@ -248,7 +319,8 @@ def _data_module(checkout: str, domain: str) -> str:
         "from typing import Any\n\n"
         "from toolscore.tau2 import checkout\n\n"
         f"CHECKOUT = {checkout!r}\n"
-        "snapshot = checkout.snapshot\n\n\n"
+        "snapshot = checkout.snapshot\n"
+        "restore = checkout.restore\n\n\n"
         "def load_environment() -> Any:\n"
         f"    return checkout.load_environment(CHECKOUT, {domain!r})\n"
     )

@@ -11,8 +11,16 @@ DB_PATH = Path(__file__).parents[4] / "data" / "tau2" / "domains" / "retail" / "
 
 
 class ToyDb:
+    """Its collections are attributes, as a pydantic model's fields are (checkout.restore
+    puts them back by name)."""
+
     def __init__(self, data):
-        self.data = data
+        self.orders = data["orders"]
+        self.users = data["users"]
+
+    @property
+    def data(self):
+        return {"orders": self.orders, "users": self.users}
 
     def model_dump(self, mode="python"):
         return copy.deepcopy(self.data)
