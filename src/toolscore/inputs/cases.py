@@ -6,7 +6,7 @@ A case is the target of scoring: a broken one is an input error naming the line 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +132,7 @@ def _conversation(
     if "score_turns" in data:
         raise fail("score_turns", "a conversation case scores every turn: drop score_turns")
     turns: list[Turn] = []
-    earlier: dict[str, None] = {}  # the labels of earlier turns, in order
+    earlier: dict[str, int] = {}  # the labels of earlier turns, in order, each with its turn
     for k, entry in enumerate(node):
         where = f"turns[{k}]"
         if type(entry) is not dict:
@@ -175,7 +175,7 @@ def _conversation(
                     and any(ref.label in earlier for _, ref in iter_refs(call.args))
                 ):
                     refs.append((p, c))
-        earlier.update(dict.fromkeys(sorted(mine)))
+        earlier.update(dict.fromkeys(sorted(mine), k))
         extra = {k: v for k, v in entry.items() if k not in ("prompt", "plans")}
         turn = Turn(entry.get("prompt"), tuple(plans), linked, extra or NO_EXTRA, tuple(refs))
         turns.append(turn)
@@ -189,7 +189,7 @@ def _conversation(
                 f"{max_calls}: the case could never pass"
             )
             raise fail("max_calls", message)
-    _conversation_outputs(data, earlier, specs, fail)
+    _conversation_outputs(data, node, earlier, specs, fail)
     extra = {k: v for k, v in data.items() if k not in ("id", "turns", "prompt")}
     return Case(
         case_id, (), data.get("prompt"), _tags(data, fail), line, extra, False, forbid,
@@ -198,17 +198,63 @@ def _conversation(
 
 
 def _conversation_outputs(
-    data: Mapping[str, Any], labels: Mapping[str, None], specs: SpecSet, fail: Fail
+    data: Mapping[str, Any],
+    turns: list[Any],
+    turn_of: Mapping[str, int],
+    specs: SpecSet,
+    fail: Fail,
 ) -> None:
-    """Check a conversation case's own `required_outputs`: strings only in this version (a
-    reference needs the pairing of the turn its call stands in, which is not judged yet)."""
-    if data.get("required_outputs") is None:
-        return
-    entries = parse_required_outputs(data["required_outputs"], labels, specs.tools, fail)
-    for k, entry in enumerate(entries):
-        if not isinstance(entry, str):
-            message = "a conversation case's required outputs are strings in this version"
-            raise fail(f"required_outputs[{k}]", message)
+    """Check the `required_outputs` of each turn and of the conversation: a case's own may
+    name a label of any turn (its answer is looked for in the final response)."""
+    for k, entry in enumerate(turns):
+        if entry.get("required_outputs") is not None:
+            _turn_outputs(entry["required_outputs"], k, turn_of, specs, fail)
+    if data.get("required_outputs") is not None:
+        parse_required_outputs(data["required_outputs"], turn_of, specs.tools, fail)
+
+
+def _turn_outputs(
+    node: Any, k: int, turn_of: Mapping[str, int], specs: SpecSet, fail: Fail
+) -> None:
+    """Check turn k's `required_outputs`: a `$ref` names a label of this turn or an earlier
+    one (a later turn's call has not been made when the turn's answer is given)."""
+    where = f"turns[{k}].required_outputs"
+    if isinstance(node, list):
+        for n, item in enumerate(node):
+            target = item.get("$ref") if isinstance(item, dict) else None
+            label = target.split("#", 1)[0] if isinstance(target, str) else None
+            later = turn_of.get(label) if label is not None else None
+            if later is not None and later > k:
+                message = (
+                    f"names {label!r}, a label of a later turn (turns[{later}]): a turn's "
+                    "answer can carry only what this turn's or an earlier turn's calls returned"
+                )
+                raise fail(f"{where}[{n}].$ref", message)
+
+    def turn_fail(field: str, message: str) -> CaseError:
+        return fail(f"turns[{k}].{field}", message)
+
+    parse_required_outputs(node, _LabelsUpTo(turn_of, k), specs.tools, turn_fail)
+
+
+class _LabelsUpTo(Collection[str]):
+    """The labels of turns 0..k of a conversation, looked up without copying them."""
+
+    __slots__ = ("k", "turn_of")
+
+    def __init__(self, turn_of: Mapping[str, int], k: int) -> None:
+        self.turn_of = turn_of
+        self.k = k
+
+    def __contains__(self, label: object) -> bool:
+        turn = self.turn_of.get(label) if isinstance(label, str) else None
+        return turn is not None and turn <= self.k
+
+    def __iter__(self) -> Iterator[str]:
+        return (label for label, turn in self.turn_of.items() if turn <= self.k)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _plan(
@@ -218,7 +264,7 @@ def _plan(
     fail: Fail,
     has_markers: bool,
     plans: str = "plans",
-    earlier: Mapping[str, None] | None = None,
+    earlier: Mapping[str, Any] | None = None,
 ) -> tuple[Plan, bool]:
     """One plan's calls, and whether any of them is linked to another (`$ref`, `after`).
 
@@ -278,7 +324,7 @@ class _TurnLabels:
 
     __slots__ = ("earlier", "own")
 
-    def __init__(self, own: list[Any], earlier: Mapping[str, None]) -> None:
+    def __init__(self, own: list[Any], earlier: Mapping[str, Any]) -> None:
         self.own = own
         self.earlier = earlier
 
