@@ -13,6 +13,7 @@ from typing import Any
 from toolscore.core.answers import parse_required_outputs
 from toolscore.core.dataflow import find_cycle, is_linked, iter_refs
 from toolscore.core.model import NO_EXTRA, Call, Case, Plan, Turn
+from toolscore.core.values import suggest
 from toolscore.errors import CaseError
 from toolscore.inputs.case_limits import case_limits, check_plans
 from toolscore.inputs.jsonl import ByteCounter, read_jsonl
@@ -138,9 +139,7 @@ def _conversation(
         if type(entry) is not dict:
             raise fail(where, "a turn must be an object with plans")
         if not entry.keys() <= _TURN_KEYS:
-            unknown = sorted(entry.keys() - _TURN_KEYS)[0]
-            known = ", ".join(sorted(_TURN_KEYS))
-            raise fail(f"{where}.{unknown}", f"unknown key (a turn has {known})")
+            raise _unknown_turn_key(entry, where, fail)
         plans_node = entry.get("plans")
         if type(plans_node) is not list:
             raise fail(
@@ -157,7 +156,12 @@ def _conversation(
         for p, plan_node in enumerate(plans_node):
             if type(plan_node) is not list:
                 raise fail(f"{where}.plans[{p}]", "a plan must be a list of calls")
-            plan, links = _plan(plan_node, specs, p, fail, has_markers, f"{where}.plans", earlier)
+            try:
+                plan, links = _plan(
+                    plan_node, specs, p, fail, has_markers, f"{where}.plans", earlier
+                )
+            except CaseError as error:
+                raise _later_label(error, node, k) from None
             plans.append(plan)
             linked = linked or links
             for c, call in enumerate(plan):
@@ -195,6 +199,34 @@ def _conversation(
         case_id, (), data.get("prompt"), _tags(data, fail), line, extra, False, forbid,
         max_calls, tuple(turns),
     )  # fmt: skip
+
+
+def _unknown_turn_key(entry: Mapping[str, Any], where: str, fail: Fail) -> CaseError:
+    """The error for a turn's first unknown key, with the near known key it may misspell
+    (`goal_sate`, `plan`)."""
+    unknown = sorted(entry.keys() - _TURN_KEYS)[0]
+    known = ", ".join(sorted(_TURN_KEYS))
+    hint = suggest(unknown, sorted(_TURN_KEYS - entry.keys()))
+    return fail(f"{where}.{unknown}", f"unknown key{hint}; a turn has {known}")
+
+
+def _later_label(error: CaseError, turns: list[Any], k: int) -> CaseError:
+    """`error` (from reading turn k's plans) said better when it is a `$ref` to a label of a
+    later turn's call: a turn is matched before the later turns' calls are made."""
+    if "$ref to unknown label " not in error.message:
+        return error
+    for later in range(k + 1, len(turns)):
+        plans = turns[later].get("plans") if isinstance(turns[later], dict) else None
+        for plan in plans if isinstance(plans, list) else ():
+            for call in plan if isinstance(plan, list) else ():
+                label = call.get("id") if isinstance(call, dict) else None
+                if isinstance(label, str) and f"unknown label {label!r} " in error.message:
+                    message = (
+                        f"$ref to {label!r}, a label of a later turn (turns[{later}]): a $ref "
+                        "names a label of its own turn or an earlier one"
+                    )
+                    return CaseError(error.source, message, line=error.line, field=error.field)
+    return error
 
 
 def _conversation_outputs(
