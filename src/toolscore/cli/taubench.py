@@ -1,8 +1,9 @@
 """`toolscore import tau-bench` and `toolscore import tau-bench-results`: a tau-bench
 checkout's domain, and its saved trajectories, in toolscore's formats.
 
-The commands only parse options, call `toolscore.taubench` (imported when a command runs)
-and print; input errors are one line on stderr with exit status 2 (`input_errors`).
+The commands only parse options, call `toolscore.taubench` (imported when a command runs;
+with `--as-checks`, `lint.suggest` on the written import too) and print; input errors are
+one line on stderr with exit status 2 (`input_errors`).
 """
 
 from __future__ import annotations
