@@ -7,6 +7,8 @@ Run in the bench venv (setup.sh):
     bench/taubench/.venv/bin/python bench/taubench/tau_parity.py [--domain retail] [--repeat 3]
 and, once the parity files are written, to time both sides again in turns:
     bench/taubench/.venv/bin/python bench/taubench/tau_parity.py --speed-only --repeat 2
+and with the goals written as state checks (`import tau-bench --as-checks`) instead:
+    bench/taubench/.venv/bin/python bench/taubench/tau_parity.py --as-checks --repeat 0 --out OUT
 
 Both sides are timed in wall and CPU seconds (the machine is shared: CPU time is the steadier
 figure): tau-bench's the loop below in this process, toolscore's the whole `score --env`
@@ -49,7 +51,10 @@ sys.modules.setdefault("litellm", stub)
 from tau_bench.envs import get_env  # noqa: E402
 from tau_bench.types import Action  # noqa: E402
 
+from toolscore.lint.suggest import suggest_file  # noqa: E402
+from toolscore.run import SPEC_ENVIRONMENT, environment  # noqa: E402
 from toolscore.taubench import import_taubench, write_import  # noqa: E402
+from toolscore.taubench.importer import with_checks  # noqa: E402
 from toolscore.taubench.results import Counts, convert_entry  # noqa: E402
 
 
@@ -95,13 +100,31 @@ def _replayed(observations: Any) -> Any:
     return lambda name, kwargs: next(observations)
 
 
-def run_domain(domain: str, out: Path, repeat: int, speed_only: bool = False) -> dict[str, Any]:
+def _suggested(folder: Path) -> dict[str, Any]:
+    """`lint --suggest-checks` on the folder's import: each case's checks and notes."""
+    specs_path = str(folder / "tools.yaml")
+    return {
+        s.case_id: (s.checks, s.notes)
+        for s in suggest_file(
+            specs_path,
+            folder / "cases.jsonl",
+            lambda specs: environment(specs, specs_path, SPEC_ENVIRONMENT),
+        )
+    }
+
+
+def run_domain(
+    domain: str, out: Path, repeat: int, speed_only: bool = False, as_checks: bool = False
+) -> dict[str, Any]:
     env = get_env(domain, user_strategy="human", user_model="none", task_split="test", task_index=0)
     checkout = Path(str(sys.modules["tau_bench"].__file__)).parent.parent
     imported = import_taubench(str(checkout), domain, "test")
     folder = out / domain
     if not speed_only:
         write_import(imported, folder)
+        if as_checks:  # as `import tau-bench --as-checks` writes the goals
+            imported = with_checks(imported, _suggested(folder))
+            write_import(imported, folder)
     cases = {case["id"]: case for case in imported.cases}
     tasks = env.tasks
 
@@ -205,10 +228,18 @@ def main() -> None:
         help="on the parity files an earlier run wrote in OUT: time both sides in turns "
         "(tau-bench's rewards are not computed again) and compare the verdicts",
     )
+    parser.add_argument(
+        "--as-checks",
+        action="store_true",
+        help="import the tasks' goals as state checks (`import tau-bench --as-checks`)",
+    )
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = [run_domain(domain, out, args.repeat, args.speed_only) for domain in args.domain]
+    results = [
+        run_domain(domain, out, args.repeat, args.speed_only, args.as_checks)
+        for domain in args.domain
+    ]
     (out / "parity.json").write_text(json.dumps(results, indent=2))
     for r in results:
         show(r["domain"], r)

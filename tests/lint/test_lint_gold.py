@@ -74,7 +74,9 @@ def test_golden_lint_case(name: str, index: int, tmp_path: Path) -> None:
         assert finding.problem.line == 1, shown
         assert finding.problem.field == field, shown
         assert text in finding.problem.message, shown
-        if field is None or not field.endswith(".args.unit"):  # a gold check's: it names the case
+        read_error = golden_file(name)["cases"][index].get("read_error", False)
+        if not read_error and (field is None or not field.endswith(".args.unit")):
+            # a gold check's: it names the case (the cases reader's errors do not)
             assert finding.problem.message.startswith("case 'golden': "), shown
 
 
@@ -213,3 +215,18 @@ def spec_of(tools: dict[str, Any]) -> SpecSet:
     specs, problems = parse_specs({"tools": tools})
     assert specs is not None, problems
     return specs
+
+
+def test_a_misspelt_turn_key_is_one_line_in_lint_and_refused_by_score(tmp_path: Path) -> None:
+    case = {"id": "conv", "turns": [{"plans": []}, {"plans": [], "goal_sate": "plan"}]}
+    spec, cases = write(tmp_path, [case])
+    linted = run("lint", "--specs", spec, "--cases", cases)
+    assert linted.exit_code == 1, linted.output
+    line = "cases.jsonl:1: turns[1].goal_sate: unknown key (did you mean 'goal_state'?)"
+    assert line in linted.stdout
+    assert "1 errors, 0 warnings" in linted.stdout
+    outputs = tmp_path / "outputs.jsonl"
+    outputs.write_text('{"id": "conv", "turns": [{"calls": []}, {"calls": []}]}\n')
+    scored = run("score", "--specs", spec, "--cases", cases, "--outputs", str(outputs))
+    assert scored.exit_code == 2, scored.output
+    assert line in scored.output

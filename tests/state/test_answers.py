@@ -181,3 +181,59 @@ def test_every_number_format_writes_is_found(x: float, spec: str, before: str, a
     plain = written.replace(",", "")
     value = int(plain) if plain.lstrip("-").isdigit() else float(plain)
     assert any(n == value for n in numbers_in(before + written + after)), written
+
+
+def _turn_outcomes(result: Any) -> list[dict[str, Any] | None]:
+    return [
+        None
+        if turn.state is None
+        else {
+            "outputs_passed": turn.state.outputs_passed,
+            "missing": list(turn.state.missing_outputs),
+        }
+        for turn in result.turns
+    ]
+
+
+@pytest.mark.parametrize("golden", _golden("conversations.json"))
+def test_conversation_outputs_from_recorded_results(golden: dict[str, Any]) -> None:
+    if "load_error" in golden:
+        with pytest.raises(CaseError) as caught:
+            _case(golden["case"], RECORDED_SPEC)
+        assert caught.value.field == golden["load_error"]["field"]
+        assert golden["load_error"]["message"] in str(caught.value)
+        return
+    case = _case(golden["case"], RECORDED_SPEC)
+    trajectory = parse_output({"id": "c", **golden["output"]})
+    result = score_replayed(RECORDED_SPEC, case, trajectory)
+    assert _turn_outcomes(result) == golden["turns"]
+    state = result.state
+    assert state is not None
+    assert state.outputs_passed is golden["outputs_passed"]
+    if "case_missing" in golden:
+        assert list(state.missing_outputs) == golden["case_missing"]
+    assert result.baselines["nothing"] is False
+
+
+@pytest.mark.parametrize("golden", _golden("conversations_replayed.json"))
+def test_conversation_outputs_replayed_and_recorded(
+    example: tuple[SpecSet, Environment], golden: dict[str, Any]
+) -> None:
+    specs, env = example
+    case = _case(golden["case"], specs)
+    trajectory = parse_output({"id": "c", **golden["output"]})
+    for mode, environment in (("env", env), ("recorded", None)):
+        result = score_replayed(specs, case, trajectory, environment)
+        assert _turn_outcomes(result) == golden[mode]["turns"], mode
+
+
+def test_a_conversation_without_an_output_line_misses_every_turns_reference() -> None:
+    look = {"id": "look", "name": "lookup", "args": {"account": "a"}}
+    turns = [{"plans": [[look]]}, {"plans": [], "required_outputs": [{"$ref": "look#/balance"}]}]
+    case = _case({"turns": turns}, RECORDED_SPEC)
+    trajectory = parse_output({"id": "c", "calls": []})._replace(missing=True)
+    result = score_replayed(RECORDED_SPEC, case, trajectory)
+    assert _turn_outcomes(result) == [
+        None,
+        {"outputs_passed": False, "missing": ['{"$ref": "look#/balance"}']},
+    ]

@@ -200,7 +200,7 @@ def test_a_turns_plan_may_use_an_earlier_turns_label() -> None:
         ("documents", {"plans": [], "goal_state": {"orders": []}}, "turns[0].goal_state"),
         ("sqlite", {"plans": [], "results_from_plan": 0}, "turns[0].results_from_plan"),
         ("documents", {"plans": [], "results_from_plan": -1}, "turns[0].results_from_plan"),
-        ("sqlite", {"plans": [], "required_outputs": [""]}, "turns[0].required_outputs"),
+        ("sqlite", {"plans": [], "required_outputs": [""]}, "turns[0].required_outputs[0]"),
         ("sqlite", {"plans": [], "state_checks": []}, "turns[0].state_checks"),
         ("sqlite", {"plans": [], "outputs": ["x"]}, "turns[0].outputs"),
     ],

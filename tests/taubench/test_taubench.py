@@ -275,3 +275,95 @@ def test_bad_input_is_one_line_and_exit_2(
     one_error_line(result, message)
     assert not (tmp_path / "o").exists()
     assert not (tmp_path / "o.jsonl").exists()
+
+
+# `import tau-bench --as-checks`: each task's goal written as state checks on the paths its
+# annotated actions change (the `lint --suggest-checks` machinery, replayed at import time on
+# the fixture checkout), and the verdicts those checks give beside the plan goal's on the
+# same outputs (OUTPUTS above).
+
+
+def _import(group: click.Group, out: Path, *extra: str) -> Any:
+    return CliRunner().invoke(
+        group,
+        ["import", "tau-bench", str(FIXTURE), "--domain", "retail", "--out", str(out), *extra],
+    )
+
+
+@pytest.fixture(scope="module")
+def layouts(tmp_path_factory: pytest.TempPathFactory, group: click.Group) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("taubench_checks")
+    found = {}
+    for name, extra in (("plan", ()), ("checks", ("--as-checks",))):
+        result = _import(group, base / name, *extra)
+        assert result.exit_code == 0, result.output
+        found[name] = base / name
+    return found
+
+
+def _case_lines(folder: Path) -> dict[str, dict[str, Any]]:
+    lines = (folder / "cases.jsonl").read_text().splitlines()
+    return {c["id"]: c for c in map(json.loads, lines)}
+
+
+def test_as_checks_replaces_the_plan_goal_where_the_plan_changes_something(
+    layouts: dict[str, Path],
+) -> None:
+    cases = _case_lines(layouts["checks"])
+    assert "goal_state" not in cases["1"]
+    assert cases["1"]["state_checks"] == [
+        {"name": "orders/#W3/items/0/quantity", "path": "/orders/#W3/items/0/quantity", "equals": 2}
+    ]
+    assert cases["0"]["state_checks"][0]["path"] == "/orders/#W1/cancel_reason"
+    # task 2's plan fails (a delivered order) before its terminal call, task 3 has no action:
+    # both change nothing, so both keep the whole-data goal, counted and noted
+    assert cases["2"]["goal_state"] == "plan"
+    assert "state_checks" not in cases["2"]
+    assert cases["3"]["goal_state"] == "plan"
+    about = json.loads((layouts["checks"] / "import.json").read_text())
+    assert about["counts"]["cases_as_checks"] == 2
+    assert about["counts"]["cases_kept_plan_unchanged"] == 2
+    assert about["counts"]["cases_kept_plan_not_checks"] == 0
+    assert any("change nothing keep goal_state plan" in note for note in about["notes"])
+    # the default layout is as before: no check, every goal the plan's
+    assert all(c["goal_state"] == "plan" for c in _case_lines(layouts["plan"]).values())
+
+
+def _outcomes(folder: Path) -> dict[str, bool]:
+    cases = _case_lines(folder)
+    with (
+        open(folder / "variants.jsonl", "w") as cases_file,
+        open(folder / "outputs.jsonl", "w") as out,
+    ):
+        for variant, (task, line) in OUTPUTS.items():
+            cases_file.write(json.dumps({**cases[task], "id": variant}) + "\n")
+            out.write(json.dumps({"id": variant, **line}) + "\n")
+    result = CliRunner().invoke(
+        cli,
+        ["score", "--specs", str(folder / "tools.yaml"), "--cases", str(folder / "variants.jsonl"),
+         "--outputs", str(folder / "outputs.jsonl"), "--env", "--workers", "1",
+         "--json", str(folder / "report.json")],
+    )  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads((folder / "report.json").read_text())["cases"]
+    return {
+        c["id"]: c["state"]["passed"] is not False and c["state"]["outputs_passed"] is not False
+        for c in report
+    }
+
+
+def test_checks_agree_with_the_plan_goal_but_where_they_forgive_an_unrelated_change(
+    layouts: dict[str, Path],
+) -> None:
+    plan, checks = _outcomes(layouts["plan"]), _outcomes(layouts["checks"])
+    differ = sorted(v for v in OUTPUTS if plan[v] != checks[v])
+    assert differ == EXPECTED_DIFFERENCES, {v: (plan[v], checks[v]) for v in OUTPUTS}
+    assert checks["gold"] is True
+    for variant in differ:  # every difference: the checks pass what the whole data fails
+        assert (plan[variant], checks[variant]) == (False, True)
+
+
+EXPECTED_DIFFERENCES = ["quantity_float"]
+"""The variants whose verdict the checks change: `quantity: 2.0` for 2 passes the check's
+`equals: 2` (a check compares numbers by value), while the whole-data goal, under `numbers:
+typed` as tau-bench's hash, tells 2.0 from 2 and fails it."""

@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple
 import orjson
 
 from toolscore.core.dataflow import pointer_problem, resolve_pointer, result_document
-from toolscore.core.model import MISSING, Call, Case, Pairs
+from toolscore.core.model import MISSING, Call, Case, Pairs, TurnResult
 from toolscore.core.rules import Rule, RuleError, compile_rule
 from toolscore.core.rules.numbers import NumberRule
 from toolscore.core.rules.times import DateRule
@@ -84,12 +84,39 @@ def case_required_outputs(
     case: Case, fail: Fail, tools: Collection[str] | None = None
 ) -> tuple[RequiredOutput, ...] | None:
     """The case's `required_outputs`, checked (None when it has none). A `$ref` must name a
-    label of one of the case's plans; with `tools`, a `$result` must name one of them."""
+    label of one of the case's plans (of a conversation, of any turn's); with `tools`, a
+    `$result` must name one of them."""
     node = case.extra.get("required_outputs")
     if node is None:
         return None
-    labels = {call.label for plan in case.plans for call in plan if call.label is not None}
+    plans = [*case.plans, *(plan for turn in case.turns for plan in turn.plans)]
+    labels = {call.label for plan in plans for call in plan if call.label is not None}
     return parse_required_outputs(node, labels, tools, fail)
+
+
+def conversation_calls(
+    case: Case, turns: Sequence[TurnResult], calls: Sequence[Call], upto: int | None = None
+) -> ScoredCalls:
+    """The calls a conversation's `$ref`/`$result` outputs of turn `upto` read (None: the
+    case's own, after every call): the agent's calls up to the end of that turn, and each
+    labelled call of turns 0..upto's chosen plans paired with the agent's call that turn's
+    verdict paired it with (a later turn's label is never one: the cases reader refuses it)."""
+    last = len(turns) - 1 if upto is None else min(upto, len(turns) - 1)
+    plan: list[Call] = []
+    pairs: list[tuple[int, int]] = []
+    end = 0
+    for k in range(last + 1):
+        result = turns[k]
+        end = max(end, result.calls[1])
+        if result.plan is None or k >= len(case.turns):
+            continue
+        chosen = case.turns[k].plans[result.plan]
+        for i, j in result.pairs:
+            if chosen[i].label is not None:
+                pairs.append((len(plan), j))
+                plan.append(chosen[i])
+    made = tuple(calls) if upto is None else tuple(calls[:end])
+    return ScoredCalls(made, tuple(range(len(made))), tuple(pairs), tuple(plan))
 
 
 def parse_required_outputs(

@@ -6,13 +6,14 @@ A case is the target of scoring: a broken one is an input error naming the line 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from toolscore.core.answers import parse_required_outputs
 from toolscore.core.dataflow import find_cycle, is_linked, iter_refs
 from toolscore.core.model import NO_EXTRA, Call, Case, Plan, Turn
+from toolscore.core.values import suggest
 from toolscore.errors import CaseError
 from toolscore.inputs.case_limits import case_limits, check_plans
 from toolscore.inputs.jsonl import ByteCounter, read_jsonl
@@ -98,7 +99,6 @@ def parse_case(
     if "turns" in data:
         raise fail("turns", "a case gives plans or turns, not both")
     tags = _tags(data, fail)
-    _check_variant(data, fail)
     if data.get("score_turns", "final") not in ("final", "all"):
         raise fail("score_turns", "must be 'final' (the default) or 'all'")
     forbid, max_calls = case_limits(data, specs, plans, fail)
@@ -126,6 +126,9 @@ def _check_variant(data: Mapping[str, Any], fail: Fail) -> None:
 
 
 def _tags(data: Mapping[str, Any], fail: Fail) -> tuple[str, ...]:
+    """The case's tags, its variant keys checked on the way: both label a case for the
+    summary, never for scoring."""
+    _check_variant(data, fail)
     tags = data.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise fail("tags", "must be a list of strings")
@@ -148,15 +151,13 @@ def _conversation(
     if "score_turns" in data:
         raise fail("score_turns", "a conversation case scores every turn: drop score_turns")
     turns: list[Turn] = []
-    earlier: dict[str, None] = {}  # the labels of earlier turns, in order
+    earlier: dict[str, int] = {}  # the labels of earlier turns, in order, each with its turn
     for k, entry in enumerate(node):
         where = f"turns[{k}]"
         if type(entry) is not dict:
             raise fail(where, "a turn must be an object with plans")
         if not entry.keys() <= _TURN_KEYS:
-            unknown = sorted(entry.keys() - _TURN_KEYS)[0]
-            known = ", ".join(sorted(_TURN_KEYS))
-            raise fail(f"{where}.{unknown}", f"unknown key (a turn has {known})")
+            raise _unknown_turn_key(entry, where, fail)
         plans_node = entry.get("plans")
         if type(plans_node) is not list:
             raise fail(
@@ -173,7 +174,12 @@ def _conversation(
         for p, plan_node in enumerate(plans_node):
             if type(plan_node) is not list:
                 raise fail(f"{where}.plans[{p}]", "a plan must be a list of calls")
-            plan, links = _plan(plan_node, specs, p, fail, has_markers, f"{where}.plans", earlier)
+            try:
+                plan, links = _plan(
+                    plan_node, specs, p, fail, has_markers, f"{where}.plans", earlier
+                )
+            except CaseError as error:
+                raise _later_label(error, node, k) from None
             plans.append(plan)
             linked = linked or links
             for c, call in enumerate(plan):
@@ -191,7 +197,7 @@ def _conversation(
                     and any(ref.label in earlier for _, ref in iter_refs(call.args))
                 ):
                     refs.append((p, c))
-        earlier.update(dict.fromkeys(sorted(mine)))
+        earlier.update(dict.fromkeys(sorted(mine), k))
         extra = {k: v for k, v in entry.items() if k not in ("prompt", "plans")}
         turn = Turn(entry.get("prompt"), tuple(plans), linked, extra or NO_EXTRA, tuple(refs))
         turns.append(turn)
@@ -205,8 +211,7 @@ def _conversation(
                 f"{max_calls}: the case could never pass"
             )
             raise fail("max_calls", message)
-    _conversation_outputs(data, earlier, specs, fail)
-    _check_variant(data, fail)
+    _conversation_outputs(data, node, earlier, specs, fail)
     extra = {k: v for k, v in data.items() if k not in ("id", "turns", "prompt")}
     return Case(
         case_id, (), data.get("prompt"), _tags(data, fail), line, extra, False, forbid,
@@ -222,21 +227,95 @@ def _response_rubrics(data: Mapping[str, Any], specs: SpecSet, fail: Fail) -> No
         raise fail(error.where, error.message) from None
 
 
+def _unknown_turn_key(entry: Mapping[str, Any], where: str, fail: Fail) -> CaseError:
+    """The error for a turn's first unknown key, with the near known key it may misspell
+    (`goal_sate`, `plan`)."""
+    unknown = sorted(entry.keys() - _TURN_KEYS)[0]
+    known = ", ".join(sorted(_TURN_KEYS))
+    hint = suggest(unknown, sorted(_TURN_KEYS - entry.keys()))
+    return fail(f"{where}.{unknown}", f"unknown key{hint}; a turn has {known}")
+
+
+def _later_label(error: CaseError, turns: list[Any], k: int) -> CaseError:
+    """`error` (from reading turn k's plans) said better when it is a `$ref` to a label of a
+    later turn's call: a turn is matched before the later turns' calls are made."""
+    if "$ref to unknown label " not in error.message:
+        return error
+    for later in range(k + 1, len(turns)):
+        plans = turns[later].get("plans") if isinstance(turns[later], dict) else None
+        for plan in plans if isinstance(plans, list) else ():
+            for call in plan if isinstance(plan, list) else ():
+                label = call.get("id") if isinstance(call, dict) else None
+                if isinstance(label, str) and f"unknown label {label!r} " in error.message:
+                    message = (
+                        f"$ref to {label!r}, a label of a later turn (turns[{later}]): a $ref "
+                        "names a label of its own turn or an earlier one"
+                    )
+                    return CaseError(error.source, message, line=error.line, field=error.field)
+    return error
+
+
 def _conversation_outputs(
-    data: Mapping[str, Any], labels: Mapping[str, None], specs: SpecSet, fail: Fail
+    data: Mapping[str, Any],
+    turns: list[Any],
+    turn_of: Mapping[str, int],
+    specs: SpecSet,
+    fail: Fail,
 ) -> None:
-    """Check a conversation case's own `required_outputs`: strings only in this version (a
-    reference needs the pairing of the turn its call stands in, which is not judged yet),
-    and its `response_rubrics`."""
+    """Check the `required_outputs` of each turn and of the conversation (a case's own may
+    name a label of any turn: its answer is looked for in the final response), and the
+    case's `response_rubrics`."""
     if RESPONSE_RUBRICS in data:
         _response_rubrics(data, specs, fail)
-    if data.get("required_outputs") is None:
-        return
-    entries = parse_required_outputs(data["required_outputs"], labels, specs.tools, fail)
-    for k, entry in enumerate(entries):
-        if not isinstance(entry, str):
-            message = "a conversation case's required outputs are strings in this version"
-            raise fail(f"required_outputs[{k}]", message)
+    for k, entry in enumerate(turns):
+        if entry.get("required_outputs") is not None:
+            _turn_outputs(entry["required_outputs"], k, turn_of, specs, fail)
+    if data.get("required_outputs") is not None:
+        parse_required_outputs(data["required_outputs"], turn_of, specs.tools, fail)
+
+
+def _turn_outputs(
+    node: Any, k: int, turn_of: Mapping[str, int], specs: SpecSet, fail: Fail
+) -> None:
+    """Check turn k's `required_outputs`: a `$ref` names a label of this turn or an earlier
+    one (a later turn's call has not been made when the turn's answer is given)."""
+    where = f"turns[{k}].required_outputs"
+    if isinstance(node, list):
+        for n, item in enumerate(node):
+            target = item.get("$ref") if isinstance(item, dict) else None
+            label = target.split("#", 1)[0] if isinstance(target, str) else None
+            later = turn_of.get(label) if label is not None else None
+            if later is not None and later > k:
+                message = (
+                    f"names {label!r}, a label of a later turn (turns[{later}]): a turn's "
+                    "answer can carry only what this turn's or an earlier turn's calls returned"
+                )
+                raise fail(f"{where}[{n}].$ref", message)
+
+    def turn_fail(field: str, message: str) -> CaseError:
+        return fail(f"turns[{k}].{field}", message)
+
+    parse_required_outputs(node, _LabelsUpTo(turn_of, k), specs.tools, turn_fail)
+
+
+class _LabelsUpTo(Collection[str]):
+    """The labels of turns 0..k of a conversation, looked up without copying them."""
+
+    __slots__ = ("k", "turn_of")
+
+    def __init__(self, turn_of: Mapping[str, int], k: int) -> None:
+        self.turn_of = turn_of
+        self.k = k
+
+    def __contains__(self, label: object) -> bool:
+        turn = self.turn_of.get(label) if isinstance(label, str) else None
+        return turn is not None and turn <= self.k
+
+    def __iter__(self) -> Iterator[str]:
+        return (label for label, turn in self.turn_of.items() if turn <= self.k)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _plan(
@@ -246,7 +325,7 @@ def _plan(
     fail: Fail,
     has_markers: bool,
     plans: str = "plans",
-    earlier: Mapping[str, None] | None = None,
+    earlier: Mapping[str, Any] | None = None,
 ) -> tuple[Plan, bool]:
     """One plan's calls, and whether any of them is linked to another (`$ref`, `after`).
 
@@ -306,7 +385,7 @@ class _TurnLabels:
 
     __slots__ = ("earlier", "own")
 
-    def __init__(self, own: list[Any], earlier: Mapping[str, None]) -> None:
+    def __init__(self, own: list[Any], earlier: Mapping[str, Any]) -> None:
         self.own = own
         self.earlier = earlier
 

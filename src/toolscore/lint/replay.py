@@ -52,6 +52,10 @@ def unsayable_outputs(env: AnyEnvironment, case: Case, source: str) -> list[str]
     required output that no response could hold, not even one saying the required strings
     themselves, why."""
     validate_case(env, case, source)
+    if case.turns:  # each turn's outcome keys, as `score --env` reads them
+        from toolscore.state.conversation import validate_conversation  # noqa: PLC0415
+
+        validate_conversation(env, case, case_error(case, source))
     required = [e for e in case.extra.get("required_outputs") or () if isinstance(e, str)]
     if not required:
         return []

@@ -191,6 +191,8 @@ def score_replayed(
         result = result._replace(said=agent_texts(trajectory))
     if env is not None:
         return with_state(env, case, trajectory, result, source)
+    if case.turns:
+        return _conversation_outputs(case, trajectory, result, source)
     if case.extra.get("required_outputs") is not None:
         return with_outputs(case, trajectory, result, source)
     return result
@@ -207,6 +209,36 @@ def agent_texts(trajectory: Trajectory) -> tuple[str, ...]:
     if trajectory.turn_responses:
         return tuple(text for text in trajectory.turn_responses if text is not None)
     return () if trajectory.response is None else (trajectory.response,)
+
+
+def _conversation_outputs(
+    case: Case, trajectory: Trajectory, result: CaseResult, source: str
+) -> CaseResult:
+    """`with_outputs` for a conversation: each turn's `required_outputs` judged on its
+    response, the case's own on the final one (no `--env`: recorded results). An agent that
+    said nothing finds none, so the do-nothing baseline fails."""
+    from toolscore.state.conversation import (  # noqa: PLC0415
+        has_outputs,
+        missing_conversation,
+        recorded_conversation,
+    )
+
+    if not has_outputs(case):
+        return result
+    if trajectory.missing:
+        outcome = missing_conversation(case)
+    else:
+        outcome = recorded_conversation(case, trajectory, result.turns, source)
+    turns = tuple(
+        turn._replace(state=state) for turn, state in zip(result.turns, outcome.turns, strict=True)
+    )
+    said = [case.extra.get("required_outputs")] + [
+        t.extra.get("required_outputs") for t in case.turns
+    ]
+    nothing = result.baselines["nothing"] and not any(said)
+    return result._replace(
+        state=outcome.case, turns=turns, baselines={**result.baselines, "nothing": nothing}
+    )
 
 
 def scored_calls(case: Case, trajectory: Trajectory, result: CaseResult) -> ScoredCalls:

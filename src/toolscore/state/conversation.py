@@ -16,13 +16,22 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 
-from toolscore.core.model import Call, Case, Trajectory, Turn, TurnResult
+from toolscore.core.answers import (
+    NO_CALLS,
+    RequiredOutput,
+    ScoredCalls,
+    case_required_outputs,
+    conversation_calls,
+    parse_required_outputs,
+    written,
+)
+from toolscore.core.model import NO_EXTRA, Call, Case, Trajectory, Turn, TurnResult
 from toolscore.state.checks import CheckResult, StateCheck, failed_checks, parse_checks
 from toolscore.state.documents import DocumentEnvironment
 from toolscore.state.documents_verdict import GOAL_FORM
 from toolscore.state.environment import Environment
 from toolscore.state.limits import alarms_installed
-from toolscore.state.outputs import missing_outputs, output_options
+from toolscore.state.outputs import missing_required, output_options
 from toolscore.state.replay import (
     CallOutcome,
     Fail,
@@ -32,7 +41,7 @@ from toolscore.state.replay import (
 )
 from toolscore.state.turn_replay import AnyReplay, open_replay
 from toolscore.state.unreplayed import missing_state
-from toolscore.state.verdict import Goal, StateVerdict
+from toolscore.state.verdict import Goal, StateVerdict, replayed_results
 
 AnyEnvironment = Environment | DocumentEnvironment
 
@@ -56,7 +65,7 @@ class _Keys(NamedTuple):
     goal: Any
     checks: tuple[StateCheck, ...]
     checks_node: Any
-    required: list[str] | None
+    required: tuple[RequiredOutput, ...] | None
     results_from: int | None
 
     @property
@@ -70,6 +79,11 @@ class _Keys(NamedTuple):
         return self.judged or self.required is not None
 
     @property
+    def refs(self) -> bool:
+        """Whether a required output names a value a call returned (`$ref`, `$result`)."""
+        return any(not isinstance(entry, str) for entry in self.required or ())
+
+    @property
     def needs_plan(self) -> bool:
         """Whether judging them needs the plans' replay."""
         return self.goal == "plan" or self.results_from is not None
@@ -80,7 +94,16 @@ def turn_fail(fail: Fail, k: int) -> Fail:
     return lambda where, message: fail(f"turns[{k}].{where}", message)
 
 
-def _keys(env: AnyEnvironment, extra: Mapping[str, Any], fail: Fail, own: bool) -> _Keys:
+def case_labels(case: Case) -> set[str]:
+    """The labels of every turn's plan calls (the cases reader has checked that a turn's
+    `$ref` outputs name its own or an earlier turn's)."""
+    plans = (plan for turn in case.turns for plan in turn.plans)
+    return {call.label for plan in plans for call in plan if call.label is not None}
+
+
+def _keys(
+    env: AnyEnvironment, extra: Mapping[str, Any], fail: Fail, own: bool, labels: set[str]
+) -> _Keys:
     """A turn's outcome keys (`own`: the case's own, which cannot take `results_from_plan`)."""
     documents = not isinstance(env, Environment)
     if "outputs" in extra and not own:
@@ -95,23 +118,21 @@ def _keys(env: AnyEnvironment, extra: Mapping[str, Any], fail: Fail, own: bool) 
         raise fail("results_from_plan", "only a documents environment takes results_from_plan")
     if node is not None and (isinstance(node, bool) or not isinstance(node, int) or node < 0):
         raise fail("results_from_plan", "must be a position in the plan (an integer >= 0)")
-    required = extra.get("required_outputs")
-    if required is not None and not _strings(required):
-        raise fail("required_outputs", "must be a list of non-empty strings")
+    node_outputs = extra.get("required_outputs")
+    required = None
+    if node_outputs is not None:
+        required = parse_required_outputs(node_outputs, labels, None, fail)
     checks_node = extra.get("state_checks")
     checks = parse_checks(checks_node, documents, fail)
     return _Keys(goal, checks, checks_node, required, node)
 
 
-def _strings(node: Any) -> bool:
-    return isinstance(node, list) and all(isinstance(t, str) and t.strip() for t in node)
-
-
 def validate_conversation(env: AnyEnvironment, case: Case, fail: Fail) -> None:
     """Check every turn's outcome keys, and the case's own, without replaying."""
-    _keys(env, case.extra, fail, own=True)
+    labels = case_labels(case)
+    _keys(env, case.extra, fail, True, labels)
     for k, turn in enumerate(case.turns):
-        _keys(env, turn.extra, turn_fail(fail, k), own=False)
+        _keys(env, turn.extra, turn_fail(fail, k), False, labels)
 
 
 def _goal_kind(goal: Any) -> Goal | None:
@@ -212,21 +233,16 @@ class _Run:
         met: PlanReplay,
         results: Sequence[Any],
         chosen: int | None,
+        scored: ScoredCalls = NO_CALLS,
     ) -> StateVerdict:
-        """The verdict on the state now against `keys`, and on `response`."""
-        required = keys.required
-        missing: tuple[str, ...] = ()
-        if required is not None:
-            place, normalise = output_options(self.case.extra, self.env.config, self.fail)
-            missing = missing_outputs(
-                required, response, said=said, place=place, normalise=normalise
-            )
-        outputs_passed = None if required is None else not missing
+        """The verdict on the state now against `keys`, and on `response` (`scored`: the
+        calls whose replayed results the turn's `$ref`/`$result` outputs read)."""
+        place, normalise = output_options(self.case.extra, self.env.config, self.fail)
+        if keys.refs:
+            scored = replayed_results(scored, self.outcomes)
+        verdict = outputs_verdict(keys.required, response, said, place, normalise, scored)
         goal = _goal_kind(keys.goal)
-        verdict = StateVerdict(
-            None, outputs_passed=outputs_passed, missing_outputs=missing, calls=outcomes,
-            goal=goal,
-        )  # fmt: skip
+        verdict = verdict._replace(calls=outcomes, goal=goal)
         if not keys.judged:
             return verdict
         if keys.needs_plan and self.plan_stop is not None:
@@ -303,6 +319,16 @@ def judge_conversation(
     return outcome, nothing
 
 
+def _case_keys(env: AnyEnvironment, case: Case, fail: Fail) -> tuple[list[_Keys], _Keys]:
+    """The outcome keys of each turn and the case's own, read once per case."""
+    labels = case_labels(case)
+    keys = [
+        _keys(env, turn.extra, turn_fail(fail, k), False, labels)
+        for k, turn in enumerate(case.turns)
+    ]
+    return keys, _keys(env, case.extra, fail, True, labels)
+
+
 def _check(
     env: AnyEnvironment,
     case: Case,
@@ -316,10 +342,7 @@ def _check(
     """`check_conversation`; with `nothing`, the baseline judged beside it too (None when it
     could not be: the agent's verdicts chose a turn's other plan, or the setup stopped)."""
     fail = case_error(case, source)
-    keys = [
-        _keys(env, turn.extra, turn_fail(fail, k), own=False) for k, turn in enumerate(case.turns)
-    ]
-    own = _keys(env, case.extra, fail, own=True)
+    keys, own = _case_keys(env, case, fail)
     if not any(key.any for key in (*keys, own)):
         return ConversationOutcome(StateVerdict(None), (None,) * len(case.turns)), None
     planned = [k for k, key in enumerate(keys) if key.needs_plan]
@@ -353,9 +376,10 @@ def _check(
                     found.append(_unjudged(key, MISSING_TURN))
                 else:
                     response = _response(trajectory, k)
+                    scored = conversation_calls(case, turns, calls, k) if key.refs else NO_CALLS
                     verdict = run.judge(
                         key, turn_fail(fail, k), response, texts.get(k, ()), outcomes, met,
-                        results, result.plan,
+                        results, result.plan, scored,
                     )  # fmt: skip
                     found.append(verdict._replace(not_replayed=end - start - len(outcomes)))
                 if until_failed and found[-1] is not None and found[-1].outcome_passed is False:
@@ -363,9 +387,11 @@ def _check(
                         _aggregate(found, StateVerdict(None), (), 0), ()
                     ), None
             run.calls(calls, turns[-1].calls[1] if turns else 0, len(calls))  # extra turns
+            scored = conversation_calls(case, turns, calls) if own.refs else NO_CALLS
             mine = run.judge(
-                own, fail, trajectory.response, trajectory.said, (), PlanReplay(), (), None
-            )
+                own, fail, trajectory.response, trajectory.said, (), PlanReplay(), (), None,
+                scored,
+            )  # fmt: skip
             if baseline is not None and own.any:
                 baseline.turn(run, own, fail, PlanReplay(), ())
             replayed = tuple(run.outcomes)
@@ -440,7 +466,7 @@ def _unjudged(key: _Keys, reason: str, error: str | None = None) -> StateVerdict
     return StateVerdict(
         False if key.judged else None,
         outputs_passed=None if required is None else False,
-        missing_outputs=tuple(required or ()),
+        missing_outputs=tuple(map(written, required or ())),
         goal=_goal_kind(key.goal),
         error=error if error is not None else reason if key.judged else None,
         checks=failed_checks(key.checks_node, reason),
@@ -488,15 +514,15 @@ def _aggregate(
 def missing_conversation(case: Case) -> ConversationOutcome:
     """The outcome of a conversation without an output line: each turn's keys and the
     case's own failed, nothing replayed (`unreplayed.missing_state`)."""
-    found = tuple(_missing_turn(turn.extra) for turn in case.turns)
+    found = tuple(_missing_turn(turn.extra, case.turns) for turn in case.turns)
     return ConversationOutcome(_aggregate(found, missing_state(case), (), 0), found)
 
 
-def _missing_turn(extra: Mapping[str, Any]) -> StateVerdict | None:
+def _missing_turn(extra: Mapping[str, Any], turns: tuple[Turn, ...]) -> StateVerdict | None:
     """A turn's verdict without an output line (None for a turn without outcome keys)."""
     if not any(key in extra for key in OWN_KEYS):
         return None
-    verdict = missing_state(Case("", (), extra=extra))
+    verdict = missing_state(Case("", (), extra=extra, turns=turns))
     if "results_from_plan" in extra:
         verdict = verdict._replace(passed=False)  # asks the state something, as a goal does
     return verdict
@@ -524,3 +550,61 @@ def _nothing_known(case: Case) -> bool | Literal["judge"] | None:
     if any("required_outputs" in extra for extra in extras):
         return False  # no response holds a required string
     return "judge"
+
+
+def outputs_verdict(
+    required: Sequence[RequiredOutput] | None,
+    response: str | None,
+    said: Sequence[str],
+    place: str,
+    normalise: str,
+    scored: ScoredCalls,
+) -> StateVerdict:
+    """The verdict on one turn's (or the case's) required outputs alone (`passed` None)."""
+    if required is None:
+        return StateVerdict(None)
+    missing = missing_required(
+        required, response, said=said, place=place, normalise=normalise, scored=scored
+    )
+    return StateVerdict(None, outputs_passed=not missing, missing_outputs=missing)
+
+
+def recorded_conversation(
+    case: Case, trajectory: Trajectory, turns: Sequence[TurnResult], source: str = "<cases>"
+) -> ConversationOutcome:
+    """Without `--env`: each turn's `required_outputs`, and the case's own, judged on that
+    turn's response (the case's on the final one), `$ref`/`$result` values read from the
+    calls' recorded results; the state keys need replay and are not judged."""
+    fail = case_error(case, source)
+    place, normalise = output_options(case.extra, NO_EXTRA, fail)
+    labels = case_labels(case)
+    present = max(trajectory.final_turn, 1)
+    texts = _said_by_turn(trajectory, present)
+    calls = trajectory.calls
+    found: list[StateVerdict | None] = []
+    for k, turn in enumerate(case.turns):
+        node = turn.extra.get("required_outputs")
+        if node is None:
+            found.append(None)
+            continue
+        required = parse_required_outputs(node, labels, None, turn_fail(fail, k))
+        if k >= present:
+            missing = tuple(map(written, required))
+            found.append(StateVerdict(None, outputs_passed=False, missing_outputs=missing))
+            continue
+        refs = any(not isinstance(entry, str) for entry in required)
+        scored = conversation_calls(case, turns, calls, k) if refs else NO_CALLS
+        response = _response(trajectory, k)
+        found.append(
+            outputs_verdict(required, response, texts.get(k, ()), place, normalise, scored)
+        )
+    own = case_required_outputs(case, fail)
+    scored = conversation_calls(case, turns, calls) if own else NO_CALLS
+    mine = outputs_verdict(own, trajectory.response, trajectory.said, place, normalise, scored)
+    return ConversationOutcome(_aggregate(found, mine, (), 0), tuple(found))
+
+
+def has_outputs(case: Case) -> bool:
+    """Whether a conversation case or one of its turns has `required_outputs`."""
+    extras = [case.extra, *(turn.extra for turn in case.turns)]
+    return any(extra.get("required_outputs") is not None for extra in extras)

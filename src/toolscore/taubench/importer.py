@@ -18,10 +18,15 @@ Written into the output folder:
   the Tool class's `invoke(data, **kwargs)`), which import the checkout by its absolute path
   only when `score --env` loads them;
 - `import.json`: where it came from, counts and notes.
+
+With `--as-checks` (`with_checks`), a task's goal is written as `state_checks` on the paths
+its annotated actions' replay changes, where that can be said; the rest keep the plan goal,
+counted in import.json.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,6 +143,46 @@ def _case(task: Task, domain: str, split: str, names: set[str], notes: list[str]
         case["required_outputs"] = list(task.outputs)
         case.update(OUTPUT_OPTIONS)
     return case
+
+
+def with_checks(
+    result: TauBenchImport, found: Mapping[str, tuple[Sequence[Any], Sequence[str]]]
+) -> TauBenchImport:
+    """`--as-checks`: each task's `goal_state: "plan"` replaced by the state checks `found`
+    for it (case id -> checks and notes: `lint --suggest-checks`, the paths the annotated
+    actions' replay changes). A task keeps its plan goal, counted and noted, when its plan
+    changes nothing (no check says the whole data is unchanged) or when what it changes
+    cannot all be said as checks (the suggestion's notes)."""
+    cases: list[dict[str, Any]] = []
+    notes = list(result.notes)
+    checked = unchanged = kept = 0
+    for case in result.cases:
+        checks, why = found.get(case["id"], ((), ("no suggestion was made",)))
+        if why:
+            kept += 1
+            notes.append(f"task {case['id']}: keeps goal_state plan: {'; '.join(why)}")
+            cases.append(case)
+        elif not checks:
+            unchanged += 1
+            cases.append(case)
+        else:
+            checked += 1
+            written = {k: v for k, v in case.items() if k != "goal_state"}
+            cases.append({**written, "state_checks": list(checks)})
+    if unchanged:
+        notes.append(
+            f"{unchanged} tasks whose annotated actions change nothing keep goal_state plan "
+            "(no state check says that the whole data is unchanged)"
+        )
+    counts = {
+        **result.counts,
+        "cases_as_checks": checked,
+        "cases_kept_plan_unchanged": unchanged,
+        "cases_kept_plan_not_checks": kept,
+        "state_checks": sum(len(c.get("state_checks", ())) for c in cases),
+    }
+    provenance = {**result.provenance, "goal": "state_checks where the plan's changes allow"}
+    return TauBenchImport(result.spec, cases, result.modules, provenance, counts, notes)
 
 
 def _data_module(checkout: str, domain: str) -> str:
