@@ -119,7 +119,15 @@ SURFACES: dict[str, list[str]] = {
     ],
     "toolscore.inputs.formats": ["FORMATS", "has_transcript", "read_transcript"],
     "toolscore.integrations": ["evaluators", "inspect", "pytest_plugin"],
-    "toolscore.audit": [],
+    "toolscore.audit": [
+        "AuditReport",
+        "BAD_KINDS",
+        "HARMLESS_KINDS",
+        "Planted",
+        "audit_cases",
+        "audit_files",
+        "planted_answers",
+    ],
     "toolscore.lint": ["Finding", "lint_cases", "lint_files"],
     "toolscore.report": [
         "absent",
