@@ -124,9 +124,12 @@ SURFACES: dict[str, list[str]] = {
         "BAD_KINDS",
         "HARMLESS_KINDS",
         "Planted",
+        "Suggestion",
+        "Suggestions",
         "audit_cases",
         "audit_files",
         "planted_answers",
+        "suggest_run",
     ],
     "toolscore.lint": ["Finding", "lint_cases", "lint_files"],
     "toolscore.report": [

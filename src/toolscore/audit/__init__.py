@@ -5,13 +5,17 @@ flipped a stored verdict (`blame`)."""
 
 from toolscore.audit.audit_run import AuditReport, audit_cases, audit_files
 from toolscore.audit.planted import BAD_KINDS, HARMLESS_KINDS, Planted, planted_answers
+from toolscore.audit.suggest import Suggestion, Suggestions, suggest_run
 
 __all__ = [
     "BAD_KINDS",
     "HARMLESS_KINDS",
     "AuditReport",
     "Planted",
+    "Suggestion",
+    "Suggestions",
     "audit_cases",
     "audit_files",
     "planted_answers",
+    "suggest_run",
 ]

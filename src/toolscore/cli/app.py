@@ -45,6 +45,7 @@ LAZY_COMMANDS = {
     "report": "toolscore.cli.report",
     "join": "toolscore.cli.join",
     "audit": "toolscore.cli.audit",
+    "suggest": "toolscore.cli.suggest",
 }
 """The commands other modules add (with their `register`), and the module of each."""
 
