@@ -55,7 +55,8 @@ def audit_command(specs_path: str, cases_path: str, seed: int, json_path: str | 
 
 
 def report_lines(report: AuditReport) -> list[str]:
-    """The terminal report: totals, then a line per row of each family, then what was
+    """The terminal report: each family's totals, a line per kind, then a line per (kind,
+    tool, argument) that the spec forgives or fails (`--json` has every row), then what was
     skipped."""
     bad, harmless = report.bad_rows(), report.harmless_rows()
     caught = sum(r.ok for r in bad)
@@ -64,11 +65,13 @@ def report_lines(report: AuditReport) -> list[str]:
         f"audit of {report.cases} cases (seed {report.seed})",
         f"bad answers: {caught + forgiven} planted, {caught} caught, {forgiven} forgiven",
     ]
-    lines += [_line(row, "caught", "forgiven", "forgiven by") for row in bad]
+    lines += _kinds(bad, "caught", "forgiven")
+    lines += _attention(bad, "forgiven", "caught", "forgiven by")
     passed = sum(r.ok for r in harmless)
     failed = sum(r.wrong for r in harmless)
     lines.append(f"harmless variants: {passed + failed} planted, {passed} passed, {failed} failed")
-    lines += [_line(row, "passed", "failed", "failed by") for row in harmless]
+    lines += _kinds(harmless, "passed", "failed")
+    lines += _attention(harmless, "failed", "passed", "failed by")
     if report.skipped:
         lines.append(f"not planted in: {len(report.skipped)}")
         for skip in report.skipped[:10]:
@@ -77,6 +80,26 @@ def report_lines(report: AuditReport) -> list[str]:
         if len(report.skipped) > 10:
             lines.append(f"  ... and {len(report.skipped) - 10} more (--json lists them all)")
     return lines
+
+
+def _attention(rows: list[Row], wrong: str, ok: str, by: str) -> list[str]:
+    """The rows with answers forgiven (or failed), under a heading; none without any."""
+    shown = [_line(row, ok, wrong, by) for row in rows if row.wrong]
+    return [f"  {wrong}, by tool and argument:", *shown] if shown else []
+
+
+def _kinds(rows: list[Row], ok: str, wrong: str) -> list[str]:
+    """A line per kind: its counts over every tool and argument."""
+    totals: dict[str, list[int]] = {}
+    for row in rows:
+        total = totals.setdefault(row.kind, [0, 0, 0])
+        total[0] += row.n
+        total[1] += row.ok
+        total[2] += row.wrong
+    return [
+        f"  {kind:<20} {n:>6}  {ok} {good}, {wrong} {bad}"
+        for kind, (n, good, bad) in totals.items()
+    ]
 
 
 def _line(row: Row, ok: str, wrong: str, by: str) -> str:
