@@ -220,6 +220,15 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
     (verdicts,) = (tour / "verdicts.jsonl").read_text().splitlines()
     assert '"traceId":"5b8efff798038103d269b633813fc60c"' in verdicts.replace(" ", "")
 
+    audited = shell.outputs[
+        "toolscore audit --specs examples/support/tools.yaml --cases examples/support/cases.jsonl "
+        "--seed 1"
+    ]  # as "Can the spec be trusted?" says
+    assert "bad answers: 46 planted, 46 caught, 0 forgiven" in audited
+    assert "harmless variants: 18 planted, 18 passed, 0 failed" in audited
+    suggested = shell.outputs["toolscore suggest 1 --batch 1"]
+    assert suggested.startswith("suggestions for run 1 and batch 1: "), suggested
+
     assert (shell.places["the folder with BFCL's files"] / "bfcl/parallel/tools.yaml").is_file()
 
 

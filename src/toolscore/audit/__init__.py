@@ -3,4 +3,19 @@ known-bad answers a spec forgives and which harmless ones it fails (`planted`, r
 `toolscore audit`), rule changes the evidence points to (`suggest`), and which spec change
 flipped a stored verdict (`blame`)."""
 
-__all__: list[str] = []
+from toolscore.audit.audit_run import AuditReport, audit_cases, audit_files
+from toolscore.audit.planted import BAD_KINDS, HARMLESS_KINDS, Planted, planted_answers
+from toolscore.audit.suggest import Suggestion, Suggestions, suggest_run
+
+__all__ = [
+    "BAD_KINDS",
+    "HARMLESS_KINDS",
+    "AuditReport",
+    "Planted",
+    "Suggestion",
+    "Suggestions",
+    "audit_cases",
+    "audit_files",
+    "planted_answers",
+    "suggest_run",
+]

@@ -44,6 +44,8 @@ LAZY_COMMANDS = {
     "calibrate": "toolscore.cli.calibration",
     "report": "toolscore.cli.report",
     "join": "toolscore.cli.join",
+    "audit": "toolscore.cli.audit",
+    "suggest": "toolscore.cli.suggest",
 }
 """The commands other modules add (with their `register`), and the module of each."""
 
