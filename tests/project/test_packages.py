@@ -119,7 +119,16 @@ SURFACES: dict[str, list[str]] = {
     ],
     "toolscore.inputs.formats": ["FORMATS", "has_transcript", "read_transcript"],
     "toolscore.integrations": ["evaluators", "inspect", "pytest_plugin"],
-    "toolscore.audit": [],
+    "toolscore.audit": [
+        "Blame",
+        "BlamedChange",
+        "Coverage",
+        "Item",
+        "blame",
+        "coverage",
+        "coverage_files",
+        "coverage_of_run",
+    ],
     "toolscore.lint": ["Finding", "lint_cases", "lint_files"],
     "toolscore.report": [
         "absent",

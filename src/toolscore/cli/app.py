@@ -44,6 +44,8 @@ LAZY_COMMANDS = {
     "calibrate": "toolscore.cli.calibration",
     "report": "toolscore.cli.report",
     "join": "toolscore.cli.join",
+    "coverage": "toolscore.cli.coverage",
+    "blame": "toolscore.cli.blame",
 }
 """The commands other modules add (with their `register`), and the module of each."""
 
