@@ -153,7 +153,7 @@ def spec_items(specs: SpecSet) -> list[Item]:
             for relaxation in specs.relaxations
             if tool in relaxation.tools
         ]
-    items += [Item(_forbid_name(entry.tool, entry.where), "forbid") for entry in specs.forbid]
+    items += [Item(name, "forbid") for name in _forbid_names(specs).values()]
     return items
 
 
@@ -188,8 +188,9 @@ def _options(rule: Rule) -> list[str]:
     return found
 
 
-def _forbid_name(tool: str, where: str) -> str:
-    return f"{tool}:{where}"
+def _forbid_names(specs: SpecSet) -> dict[int, str]:
+    """The item name of each spec `forbid` entry (`wipe:forbid[0]`), by the entry's id."""
+    return {id(entry): f"{entry.tool}:forbid[{i}]" for i, entry in enumerate(specs.forbid)}
 
 
 # --- counting ---------------------------------------------------------------------------------
@@ -264,8 +265,7 @@ def _plans(case: Case) -> Iterator[Sequence[Call]]:
 
 def _exercised(specs: SpecSet, case: Case, marks: _Marks) -> None:
     """Mark what the case's plans give the spec to judge."""
-    for entry in specs.forbid:
-        marks.cases.add(_forbid_name(entry.tool, entry.where))  # every case is subject to it
+    marks.cases.update(_forbid_names(specs).values())  # every case is subject to them
     for plan in _plans(case):
         for call in plan:
             rule = specs.rules.get(call.name)
@@ -367,7 +367,7 @@ def _forbidden(specs: SpecSet, calls: Sequence[Call], marks: _Marks) -> None:
     for call in calls:
         for entry in specs.forbidden.get(call.name, ()):
             if call_forbidden(specs.rules[call.name], entry, call):
-                marks.raised.add(_forbid_name(entry.tool, entry.where))
+                marks.raised.add(_forbid_names(specs)[id(entry)])
                 break
 
 
@@ -497,7 +497,7 @@ def _accounting(rule: Rule, expected: Any, produced: Any) -> list[str]:
         option
         for option, off in _OFF.get(type(rule), ())
         if getattr(rule, option) != off
-        and not _accepts(replace(rule, **{option: off}), expected, produced)  # type: ignore[arg-type]
+        and not _accepts(replace(rule, **{option: off}), expected, produced)
     ]
     if found:
         return found
