@@ -4,6 +4,8 @@ known-bad answers a spec forgives and which harmless ones it fails (`planted`, r
 flipped a stored verdict (`blame`)."""
 
 from toolscore.audit.audit_run import AuditReport, audit_cases, audit_files
+from toolscore.audit.blame import Blame, BlamedChange, blame
+from toolscore.audit.coverage import Coverage, Item, coverage, coverage_files, coverage_of_run
 from toolscore.audit.planted import BAD_KINDS, HARMLESS_KINDS, Planted, planted_answers
 from toolscore.audit.suggest import Suggestion, Suggestions, suggest_run
 
@@ -11,11 +13,19 @@ __all__ = [
     "BAD_KINDS",
     "HARMLESS_KINDS",
     "AuditReport",
+    "Blame",
+    "BlamedChange",
+    "Coverage",
+    "Item",
     "Planted",
     "Suggestion",
     "Suggestions",
     "audit_cases",
     "audit_files",
+    "blame",
+    "coverage",
+    "coverage_files",
+    "coverage_of_run",
     "planted_answers",
     "suggest_run",
 ]

@@ -46,6 +46,8 @@ LAZY_COMMANDS = {
     "join": "toolscore.cli.join",
     "audit": "toolscore.cli.audit",
     "suggest": "toolscore.cli.suggest",
+    "coverage": "toolscore.cli.coverage",
+    "blame": "toolscore.cli.blame",
 }
 """The commands other modules add (with their `register`), and the module of each."""
 

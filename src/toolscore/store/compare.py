@@ -193,6 +193,12 @@ class Comparison:
                 changes.setdefault(key, cause.change)
         return [(*key, count, changes[key]) for key, count in counts.most_common()]
 
+    @property
+    def blame_command(self) -> str | None:
+        """The command that finds the spec change behind each flip (`toolscore blame A B`),
+        None when no verdict flipped."""
+        return f"toolscore blame {self.a.id} {self.b.id}" if self.flips else None
+
     def to_json(self) -> dict[str, Any]:
         """The comparison as `compare --json` writes it."""
         data = {
@@ -225,6 +231,7 @@ class Comparison:
             ],
             "spec_changes": [change.to_json() for change in self.spec_changes],
             "flips": [flip.to_json() for flip in self.flips],
+            "blame": self.blame_command,
             "shared_cases": self.shared,
             "paired": [test.to_json() for test in self.paired],
             "per_tool": [move.to_json("tool") for move in self.tool_rates],

@@ -111,8 +111,8 @@ def rescore(
             _copy_results(store, old.id, writer)
         run = score(
             specs,
-            _cases(store, old.cases_sha256, specs, sources[0]),
-            _outputs(store, old.outputs_sha256, sources[1]),
+            stored_cases(store, old.cases_sha256, specs, sources[0]),
+            stored_outputs(store, old.outputs_sha256, sources[1]),
             sources=sources,
             rubrics=runner,
             rubric_tally=tally,
@@ -193,13 +193,16 @@ def _without_rubrics(rule: Rule) -> Rule:
     return rule
 
 
-def _cases(store: Store, sha256: str, specs: SpecSet, source: str) -> Iterator[Case]:
+def stored_cases(store: Store, sha256: str, specs: SpecSet, source: str) -> Iterator[Case]:
+    """The cases of the stored file `sha256`, read under `specs` (`source` names it in
+    errors)."""
     for number, raw in store.content_lines(sha256):
         data = parse_line(raw, source, number, CaseError)
         yield parse_case(data, specs, source, number, has_markers=may_hold_markers(raw))
 
 
-def _outputs(store: Store, sha256: str, source: str) -> Iterator[Trajectory]:
+def stored_outputs(store: Store, sha256: str, source: str) -> Iterator[Trajectory]:
+    """The outputs of the stored file `sha256`, read as `score` reads an outputs file."""
     for number, raw in store.content_lines(sha256):
         yield parse_output(
             parse_line(raw, source, number, OutputError, lenient=True), source, number

@@ -147,6 +147,11 @@ def render_comparison(console: Console, comparison: Comparison, limit: int) -> N
                 safe_text(change.description if change else "-"),
             )
         console.print(rules)
+    if comparison.blame_command is not None:
+        console.print(
+            printable(f"{len(flips)} verdicts changed: {comparison.blame_command}"),
+            "(the spec change that flipped each)",
+        )
     if flips:
         console.print(
             Text(f"Flipped cases (first {min(limit, len(flips))} of {len(flips)}):", style="bold")
