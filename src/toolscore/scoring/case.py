@@ -217,9 +217,9 @@ def _conversation_outputs(
     """`with_outputs` for a conversation: each turn's `required_outputs` judged on its
     response, the case's own on the final one (no `--env`: recorded results). An agent that
     said nothing finds none, so the do-nothing baseline fails."""
-    from toolscore.state.conversation import (  # noqa: PLC0415
+    from toolscore.state.conversation import missing_conversation  # noqa: PLC0415
+    from toolscore.state.conversation_recorded import (  # noqa: PLC0415
         has_outputs,
-        missing_conversation,
         recorded_conversation,
     )
 

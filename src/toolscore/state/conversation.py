@@ -20,12 +20,11 @@ from toolscore.core.answers import (
     NO_CALLS,
     RequiredOutput,
     ScoredCalls,
-    case_required_outputs,
     conversation_calls,
     parse_required_outputs,
     written,
 )
-from toolscore.core.model import NO_EXTRA, Call, Case, Trajectory, Turn, TurnResult
+from toolscore.core.model import Call, Case, Trajectory, Turn, TurnResult
 from toolscore.state.checks import CheckResult, StateCheck, failed_checks, parse_checks
 from toolscore.state.documents import DocumentEnvironment
 from toolscore.state.documents_verdict import GOAL_FORM
@@ -348,7 +347,7 @@ def _check(
     planned = [k for k, key in enumerate(keys) if key.needs_plan]
     last_plan = len(case.turns) if own.needs_plan else max(planned, default=-1)
     present = max(trajectory.final_turn, 1)
-    texts = _said_by_turn(trajectory, present)
+    texts = said_by_turn(trajectory, present)
     calls = trajectory.calls
     with alarms_installed():
         try:
@@ -375,7 +374,7 @@ def _check(
                 elif k >= present:
                     found.append(_unjudged(key, MISSING_TURN))
                 else:
-                    response = _response(trajectory, k)
+                    response = turn_response(trajectory, k)
                     scored = conversation_calls(case, turns, calls, k) if key.refs else NO_CALLS
                     verdict = run.judge(
                         key, turn_fail(fail, k), response, texts.get(k, ()), outcomes, met,
@@ -384,7 +383,7 @@ def _check(
                     found.append(verdict._replace(not_replayed=end - start - len(outcomes)))
                 if until_failed and found[-1] is not None and found[-1].outcome_passed is False:
                     return ConversationOutcome(
-                        _aggregate(found, StateVerdict(None), (), 0), ()
+                        aggregate_turns(found, StateVerdict(None), (), 0), ()
                     ), None
             run.calls(calls, turns[-1].calls[1] if turns else 0, len(calls))  # extra turns
             scored = conversation_calls(case, turns, calls) if own.refs else NO_CALLS
@@ -399,7 +398,7 @@ def _check(
             run.close()
             if baseline is not None:
                 baseline.close()
-    outcome = ConversationOutcome(_aggregate(found, mine, replayed, len(calls)), tuple(found))
+    outcome = ConversationOutcome(aggregate_turns(found, mine, replayed, len(calls)), tuple(found))
     return outcome, None if baseline is None else baseline.passed
 
 
@@ -443,13 +442,13 @@ class _Baseline:
             self.run = None
 
 
-def _response(trajectory: Trajectory, k: int) -> str | None:
+def turn_response(trajectory: Trajectory, k: int) -> str | None:
     """Turn k's response: its entry of `turn_responses`, or the line's for a plain line."""
     responses = trajectory.turn_responses
     return responses[k] if k < len(responses) else trajectory.response
 
 
-def _said_by_turn(trajectory: Trajectory, present: int) -> dict[int, tuple[str, ...]]:
+def said_by_turn(trajectory: Trajectory, present: int) -> dict[int, tuple[str, ...]]:
     """Every assistant text by the case turn it was said in (none known: {})."""
     said, known = trajectory.said, trajectory.said_turns
     if len(known) != len(said):
@@ -478,10 +477,10 @@ def _stopped(case: Case, keys: Sequence[_Keys], own: _Keys, stop: str) -> Conver
     reason = f"not judged: replay stopped at {stop}"
     found = [_unjudged(key, reason, stop) if key.any else None for key in keys]
     mine = _unjudged(own, reason, stop) if own.any else StateVerdict(None)
-    return ConversationOutcome(_aggregate(found, mine, (), 0, stop), tuple(found))
+    return ConversationOutcome(aggregate_turns(found, mine, (), 0, stop), tuple(found))
 
 
-def _aggregate(
+def aggregate_turns(
     turns: Sequence[StateVerdict | None],
     own: StateVerdict,
     calls: tuple[CallOutcome, ...],
@@ -515,7 +514,7 @@ def missing_conversation(case: Case) -> ConversationOutcome:
     """The outcome of a conversation without an output line: each turn's keys and the
     case's own failed, nothing replayed (`unreplayed.missing_state`)."""
     found = tuple(_missing_turn(turn.extra, case.turns) for turn in case.turns)
-    return ConversationOutcome(_aggregate(found, missing_state(case), (), 0), found)
+    return ConversationOutcome(aggregate_turns(found, missing_state(case), (), 0), found)
 
 
 def _missing_turn(extra: Mapping[str, Any], turns: tuple[Turn, ...]) -> StateVerdict | None:
@@ -567,44 +566,3 @@ def outputs_verdict(
         required, response, said=said, place=place, normalise=normalise, scored=scored
     )
     return StateVerdict(None, outputs_passed=not missing, missing_outputs=missing)
-
-
-def recorded_conversation(
-    case: Case, trajectory: Trajectory, turns: Sequence[TurnResult], source: str = "<cases>"
-) -> ConversationOutcome:
-    """Without `--env`: each turn's `required_outputs`, and the case's own, judged on that
-    turn's response (the case's on the final one), `$ref`/`$result` values read from the
-    calls' recorded results; the state keys need replay and are not judged."""
-    fail = case_error(case, source)
-    place, normalise = output_options(case.extra, NO_EXTRA, fail)
-    labels = case_labels(case)
-    present = max(trajectory.final_turn, 1)
-    texts = _said_by_turn(trajectory, present)
-    calls = trajectory.calls
-    found: list[StateVerdict | None] = []
-    for k, turn in enumerate(case.turns):
-        node = turn.extra.get("required_outputs")
-        if node is None:
-            found.append(None)
-            continue
-        required = parse_required_outputs(node, labels, None, turn_fail(fail, k))
-        if k >= present:
-            missing = tuple(map(written, required))
-            found.append(StateVerdict(None, outputs_passed=False, missing_outputs=missing))
-            continue
-        refs = any(not isinstance(entry, str) for entry in required)
-        scored = conversation_calls(case, turns, calls, k) if refs else NO_CALLS
-        response = _response(trajectory, k)
-        found.append(
-            outputs_verdict(required, response, texts.get(k, ()), place, normalise, scored)
-        )
-    own = case_required_outputs(case, fail)
-    scored = conversation_calls(case, turns, calls) if own else NO_CALLS
-    mine = outputs_verdict(own, trajectory.response, trajectory.said, place, normalise, scored)
-    return ConversationOutcome(_aggregate(found, mine, (), 0), tuple(found))
-
-
-def has_outputs(case: Case) -> bool:
-    """Whether a conversation case or one of its turns has `required_outputs`."""
-    extras = [case.extra, *(turn.extra for turn in case.turns)]
-    return any(extra.get("required_outputs") is not None for extra in extras)
