@@ -47,6 +47,12 @@ def cap_options(command: Any) -> Any:
 @click.option("--specs", "specs_path", help="With a report JSON: the spec file it was scored with.")
 @click.option("--cases", "cases_path", help="With a report JSON: its cases file.")
 @click.option("--outputs", "outputs_path", help="With a report JSON: its outputs file.")
+@click.option(
+    "--coverage",
+    is_flag=True,
+    help="Add the spec's coverage by the run (as `toolscore coverage`; scores the run again): "
+    "a stored run, or a report JSON with --specs --cases --outputs.",
+)
 @cap_options
 @input_errors
 def report_command(
@@ -56,6 +62,7 @@ def report_command(
     specs_path: str | None,
     cases_path: str | None,
     outputs_path: str | None,
+    coverage: bool,
     max_cases: int,
     max_passing: int,
 ) -> None:
@@ -76,14 +83,27 @@ def report_command(
 
             check_inputs(("--cases", cases_path), ("--outputs", outputs_path))
             inputs = (load_specs(specs_path), cases_path, outputs_path)
-        html = html_from_report_file(source, caps, inputs)
+        elif coverage:
+            message = "--coverage with a report JSON needs --specs, --cases and --outputs"
+            raise click.UsageError(message)
+        block = None
+        if coverage and inputs is not None:
+            from toolscore.audit.coverage import coverage_files  # noqa: PLC0415
+
+            block = coverage_files(specs_path or "", cases_path or "", outputs_path).to_json()
+        html = html_from_report_file(source, caps, inputs, block)
     elif any(given):
         raise click.UsageError("--specs, --cases and --outputs go with a report JSON, not a run")
     else:
         from toolscore.store import open_store  # noqa: PLC0415
 
         with open_store(db_path, read_only=True) as store:
-            html = html_from_store(store, source, caps)
+            block = None
+            if coverage:
+                from toolscore.audit.coverage import coverage_of_run  # noqa: PLC0415
+
+                block = coverage_of_run(store, source).to_json()
+            html = html_from_store(store, source, caps, block)
     write_page(html_path, html)
     click.echo(f"wrote {html_path}")
 

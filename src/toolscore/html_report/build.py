@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -29,18 +30,21 @@ if TYPE_CHECKING:
 
 
 def html_from_report_file(
-    path: str, caps: Caps, inputs: tuple[SpecSet, str, str] | None = None
+    path: str,
+    caps: Caps,
+    inputs: tuple[SpecSet, str, str] | None = None,
+    coverage: Mapping[str, Any] | None = None,
 ) -> str:
     """The page of a report JSON file (`score --json`, `show --json`). The file keeps no
     plans or produced calls: with `inputs` (the specs, cases and outputs files it was scored
     from) the chosen cases are scored again for them; without, its cases show their verdicts
-    and mismatches only."""
+    and mismatches only. `coverage` (`toolscore coverage --json`'s report) adds its section."""
     report = ReportFile(path)
     try:
         selection = select_cases(report.cases(), caps)
     finally:
         report.close()
-    head = report.head
+    head = report.head if coverage is None else {**report.head, "coverage": coverage}
     run = head.get("run")
     if isinstance(run, dict):  # `show --json` of a stored run
         provenance = _stored_provenance(run, path)
@@ -71,10 +75,13 @@ def html_from_report_file(
         raise InputError(path, f"not a toolscore report JSON: cannot read {error!r}") from None
 
 
-def html_from_store(store: Store, run_ref: str, caps: Caps) -> str:
+def html_from_store(
+    store: Store, run_ref: str, caps: Caps, coverage: Mapping[str, Any] | None = None
+) -> str:
     """The page of a stored run: its report as `show --json` rebuilds it, the chosen cases
-    scored again from the stored files for their plans and produced calls, and what the
-    person's labels of its newest labelled batch say about the scorer."""
+    scored again from the stored files for their plans and produced calls, what the
+    person's labels of its newest labelled batch say about the scorer, and `coverage` (the
+    spec's coverage by the run, `toolscore coverage --json`'s report) when given."""
     from toolscore.calibration import report_block  # noqa: PLC0415
     from toolscore.store.report import stored_report_head  # noqa: PLC0415
 
@@ -83,6 +90,8 @@ def html_from_store(store: Store, run_ref: str, caps: Caps) -> str:
     calibration = report_block(store, info.id)
     if calibration is not None:
         head["calibration"] = calibration
+    if coverage is not None:
+        head["coverage"] = coverage
     selection = select_cases(store.cases(info.id), caps)
     chosen = {case["id"]: case for case in selection.cases(caps)}
     provenance = _stored_provenance(head["run"], None)

@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from toolscore.calibration.page import case_layout, top_key
 from toolscore.html_report import charts
+from toolscore.html_report.coverage_view import coverage_view
 from toolscore.html_report.embed import NAIVE_SCORERS, Caps, Selection
 from toolscore.html_report.page import json_bytes, render, script_json
 
@@ -116,6 +117,7 @@ def report_html(
         caps=caps,
         has_details=bool(details),
         calibration=_calibration(head.get("calibration")),
+        coverage=coverage_view(head.get("coverage")),
         rubrics=_rubrics(summary.get("rubrics")),
         turns=turns_view(summary),
         variants=variants_view(summary),
