@@ -78,7 +78,9 @@ def test_bad_string_rules_are_refused_naming_why(node: dict[str, object], words:
 def test_a_pattern_default_that_does_not_match_is_a_spec_error_naming_the_rule() -> None:
     spec = {
         "tools": {
-            "create": {"args": {"order_id": {"kind": "pattern", "regex": "ord_[0-9]+", "default": "x"}}}
+            "create": {
+                "args": {"order_id": {"kind": "pattern", "regex": "ord_[0-9]+", "default": "x"}}
+            }
         }
     }
     specs, errors = parse_specs(spec, "tools.yaml")

@@ -180,7 +180,13 @@ def _build_normalized(node: Mapping[str, Any], path: tuple[str | int, ...]) -> N
             "normalized needs at least one normalisation set to true, each explicit: "
             + ", ".join(NORMALIZATIONS),
         )
-    return NormalizedRule(**chosen)
+    return NormalizedRule(
+        nfkc=chosen["nfkc"],
+        casefold=chosen["casefold"],
+        strip_punctuation=chosen["strip_punctuation"],
+        collapse_whitespace=chosen["collapse_whitespace"],
+        strip=chosen["strip"],
+    )
 
 
 def _build_pattern(node: Mapping[str, Any], path: tuple[str | int, ...]) -> PatternRule:
@@ -192,7 +198,9 @@ def _build_pattern(node: Mapping[str, Any], path: tuple[str | int, ...]) -> Patt
             warnings.simplefilter("error")  # a FutureWarning (a nested set) is refused too
             compiled = re.compile(regex)
     except (re.error, FutureWarning, RecursionError, OverflowError) as error:
-        raise RuleError(path, f"regex {regex!r} is not a valid regular expression: {error}") from None
+        raise RuleError(
+            path, f"regex {regex!r} is not a valid regular expression: {error}"
+        ) from None
     return PatternRule(regex=compiled)
 
 

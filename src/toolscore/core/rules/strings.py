@@ -134,7 +134,8 @@ class PatternRule(Rule):
     def search(self, text: str) -> bool | str:
         """Whether the regex matches all of `text`, or why that could not be decided (the
         search ran out of time, or could not run under the time limit)."""
-        if self.regex is None:
+        regex = self.regex
+        if regex is None:
             return False
         if text in self._timed_out:
             return _timed_out_words()
@@ -146,15 +147,14 @@ class PatternRule(Rule):
                         "a pattern is searched only under its time limit, which needs the "
                         "main thread and a free interval timer"
                     )
-                return self._timed(text)
-        return self._timed(text)
+                return self._timed(regex, text)
+        return self._timed(regex, text)
 
-    def _timed(self, text: str) -> bool | str:
-        assert self.regex is not None  # noqa: S101 - `search` checked it
+    def _timed(self, regex: re.Pattern[str], text: str) -> bool | str:
         limits = _limits()
         try:
             with limits.time_limit(REGEX_SECONDS):
-                return self.regex.fullmatch(text) is not None
+                return regex.fullmatch(text) is not None
         except limits.CallTimeout:
             if len(self._timed_out) < TIMED_OUT_KEPT:
                 self._timed_out.add(text)
