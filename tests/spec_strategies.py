@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from toolscore.core.rules import KINDS
+from toolscore.core.rules.strings import NORMALIZATIONS
 from toolscore.core.values import enum_key, json_equal
 from toolscore.specs.loading import SpecSet, parse_specs
 
@@ -87,6 +88,14 @@ ENUM_POOL = st.sampled_from(["a", "A", "ss", "ß", "SS", "é", "É"]) | st.sampl
 )
 
 
+PATTERNS = ("ord_[0-9a-f]{4}", "[A-Z]{2,3}-[0-9]+", "x")
+"""Regexes of `pattern` rules: simple ones that never backtrack (the time limit is tested in
+tests/core/test_string_rules.py)."""
+
+
+ONE_OF_POOL = st.sampled_from(["a", "A", "ß", "json", 0, 1, 1.5, True, False])
+
+
 ALIASES = st.sampled_from(["x", "X", "Ss", "a", "A", "ss", "ß"])
 
 
@@ -120,6 +129,14 @@ def arg_specs(draw: st.DrawFn, depth: int = 0) -> Node:
     node: Node = {"kind": kind}
     if kind == "casefold" and draw(st.booleans()):
         node["reason"] = "display names are case-insensitive"
+    elif kind == "normalized":
+        chosen = draw(st.lists(st.sampled_from(NORMALIZATIONS), min_size=1, unique=True))
+        node.update(dict.fromkeys(chosen, True))
+        node["reason"] = "the service normalises these strings"
+    elif kind == "pattern":
+        node["regex"] = draw(st.sampled_from(PATTERNS))
+    elif kind == "one_of":
+        node["values"] = draw(st.lists(ONE_OF_POOL, min_size=1, max_size=4, unique_by=enum_key))
     elif kind == "number":
         if draw(st.booleans()):
             node["tol"] = draw(TOLERANCES)
@@ -191,8 +208,12 @@ def valid_values(node: Node) -> SearchStrategy[Any]:
     coerce = bool(node.get("coerce"))
     if kind in ("exact", "text", "ignored"):
         return PLAIN_JSON
-    if kind == "casefold":
+    if kind in ("casefold", "normalized"):
         return TEXT
+    if kind == "pattern":
+        return st.from_regex(node["regex"], fullmatch=True)
+    if kind == "one_of":
+        return st.sampled_from(node["values"])
     if kind == "number":
         numbers = INTEGERS | FLOATS
         return numbers | numbers.map(repr) if coerce else numbers
@@ -255,6 +276,12 @@ def equivalents(node: Node, value: Any) -> SearchStrategy[Any]:
         return st.sampled_from([value, float(value)] if small_int else [value])
     if kind == "casefold":
         return st.sampled_from([value, _ascii_case(value, True), _ascii_case(value, False)])
+    if kind == "normalized":
+        return st.sampled_from(_normalized_equivalents(node, value))
+    if kind == "pattern":
+        return st.from_regex(node["regex"], fullmatch=True)
+    if kind == "one_of":
+        return st.sampled_from(node["values"])
     if kind in ("number", "integer", "boolean"):
         return st.sampled_from(_scalar_equivalents(node, value))
     if kind == "date":
@@ -266,6 +293,20 @@ def equivalents(node: Node, value: Any) -> SearchStrategy[Any]:
         return items.flatmap(st.permutations) if node.get("order") == "unordered" else items
     assert kind == "object"
     return object_equivalents(node["args"], value)
+
+
+def _normalized_equivalents(node: Node, value: str) -> list[str]:
+    """`value` with differences only the options that are set forgive."""
+    options = [value]
+    if node.get("casefold"):
+        options += [_ascii_case(value, True), _ascii_case(value, False)]
+    if node.get("strip"):
+        options.append(f"  {value}\t")
+    if node.get("strip_punctuation"):
+        options.append(f"{value}!")
+    if node.get("nfkc"):
+        options.append(value.replace("fi", "\ufb01"))
+    return options
 
 
 def _scalar_equivalents(node: Node, value: Any) -> list[Any]:

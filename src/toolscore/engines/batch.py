@@ -166,10 +166,11 @@ class BatchScorer:
 
     def score_groups(self, groups: Iterable[LineGroup]) -> BatchOutcome:
         """Score line groups, in the order given."""
-        if self.env is None and (self.runner is None or not self.runner.has_regex):
+        searched = self.specs.has_patterns or (self.runner is not None and self.runner.has_regex)
+        if self.env is None and not searched:
             # no call is replayed and no regex searched: nothing to time
             return self._score(groups)
-        from toolscore.limits import alarms_installed  # noqa: PLC0415 - replay or regex only
+        from toolscore.limits import alarms_installed  # noqa: PLC0415 - replay or regexes only
 
         with alarms_installed():  # once a batch, not once a case (see toolscore.limits)
             return self._score(groups)

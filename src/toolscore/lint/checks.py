@@ -9,6 +9,7 @@ checks, which score each plan as an agent's output, are `lint_gold`'s.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from toolscore.core.arguments import value_problem
 from toolscore.core.model import OMITTED, AnyOf, Ref
-from toolscore.core.rules import ListRule, ObjectRule, Rule
+from toolscore.core.rules import ListRule, NormalizedRule, ObjectRule, PatternRule, Rule
+from toolscore.core.rules.strings import REGEX_SECONDS as PATTERN_SECONDS
 from toolscore.errors import CaseError, InputError
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.converted import Conversion, as_json_lines, layout_of, named_record
@@ -56,6 +58,7 @@ def lint_files(
         return findings
     findings += lenient_without_reason(specs)
     findings += backtracking_regexes(specs)
+    findings += string_rule_findings(specs)
     env = None if environment is None else environment(specs)
     if cases_path is not None:
         findings += lint_cases(specs, cases_path, env)
@@ -113,6 +116,56 @@ def backtracking_regexes(specs: SpecSet) -> list[Finding]:
                         f"the rubric after {check.max_timeouts}"
                     )
                     found.append(Finding("warning", InputError(specs.source, message, field=where)))
+    return found
+
+
+_IDENTIFIER_WORDS = frozenset({"id", "ids", "uuid", "guid", "code", "codes", "email", "url"})
+"""Last words of an argument name that mark an identifier (`order_id`, `userId`, `uuid`,
+`country_code`, `email`, `url`): values a tool looks up as written."""
+
+
+def identifier_like(name: str) -> bool:
+    """Whether an argument's name reads as an identifier's: its last word (split at `_`,
+    `-`, and lower-to-upper case changes, `orderId`) is one of `_IDENTIFIER_WORDS`."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", name)
+    return bool(words) and words[-1].lower() in _IDENTIFIER_WORDS
+
+
+def string_rule_findings(specs: SpecSet) -> list[Finding]:
+    """Warn on a `normalized` rule of an identifier-like argument (identifiers are exact:
+    `ORDER-77` may be another order than `order77`), and on a `pattern` whose regex has a
+    shape known to backtrack catastrophically (`rubrics.backtrack`)."""
+    found: list[Finding] = []
+
+    def warn(tool: str, path: RulePath, message: str) -> None:
+        where = specs.rule_field(tool, path)
+        found.append(Finding("warning", InputError(specs.source, message, field=where)))
+
+    def walk(tool: str, rule: Rule, path: RulePath) -> None:
+        names = [part for part in path if isinstance(part, str) and part != "items"]
+        if isinstance(rule, NormalizedRule) and names and identifier_like(names[-1]):
+            warn(
+                tool,
+                path,
+                f"{rule.describe()} on {names[-1]!r}, which reads as an identifier: "
+                "identifiers should stay exact (a tool may tell apart values this rule "
+                "makes equal)",
+            )
+        elif isinstance(rule, PatternRule) and (why := backtracking(rule.source)):
+            warn(
+                tool,
+                path,
+                f"pattern {rule.source!r} may backtrack catastrophically: {why}; each such "
+                f"value costs the {PATTERN_SECONDS:g} s limit and then counts as not matching",
+            )
+        if isinstance(rule, ObjectRule):
+            for name, sub in rule.args.items():
+                walk(tool, sub, (*path, name))
+        elif isinstance(rule, ListRule):
+            walk(tool, rule.items, (*path, "items"))
+
+    for name, tool in specs.tools.items():
+        walk(name, tool.args, ())
     return found
 
 

@@ -2,7 +2,8 @@
 
 A relaxation excuses whole calls; a lenient rule accepts, for one argument, values other than
 the expected one as written (another letter case, a number as a string, a value within a
-tolerance, an alias, a date in another format, an argument never compared). Reports list both
+tolerance, an alias, a date in another format, a normalisation, a pattern or set of values
+the plan's value is not compared with, an argument never compared). Reports list both
 with their reasons, so that a reader sees every difference the score forgives.
 """
 
@@ -20,8 +21,11 @@ from toolscore.core.rules import (
     IgnoredRule,
     IntegerRule,
     ListRule,
+    NormalizedRule,
     NumberRule,
     ObjectRule,
+    OneOfRule,
+    PatternRule,
     Rule,
     TextRule,
 )
@@ -55,6 +59,16 @@ class LenientRule(NamedTuple):
         return f"{self.tool}.{self.argument}: {self.kind}: {'; '.join(self.forgives)} - {reason}"
 
 
+_NORMALIZED_FORGIVES = {
+    "nfkc": "compatibility forms (NFKC: full-width letters, ligatures)",
+    "casefold": "letter case and Unicode composition",
+    "strip_punctuation": "punctuation (Unicode category P)",
+    "collapse_whitespace": "runs of whitespace",
+    "strip": "whitespace at either end",
+}
+"""What each option of `normalized` forgives, in words."""
+
+
 def forgiven(rule: Rule) -> tuple[str, ...]:
     """What `rule` accepts beyond the expected value as written, in a few words each (empty
     for a strict rule). Nested rules are listed on their own, not here."""
@@ -63,6 +77,12 @@ def forgiven(rule: Rule) -> tuple[str, ...]:
         found.append("any value: never compared by the call scorer")
     elif isinstance(rule, CasefoldRule):
         found.append("letter case and Unicode composition")
+    elif isinstance(rule, NormalizedRule):
+        found += [_NORMALIZED_FORGIVES[name] for name in rule.set_options()]
+    elif isinstance(rule, PatternRule):
+        found.append(f"any string matching {rule.source!r}: the plan's value is not compared")
+    elif isinstance(rule, OneOfRule):
+        found.append(f"any of {rule.listed()}: the plan's value is not compared")
     elif isinstance(rule, NumberRule):
         if rule.tol:
             found.append(f"differences up to {rule.tol}")

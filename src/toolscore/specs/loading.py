@@ -16,6 +16,7 @@ from toolscore.core.arguments import value_problem
 from toolscore.core.forbid import by_tool
 from toolscore.core.model import MISSING, Forbid
 from toolscore.core.rules import ListRule, ObjectRule, Rule, RuleError, compile_rule
+from toolscore.core.rules.strings import holds_pattern
 from toolscore.core.values import show, suggest
 from toolscore.errors import SpecError
 from toolscore.rubrics.spec import Rubric, RubricSpecError, RubricUse, parse_rubric, rubric_uses
@@ -89,6 +90,9 @@ class SpecSet:
     """The tools whose retried calls a `retries` relaxation excuses (`core.retries`)."""
     forbidden: Mapping[str, tuple[Forbid, ...]] = field(init=False)
     """`forbid` by tool: a call to a tool without entries costs one lookup."""
+    has_patterns: bool = field(init=False)
+    """Whether some argument has a `pattern` rule, whose searches run under a time limit
+    (scoring installs its alarm once a batch then, `engines.batch`)."""
 
     def __post_init__(self) -> None:
         lenient = {t for r in self.relaxations if r.allow == "unknown_args" for t in r.tools}
@@ -104,6 +108,8 @@ class SpecSet:
         retried = {t for r in self.relaxations if r.allow == "retries" for t in r.tools}
         object.__setattr__(self, "retries_ok", frozenset(retried))
         object.__setattr__(self, "forbidden", by_tool(self.forbid))
+        patterns = any(holds_pattern(rule) for rule in rules.values())
+        object.__setattr__(self, "has_patterns", patterns)
 
     def rule_field(self, tool: str, path: RulePath = ()) -> str:
         """The field naming the rule at `path` of `tool`'s arguments in messages: its path

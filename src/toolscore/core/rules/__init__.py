@@ -6,6 +6,7 @@ Container rules (`list`, `object`) only carry what the walker needs.
 
 - `base`: `Rule`, `RuleError`, a scalar rule's `Verdict` and the helpers that word one.
 - `text`: `exact`, its `lowercase` baseline, `casefold`; `text` (never compared).
+- `strings`: `normalized`, `pattern` (under a time limit), `one_of`.
 - `numbers`: `number`, `integer`, `boolean`, and the coercion of strings to them.
 - `enums`: `enum` with its aliases.
 - `times`: `date`, `datetime`, and the time-zone names a spec may give.
@@ -19,6 +20,7 @@ from toolscore.core.rules.base import Rule, RuleError, Verdict
 from toolscore.core.rules.compile import KINDS, compile_args, compile_rule
 from toolscore.core.rules.enums import EnumRule
 from toolscore.core.rules.numbers import BooleanRule, IntegerRule, NumberRule
+from toolscore.core.rules.strings import NormalizedRule, OneOfRule, PatternRule
 from toolscore.core.rules.structures import IgnoredRule, ListRule, ObjectRule
 from toolscore.core.rules.text import CasefoldRule, ExactRule, LowercaseRule, TextRule
 from toolscore.core.rules.times import DateRule, DatetimeRule, parse_timezone
@@ -35,8 +37,11 @@ __all__ = [
     "IntegerRule",
     "ListRule",
     "LowercaseRule",
+    "NormalizedRule",
     "NumberRule",
     "ObjectRule",
+    "OneOfRule",
+    "PatternRule",
     "Rule",
     "RuleError",
     "TextRule",

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -12,6 +14,7 @@ from toolscore.core.model import MISSING
 from toolscore.core.rules.base import Rule, RuleError
 from toolscore.core.rules.enums import EnumRule
 from toolscore.core.rules.numbers import BooleanRule, IntegerRule, NumberRule
+from toolscore.core.rules.strings import NORMALIZATIONS, NormalizedRule, OneOfRule, PatternRule
 from toolscore.core.rules.structures import IgnoredRule, ListRule, ObjectRule
 from toolscore.core.rules.text import CasefoldRule, ExactRule, TextRule
 from toolscore.core.rules.times import DateRule, DatetimeRule, parse_timezone
@@ -21,6 +24,9 @@ _COMMON_OPTIONS = ("kind", "default", "reason")
 _KIND_OPTIONS: dict[str, tuple[str, ...]] = {
     "exact": (),
     "casefold": (),
+    "normalized": NORMALIZATIONS,
+    "pattern": ("regex",),
+    "one_of": ("values",),
     "number": ("tol", "rel_tol", "coerce"),
     "integer": ("coerce",),
     "boolean": ("coerce",),
@@ -86,6 +92,12 @@ def _build(kind: str, node: Mapping[str, Any], path: tuple[str | int, ...]) -> R
         return ExactRule()
     if kind == "casefold":
         return CasefoldRule()
+    if kind == "normalized":
+        return _build_normalized(node, path)
+    if kind == "pattern":
+        return _build_pattern(node, path)
+    if kind == "one_of":
+        return _build_one_of(node, path)
     if kind == "number":
         return NumberRule(
             tol=_tolerance(node, "tol", path),
@@ -158,6 +170,56 @@ def _build_enum(node: Mapping[str, Any], path: tuple[str | int, ...]) -> EnumRul
         if enum_key(alias) in keys:
             raise RuleError(path, f"alias {alias!r} is also a value")
     return EnumRule(values=tuple(values), aliases=dict(aliases))
+
+
+def _build_normalized(node: Mapping[str, Any], path: tuple[str | int, ...]) -> NormalizedRule:
+    chosen = {name: _flag(node, name, path) for name in NORMALIZATIONS}
+    if not any(chosen.values()):
+        raise RuleError(
+            path,
+            "normalized needs at least one normalisation set to true, each explicit: "
+            + ", ".join(NORMALIZATIONS),
+        )
+    return NormalizedRule(
+        nfkc=chosen["nfkc"],
+        casefold=chosen["casefold"],
+        strip_punctuation=chosen["strip_punctuation"],
+        collapse_whitespace=chosen["collapse_whitespace"],
+        strip=chosen["strip"],
+    )
+
+
+def _build_pattern(node: Mapping[str, Any], path: tuple[str | int, ...]) -> PatternRule:
+    regex = node.get("regex")
+    if not isinstance(regex, str) or not regex:
+        raise RuleError(path, "pattern needs 'regex': a non-empty regular expression string")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a FutureWarning (a nested set) is refused too
+            compiled = re.compile(regex)
+    except (re.error, FutureWarning, RecursionError, OverflowError) as error:
+        raise RuleError(
+            path, f"regex {regex!r} is not a valid regular expression: {error}"
+        ) from None
+    return PatternRule(regex=compiled)
+
+
+def _build_one_of(node: Mapping[str, Any], path: tuple[str | int, ...]) -> OneOfRule:
+    values = node.get("values")
+    if not isinstance(values, list) or not values:
+        raise RuleError(path, "one_of needs 'values': a non-empty list")
+    keys = [None if v is None else enum_key(v) for v in values]
+    if None in keys:
+        raise RuleError(
+            path,
+            "one_of values must be strings, numbers or booleans "
+            "(null is not a member: a plan's null wants null, as under every kind)",
+        )
+    if any(type(v) is float and not math.isfinite(v) for v in values):
+        raise RuleError(path, "one_of values must be finite numbers")
+    if len(set(keys)) != len(keys):
+        raise RuleError(path, "one_of values must be unique")
+    return OneOfRule(values=tuple(values))
 
 
 def compile_args(node: Mapping[str, Any], path: tuple[str | int, ...] = ()) -> dict[str, Rule]:
