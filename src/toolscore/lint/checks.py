@@ -10,7 +10,7 @@ checks, which score each plan as an agent's output, are `lint_gold`'s.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,23 +68,30 @@ def lint_files(
 def lenient_without_reason(specs: SpecSet) -> list[Finding]:
     """Warn where a lenient rule (casefold, coerce) does not say why it is harmless."""
     found: list[Finding] = []
-
-    def walk(tool: str, rule: Rule, path: RulePath) -> None:
+    for tool, rule, path in spec_rules(specs):
         if rule.is_lenient() and not rule.reason:
             message = (
                 f"{rule.describe()} forgives differences: add a reason saying why that is safe"
             )
             where = specs.rule_field(tool, path)
             found.append(Finding("warning", InputError(specs.source, message, field=where)))
+    return found
+
+
+def spec_rules(specs: SpecSet) -> Iterator[tuple[str, Rule, RulePath]]:
+    """Every rule of the spec with its tool and path, each before the rules inside it
+    (an object's arguments, a list's `items`), tools in spec order."""
+
+    def walk(tool: str, rule: Rule, path: RulePath) -> Iterator[tuple[str, Rule, RulePath]]:
+        yield tool, rule, path
         if isinstance(rule, ObjectRule):
             for name, sub in rule.args.items():
-                walk(tool, sub, (*path, name))
+                yield from walk(tool, sub, (*path, name))
         elif isinstance(rule, ListRule):
-            walk(tool, rule.items, (*path, "items"))
+            yield from walk(tool, rule.items, (*path, "items"))
 
     for name, tool in specs.tools.items():
-        walk(name, tool.args, ())
-    return found
+        yield from walk(name, tool.args, ())
 
 
 def backtracking_regexes(specs: SpecSet) -> list[Finding]:
@@ -141,7 +148,7 @@ def string_rule_findings(specs: SpecSet) -> list[Finding]:
         where = specs.rule_field(tool, path)
         found.append(Finding("warning", InputError(specs.source, message, field=where)))
 
-    def walk(tool: str, rule: Rule, path: RulePath) -> None:
+    for tool, rule, path in spec_rules(specs):
         names = [part for part in path if isinstance(part, str) and part != "items"]
         if isinstance(rule, NormalizedRule) and names and identifier_like(names[-1]):
             warn(
@@ -158,14 +165,6 @@ def string_rule_findings(specs: SpecSet) -> list[Finding]:
                 f"pattern {rule.source!r} may backtrack catastrophically: {why}; each such "
                 f"value costs the {PATTERN_SECONDS:g} s limit and then counts as not matching",
             )
-        if isinstance(rule, ObjectRule):
-            for name, sub in rule.args.items():
-                walk(tool, sub, (*path, name))
-        elif isinstance(rule, ListRule):
-            walk(tool, rule.items, (*path, "items"))
-
-    for name, tool in specs.tools.items():
-        walk(name, tool.args, ())
     return found
 
 

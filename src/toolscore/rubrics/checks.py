@@ -15,9 +15,9 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, ClassVar
 
+from toolscore.core.rules.strings import limits_module
 from toolscore.core.values import json_type
 from toolscore.rubrics.base import RubricVerdict
 
@@ -84,7 +84,7 @@ class RegexCheck(Check):
     """Timeouts of the rubric in one run after which it is no longer run (`REGEX_TIMEOUTS`)."""
 
     def failure(self, text: str, arguments: Mapping[str, Any]) -> str | None:
-        limits = _limits()
+        limits = limits_module()
         CallTimeout, time_limit = limits.CallTimeout, limits.time_limit  # noqa: N806
         if not limits.alarms_in_force():
             raise Unscorable("a regex check runs only under its time limit (the main thread)")
@@ -97,19 +97,6 @@ class RegexCheck(Check):
             return None
         pattern = _quoted(self.pattern.pattern)
         return f"does not match {pattern}" if self.must_match else f"matches {pattern}"
-
-
-_LIMITS: list[ModuleType] = []
-
-
-def _limits() -> ModuleType:
-    """`toolscore.limits`, imported on the first regex search (a run without regex rubrics
-    never needs it), then kept at hand."""
-    if not _LIMITS:
-        from toolscore import limits  # noqa: PLC0415
-
-        _LIMITS.append(limits)
-    return _LIMITS[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,7 +139,7 @@ class PatternRule(Rule):
             return False
         if text in self._timed_out:
             return _timed_out_words()
-        limits = _limits()
+        limits = limits_module()
         if not limits.alarms_in_force():
             with limits.alarms_installed():  # once per search: scoring runs install it once
                 if not limits.alarms_in_force():
@@ -151,7 +151,7 @@ class PatternRule(Rule):
         return self._timed(regex, text)
 
     def _timed(self, regex: re.Pattern[str], text: str) -> bool | str:
-        limits = _limits()
+        limits = limits_module()
         try:
             with limits.time_limit(REGEX_SECONDS):
                 return regex.fullmatch(text) is not None
@@ -164,9 +164,9 @@ class PatternRule(Rule):
 _LIMITS: list[ModuleType] = []
 
 
-def _limits() -> ModuleType:
-    """`toolscore.limits`, imported on the first search (a run without `pattern` rules
-    never needs it), then kept at hand."""
+def limits_module() -> ModuleType:
+    """`toolscore.limits`, imported on the first timed search (a run without `pattern` rules
+    or regex rubrics never needs it), then kept at hand; the regex rubric shares it."""
     if not _LIMITS:
         from toolscore import limits  # noqa: PLC0415
 
