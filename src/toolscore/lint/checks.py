@@ -74,7 +74,8 @@ def lenient_without_reason(specs: SpecSet) -> list[Finding]:
                 f"{rule.describe()} forgives differences: add a reason saying why that is safe"
             )
             where = specs.rule_field(tool, path)
-            found.append(Finding("warning", InputError(specs.source, message, field=where)))
+            source = specs.rule_source(tool, path)
+            found.append(Finding("warning", InputError(source, message, field=where)))
     return found
 
 
@@ -112,6 +113,7 @@ def backtracking_regexes(specs: SpecSet) -> list[Finding]:
                 if inline
                 else f"rubrics.{use.rubric}"
             )
+            source = specs.rule_source(use.tool, use.path) if inline else specs.source
             for check in rubric.checks:
                 if not isinstance(check, RegexCheck):
                     continue
@@ -122,7 +124,7 @@ def backtracking_regexes(specs: SpecSet) -> list[Finding]:
                         f"each such text costs the {REGEX_SECONDS:g} s limit, and the run stops "
                         f"the rubric after {check.max_timeouts}"
                     )
-                    found.append(Finding("warning", InputError(specs.source, message, field=where)))
+                    found.append(Finding("warning", InputError(source, message, field=where)))
     return found
 
 
@@ -146,7 +148,8 @@ def string_rule_findings(specs: SpecSet) -> list[Finding]:
 
     def warn(tool: str, path: RulePath, message: str) -> None:
         where = specs.rule_field(tool, path)
-        found.append(Finding("warning", InputError(specs.source, message, field=where)))
+        source = specs.rule_source(tool, path)
+        found.append(Finding("warning", InputError(source, message, field=where)))
 
     for tool, rule, path in spec_rules(specs):
         names = [part for part in path if isinstance(part, str) and part != "items"]
