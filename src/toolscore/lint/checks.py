@@ -28,6 +28,7 @@ from toolscore.rubrics.backtrack import backtracking
 from toolscore.rubrics.checks import REGEX_SECONDS, LocalRubric, RegexCheck
 from toolscore.specs.fields import RulePath
 from toolscore.specs.loading import SpecSet, check_specs
+from toolscore.specs.problems import DRAFT_PREFIX
 
 if TYPE_CHECKING:
     from toolscore.state import AnyEnvironment as Environment
@@ -59,6 +60,7 @@ def lint_files(
     findings += lenient_without_reason(specs)
     findings += backtracking_regexes(specs)
     findings += string_rule_findings(specs)
+    findings += draft_guesses(specs)
     env = None if environment is None else environment(specs)
     if cases_path is not None:
         findings += lint_cases(specs, cases_path, env)
@@ -72,6 +74,23 @@ def lenient_without_reason(specs: SpecSet) -> list[Finding]:
         if rule.is_lenient() and not rule.reason:
             message = (
                 f"{rule.describe()} forgives differences: add a reason saying why that is safe"
+            )
+            where = specs.rule_field(tool, path)
+            source = specs.rule_source(tool, path)
+            found.append(Finding("warning", InputError(source, message, field=where)))
+    return found
+
+
+def draft_guesses(specs: SpecSet) -> list[Finding]:
+    """Warn on each rule `spec init` guessed (its reason starts with `draft:`), so that a
+    drafted spec is reviewed before its scores are trusted."""
+    found: list[Finding] = []
+    for tool, rule, path in spec_rules(specs):
+        if rule.reason is not None and rule.reason.startswith(DRAFT_PREFIX):
+            guess = rule.reason.removeprefix(DRAFT_PREFIX).strip()
+            message = (
+                f"a drafted guess to review ({rule.describe()}): {guess}; check it against the "
+                f"tool, then reword the reason (without {DRAFT_PREFIX!r})"
             )
             where = specs.rule_field(tool, path)
             source = specs.rule_source(tool, path)

@@ -12,6 +12,10 @@ from toolscore.core.values import suggest
 from toolscore.errors import SpecError
 from toolscore.specs.fields import RulePath
 
+DRAFT_PREFIX = "draft:"
+"""How the reason of a rule `spec init` guessed begins: `lint` reports each such rule as a
+guess to review until a person rewords the reason (docs/formats.md 2.9)."""
+
 Locator = Callable[[RulePath], str]
 """Names the field of the rule at a path of one tool's arguments."""
 
