@@ -237,7 +237,7 @@ def _parse(
         forbid: tuple[Forbid, ...] = ()
     elif isinstance(data, Mapping):
         if bundle is None:
-            problems.known_keys(data, _TOP_KEYS)
+            problems.known_keys(data, _SIDE_KEYS)
             if DEFINITIONS_KEY in data:
                 message = "must be the path of a definitions file, read from a spec file"
                 problems.add(DEFINITIONS_KEY, message)

@@ -82,7 +82,20 @@ def read_definitions(data: Any) -> tuple[str, list[Definition | ShapeError]]:
             f"mixes tool definitions of several formats ({', '.join(formats)}); "
             "a file holds one format",
         )
-    return (formats[0] if formats else "openai"), [entry for _, entry in found]
+    form = formats[0] if formats else "openai"
+    return form, [_marked(entry, form) if not kind else entry for kind, entry in found]
+
+
+_SCHEMA_KEYS = {"anthropic": "input_schema", "mcp": "inputSchema"}
+
+
+def _marked(entry: Definition | ShapeError, form: str) -> Definition | ShapeError:
+    """A definition without its format's schema key, among that format's: refused (an
+    Anthropic or MCP tool needs its schema; OpenAI's shapes may leave it out)."""
+    key = _SCHEMA_KEYS.get(form)
+    if key is None or isinstance(entry, ShapeError):
+        return entry
+    return ShapeError(entry.base, f"a tool definition needs {key!r} (its arguments' JSON Schema)")
 
 
 def _items(data: Any) -> tuple[str, list[Any]]:
