@@ -21,7 +21,7 @@ FREE_TEXT_WORDS = frozenset(
     {
         "note", "notes", "message", "messages", "body", "query", "description", "comment",
         "comments", "text", "content", "summary", "reason", "explanation", "feedback",
-        "instructions", "prompt", "subject", "details", "remarks", "reply", "answer",
+        "instructions", "prompt", "subject", "details", "remarks", "reply", "answer", "thought",
     }
 )  # fmt: skip
 """Last words of an argument's name that make it free text (`note`, `email_body`)."""

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from toolscore.drafting.draft import Draft, DraftRule, DraftTool
+from toolscore.escape import printable
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLAIN_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -18,8 +19,8 @@ _INDENT = "  "
 
 def emit(draft: Draft) -> str:
     """The draft as a YAML document."""
-    lines = [f"# {line}" if line else "#" for line in draft.notes]
-    lines += ["version: 1", "tools:"]
+    lines = [line for note in draft.notes for line in _comments([note], "") or ["#"]]
+    lines += ["version: 1", "tools:" if draft.tools else "tools: {}"]
     for tool in draft.tools:
         lines += _tool(tool, 1)
     return "\n".join(lines) + "\n"
@@ -75,8 +76,10 @@ def _comments(comments: list[str], pad: str) -> list[str]:
 
 
 def _one_line(comment: str) -> list[str]:
-    """A comment as lines without line breaks (a YAML comment ends at one)."""
-    return [part.strip() for part in re.split(r"[\r\n\x85\u2028\u2029]+", comment) if part.strip()]
+    """A comment as lines without line breaks (a YAML comment ends at one), each with its
+    other control characters escaped (YAML refuses them even in a comment)."""
+    parts = re.split(r"[\r\n\x85\u2028\u2029]+", comment)
+    return [printable(part.strip()) for part in parts if part.strip()]
 
 
 def key(name: str) -> str:

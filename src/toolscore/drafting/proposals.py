@@ -6,8 +6,9 @@ rule itself (a person decides; docs/formats.md 2.9).
   propose `casefold`, with a reason, if the tool resolves them so.
 - Values that differ from an `enum` member only in letter case: propose them as `aliases`;
   values outside the members are named too (the cases would not load otherwise).
-- Numbers of a `number` argument written with different numbers of decimals: propose a
-  tolerance of half a unit in the last decimal of the least precise one.
+- Numbers of a `number` argument written with different numbers of decimals (integral
+  values aside): propose a tolerance of half a unit in the last decimal of the least
+  precise one.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def _proposals(rule: DraftRule, values: list[Any]) -> Iterator[str]:
             yield f"the plans use values outside the enum: {listed}"
     if kind == "number":
         numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-        places = {_decimals(v) for v in numbers}
+        places = {_decimals(v) for v in numbers} - {0}  # an integral value says no precision
         if len(places) > 1:
             fewest = min(places)
             tol = Decimal(5).scaleb(-(fewest + 1))

@@ -21,7 +21,10 @@ from toolscore.specs.schema_rules import openapi_schema, schema_args
 
 FORMATS = ("openai", "anthropic", "gemini", "mcp")
 """The formats of tool definitions, as `spec init --format` names them."""
-_MCP_KEYS = ("tools", "nextCursor", "_meta")
+_NATIVE_KEYS = ("version", "relax", "environment", "rubrics", "forbid", "definitions")
+"""Keys of a native spec, refused beside a tools list (where they would be ignored). Other
+keys beside it are a result's metadata (`nextCursor`, `_meta`, `ttlMs`: MCP adds them from
+version to version) and are not read."""
 _GEMINI_LISTS = ("function_declarations", "functionDeclarations")
 _GEMINI_JSON_SCHEMA = ("parametersJsonSchema", "parameters_json_schema")
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
@@ -110,23 +113,29 @@ def _items(data: Any) -> tuple[str, list[Any]]:
         result = data.get("result")
         if not isinstance(result, Mapping) or not isinstance(result.get("tools"), list):
             raise ShapeError("result", "a JSON-RPC response's result needs a 'tools' list")
-        _only(result, _MCP_KEYS, "result.")
+        _no_native(result, "result.")
         return "result.tools", result["tools"]
     for key in _GEMINI_LISTS:
         if key in data:
-            _only(data, (key,), "")
+            _no_native(data, "")
             if not isinstance(data[key], list):
                 raise ShapeError(key, "must be a list of function declarations")
             return key, data[key]
-    _only(data, _MCP_KEYS, "")
+    if not isinstance(data.get("tools"), list):
+        raise ShapeError("(top)", "tool definitions are a list, or a mapping with a 'tools' list")
+    _no_native(data, "")
     return "tools", data["tools"]
 
 
-def _only(node: Mapping[str, Any], keys: tuple[str, ...], prefix: str) -> None:
-    for key in node:
-        if key not in keys:
-            allowed = ", ".join(keys)
-            raise ShapeError(f"{prefix}{key}", f"unknown key beside the tools (allowed: {allowed})")
+def _no_native(node: Mapping[str, Any], prefix: str) -> None:
+    """Refuse a native spec's key beside a list of tool definitions."""
+    for key in _NATIVE_KEYS:
+        if key in node:
+            message = (
+                "a native spec's key beside a list of tool definitions (a native spec's "
+                "tools are a mapping; to add rules to these, write a side rules file)"
+            )
+            raise ShapeError(f"{prefix}{key}", message)
 
 
 _MARKERS = {
