@@ -172,3 +172,17 @@ def test_a_store_keeps_the_bundle_and_reads_the_spec_again(side: Path, tmp_path:
     assert stored.sha256 == loaded.sha256
     assert stored.tools["refund"].args == loaded.tools["refund"].args
     assert "(stored with run 1)" in stored.source
+
+
+def test_spec_diff_compares_definitions_and_their_side_file(side: Path) -> None:
+    tools = side.parent / "tools.json"
+    shown = CliRunner().invoke(cli, ["spec-diff", str(tools), str(side), "--json"])
+    assert shown.exit_code == 0, shown.output
+    report = json.loads(shown.stdout)
+    assert report["old"]["version"].startswith("sha256:")
+    assert report["old"]["version_from"] == "sha256"
+    assert report["new"]["version"] == "2026.12"
+    changed = {(c["code"], c["tool"], c["argument"]) for c in report["changes"]}
+    assert ("kind_changed", "refund", "order_id") in changed
+    assert ("kind_changed", "lookup", "query") in changed
+    assert "relaxation_added" in {code for code, _, _ in changed}
