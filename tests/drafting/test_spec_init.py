@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from draft_sources import FORMATS, GOLDEN, ROOT, SOURCES, draft_text
 
+from draft_sources import FORMATS, GOLDEN, ROOT, SOURCES, draft_text
 from toolscore.cli.app import cli
-from toolscore.drafting import draft_spec
+from toolscore.cli.spec import init_command
+from toolscore.drafting import DRAFT_FORMATS, draft_spec
 from toolscore.lint.checks import lint_files
 from toolscore.specs.loading import load_specs
 
@@ -155,3 +156,8 @@ def test_file_or_python_but_not_both() -> None:
     assert "give FILE or --python" in neither.output
     both = CliRunner().invoke(cli, ["spec", "init", "x.json", "--python", "m:f"])
     assert both.exit_code == 2
+
+
+def test_the_command_offers_every_format_the_drafting_reads() -> None:
+    option = next(p for p in init_command.params if p.name == "format_name")
+    assert list(option.type.choices) == list(DRAFT_FORMATS)  # type: ignore[attr-defined]
