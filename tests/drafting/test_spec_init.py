@@ -161,3 +161,16 @@ def test_file_or_python_but_not_both() -> None:
 def test_the_command_offers_every_format_the_drafting_reads() -> None:
     option = next(p for p in init_command.params if p.name == "format_name")
     assert list(option.type.choices) == list(DRAFT_FORMATS)  # type: ignore[attr-defined]
+
+
+def test_the_command_drafts_from_python_functions() -> None:
+    reference = str(SOURCES["support_example"]["python"])
+    result = CliRunner().invoke(cli, ["spec", "init", "--python", reference])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (GOLDEN / "support_example.yaml").read_text()
+    assert result.stderr.startswith("drafted 4 tools from python definitions; 7 guesses")
+    missing = CliRunner().invoke(cli, ["spec", "init", "--python", "nowhere.py:f"])
+    assert missing.exit_code == 2
+    assert missing.stderr.strip() == "toolscore: error: --python: no such file: " + str(
+        ROOT / "nowhere.py"
+    )

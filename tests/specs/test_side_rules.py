@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from toolscore.cli.app import cli
 from toolscore.errors import SpecError
 from toolscore.lint.checks import lint_files
-from toolscore.specs.loading import check_specs, load_specs, parse_specs
+from toolscore.specs.loading import bundled_specs, check_specs, load_specs, parse_specs
 from toolscore.store.database import open_store
 
 DEFINITIONS = Path(__file__).parent / "definitions"
@@ -186,3 +186,9 @@ def test_spec_diff_compares_definitions_and_their_side_file(side: Path) -> None:
     assert ("kind_changed", "refund", "order_id") in changed
     assert ("kind_changed", "lookup", "query") in changed
     assert "relaxation_added" in {code for code, _, _ in changed}
+
+
+def test_a_damaged_stored_bundle_is_one_error() -> None:
+    assert bundled_specs(b"version: 1\ntools: {}\n", " (stored with run 1)") is None
+    with pytest.raises(SpecError, match="a stored bundle that cannot be read"):
+        bundled_specs(b'{"toolscore_bundle": 1, "rules": 3}', " (stored with run 1)")

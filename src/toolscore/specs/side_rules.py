@@ -80,10 +80,13 @@ def stored_bundle(content: bytes, note: str) -> Bundle | None:
         return None
     import hashlib  # noqa: PLC0415
 
-    document = orjson.loads(content)
+    try:
+        document = orjson.loads(content)
+        files = [(document[key]["file"], document[key]["text"]) for key in ("rules", "definitions")]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        raise SpecError(f"<stored spec>{note}", "a stored bundle that cannot be read") from None
     parts = []
-    for key in ("rules", "definitions"):
-        name, text = document[key]["file"], document[key]["text"]
+    for name, text in files:
         try:
             parts.append((f"{name}{note}", parse_document(text.encode("utf-8"), name)))
         except SpecError as error:
