@@ -63,6 +63,9 @@ class RunOptions:
 
     specs_path: str
     """The spec file (YAML, JSON or an OpenAI tool list)."""
+    spec_cache: bool = True
+    """Take the spec file's parse from the cache of parsed specs, and keep it there
+    (`specs.cache`); False parses it afresh and leaves the cache alone."""
     cases_path: str | None = None
     """The cases file (JSON Lines, '-' for standard input, or a layout toolscore converts);
     None only with `joined_dir`, which then gives the file it joined."""
@@ -174,7 +177,7 @@ def score_files(
     `finished`, when scoring is done (before the outputs are written)."""
     if options.cluster_by in CANNOT_CLUSTER:
         raise OptionsError(f"{options.cluster_by!r} cannot group cases", option="--cluster-by")
-    specs = load_specs(options.specs_path)
+    specs = load_specs(options.specs_path, cache=options.spec_cache)
     rubrics = ALL_RUBRICS if options.rubrics and specs.rubrics else None
     remote = rubrics is not None and _check_remote_keys(specs, options.specs_path)
     joined = _joined(options)
