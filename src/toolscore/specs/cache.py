@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Final
 
@@ -72,6 +71,8 @@ def keep_document(content: bytes, kind: str, data: Any) -> bool:
     key = _key(content, kind)
     header = orjson.dumps({"format": _FORMAT, "toolscore": __version__, "key": key})
     folder = cache_dir() / "specs"
+    import tempfile  # noqa: PLC0415 - only when writing: a cache hit does without it
+
     try:
         folder.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
