@@ -134,7 +134,7 @@ def unknown_line(
     found = resembles(data)
     hint = f"; it looks like {found}" if found else ""
     message = (
-        "no calls, transcript (messages, items, contents, spans, resourceSpans), response "
+        "no calls, transcript (messages, items, contents, spans, resourceSpans, mcp), response "
         f"object or stream, only keys no reader uses: {_keys(unknown)}{hint}. An output "
         'without any call says "calls": []'
     )
