@@ -158,9 +158,7 @@ def _message(record: dict[str, Any], fail: Any) -> Any:
         try:
             message = orjson.loads(message)
         except orjson.JSONDecodeError as error:
-            raise fail(
-                f"message: its JSON text is not valid JSON ({error.msg})", "message"
-            ) from None
+            raise fail(f"its JSON text is not valid JSON ({error.msg})", "message") from None
     if isinstance(message, dict | list):
         return message
     text = (

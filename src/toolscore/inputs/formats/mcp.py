@@ -134,13 +134,31 @@ def _is_jsonrpc(message: Mapping[str, Any]) -> bool:
 
 
 def _request(message: Mapping[str, Any], where: str, s: _Session) -> None:
-    """A `tools/call` request: a call, once its id, name and arguments are understood."""
+    """A `tools/call` request: a call, once its id, name and arguments are understood (a
+    request that is not is unread once: its response, if any, is taken as no call's)."""
     raw_id = message.get("id")
     request = id_key(raw_id)
     if request is None:
         reason = f"a tools/call needs an id, a string or an integer, got {show(raw_id)}"
         raise UnreadableError(f"{where}.id", reason)
-    params = s.t.mapping(message.get("params"), f"{where}.params")
+    waiting = s.pending.setdefault(request, [])
+    try:
+        name, args = _named(message, where, s.t)
+        if request in s.seen:
+            reason = f"an earlier tools/call has the id {show(raw_id)}: which response is whose?"
+            raise UnreadableError(f"{where}.id", reason)
+    except UnreadableError:
+        waiting.append(None)
+        raise
+    s.seen.add(request)
+    call = _Call(where, name, args, str(raw_id))
+    s.calls.append(call)
+    waiting.append(call)
+
+
+def _named(message: Mapping[str, Any], where: str, t: Transcript) -> tuple[str, Any]:
+    """The tool's name and arguments of a `tools/call` request."""
+    params = t.mapping(message.get("params"), f"{where}.params")
     name = params.get("name")
     if not isinstance(name, str) or not name:
         got = json_type(name) if not isinstance(name, str) else "an empty string"
@@ -149,14 +167,7 @@ def _request(message: Mapping[str, Any], where: str, s: _Session) -> None:
     if args is not None and not isinstance(args, Mapping):
         reason = f"must be an object, got {json_type(args)}"
         raise UnreadableError(f"{where}.params.arguments", reason)
-    if request in s.seen:
-        s.pending.setdefault(request, []).append(None)  # its response is not read either
-        reason = f"an earlier tools/call has the id {show(raw_id)}: the responses are ambiguous"
-        raise UnreadableError(f"{where}.id", reason)
-    s.seen.add(request)
-    call = _Call(where, name, args, str(raw_id))
-    s.calls.append(call)
-    s.pending.setdefault(request, []).append(call)
+    return name, args
 
 
 def _cancel(message: Mapping[str, Any], s: _Session) -> None:
@@ -172,8 +183,6 @@ def _cancel(message: Mapping[str, Any], s: _Session) -> None:
 
 def _response(message: Mapping[str, Any], where: str, s: _Session) -> None:
     """A response: the result of the pending `tools/call` with its id, if it is one."""
-    if "result" in message and "error" in message:
-        raise UnreadableError(f"{where}.error", "a response has a result or an error, not both")
     raw_id = message.get("id")
     request = id_key(raw_id)
     waiting = s.pending.get(request, []) if request is not None else []
@@ -189,9 +198,12 @@ def _response(message: Mapping[str, Any], where: str, s: _Session) -> None:
         reason = f"id {show(raw_id)} is a tools/call's and another request's: which is answered?"
         raise UnreadableError(f"{where}.id", reason)
     call = waiting.pop(index)
+    if call is not None:
+        call.answered = True
+    if "result" in message and "error" in message:
+        raise UnreadableError(f"{where}.error", "a response has a result or an error, not both")
     if call is None:
         return  # the response to another request
-    call.answered = True
     if "error" in message:
         error = s.t.mapping(message["error"], f"{where}.error")
         call.result, call.error = dict(error), True
