@@ -411,3 +411,27 @@ def test_a_ref_reads_structured_content_and_json_text_alike(tmp_path: Path) -> N
     assert done.exit_code == 0, done.output
     (entry,) = json.loads(report.read_text())["cases"]
     assert entry["state"]["outputs_passed"] is True, entry
+
+
+def test_the_sdk_sessions_log_scores_through_the_cli(tmp_path: Path) -> None:
+    """The log the `mcp` package's own client and server made (make_mcp_fixtures.py)."""
+    plan = [
+        {"name": "get_order", "args": {"order_id": "order-12"}},
+        {"name": "refund", "args": {"order_id": "order-77", "amount": 12.5}},
+        {"name": "refund", "args": {"order_id": "order-31", "amount": 5}},
+    ]
+    cases = tmp_path / "cases.jsonl"
+    sessions = ("sdk-2025-11-25", "sdk-2026-07-28")
+    cases.write_text("".join(json.dumps({"id": s, "plans": [plan]}) + "\n" for s in sessions))
+    report = tmp_path / "r.json"
+    log = HERE / "sdk_sessions.jsonl"
+    done = score(cases, log, "--group-by", "session_id", "--json", str(report))
+    assert done.exit_code == 0, done.output
+    entries = json.loads(report.read_text())["cases"]
+    assert [(e["id"], e["passed"], e.get("unread")) for e in entries] == [
+        (session, True, None) for session in sessions
+    ]
+    for entry in entries:
+        assert [e["result"] for e in entry["tool_errors"]] == [
+            "Error executing tool refund: amount exceeds the order total"
+        ]
