@@ -435,3 +435,39 @@ def test_the_sdk_sessions_log_scores_through_the_cli(tmp_path: Path) -> None:
         assert [e["result"] for e in entry["tool_errors"]] == [
             "Error executing tool refund: amount exceeds the order total"
         ]
+
+
+def _as_mcp(line: dict[str, Any]) -> dict[str, Any]:
+    """An outputs line's calls as the MCP session that made them (each answered in turn)."""
+    messages: list[Any] = [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    for n, call in enumerate(line["calls"], 1):
+        params = {"name": call["name"], "arguments": call["args"]}
+        messages.append({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params})
+        text = json.dumps(call.get("result", "done"))
+        result = {"content": [{"type": "text", "text": text}], "isError": False}
+        messages.append({"jsonrpc": "2.0", "id": n, "result": result})
+    return {"id": line["id"], "mcp": messages, "response": line.get("response")}
+
+
+def test_under_env_an_mcp_log_replays_and_scores_as_its_calls(tmp_path: Path) -> None:
+    """The packaged support example with a store: its outputs as MCP sessions give the same
+    verdicts, state verdicts included, as its `calls` lines."""
+    example = Path(__file__).parents[2] / "examples" / "support" / "env"
+    lines = [json.loads(t) for t in (example / "outputs.jsonl").read_text().splitlines() if t]
+    outputs = tmp_path / "mcp.jsonl"
+    outputs.write_text("".join(json.dumps(_as_mcp(line)) + "\n" for line in lines))
+    verdicts = []
+    for source in (example / "outputs.jsonl", outputs):
+        report = tmp_path / "r.json"
+        done = CliRunner().invoke(
+            cli, ["score", "--specs", str(example / "tools.yaml"), "--cases",
+                  str(example / "cases.jsonl"), "--outputs", str(source), "--env",
+                  "--json", str(report)],
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        cases = json.loads(report.read_text())["cases"]
+        verdicts.append(
+            [(c["id"], c["passed"], c["state_passed"], c["mismatches"], c["state"]) for c in cases]
+        )
+    assert verdicts[0] == verdicts[1]
+    assert {verdict[2] for verdict in verdicts[0]} == {True, False}  # the store decides
