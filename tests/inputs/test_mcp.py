@@ -29,6 +29,7 @@ from toolscore.inputs.converted import HEAD_BYTES, layout_of
 from toolscore.inputs.formats import read_transcript
 from toolscore.inputs.formats.detect import detect
 from toolscore.inputs.mcp_log import convert, sniff
+from toolscore.scoring.check import check
 
 FORMATS_DIR = Path(__file__).parents[1] / "formats"
 HERE = FORMATS_DIR / "mcp"
@@ -471,3 +472,17 @@ def test_under_env_an_mcp_log_replays_and_scores_as_its_calls(tmp_path: Path) ->
         )
     assert verdicts[0] == verdicts[1]
     assert {verdict[2] for verdict in verdicts[0]} == {True, False}  # the store decides
+
+
+def test_check_takes_a_bare_list_of_json_rpc_messages() -> None:
+    """`toolscore.check` reads a bare list of MCP messages as the session, as a line with it."""
+    specs = str(HERE / "tools.yaml")
+    plan = [{"name": name, "args": args} for name, args in (
+        ("get_order", {"order_id": "order-12"}),
+        ("refund", {"order_id": "order-77", "amount": 12.5}),
+        ("refund", {"order_id": "order-31", "amount": 5}),
+    )]  # fmt: skip
+    bare = check(specs, [plan], MESSAGES)
+    assert bare.passed
+    assert bare == check(specs, [plan], {"mcp": MESSAGES})
+    assert not check(specs, [plan[:2]], MESSAGES).passed
