@@ -13,6 +13,8 @@ import io
 import json
 import logging
 import random
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -486,3 +488,91 @@ def test_check_takes_a_bare_list_of_json_rpc_messages() -> None:
     assert bare.passed
     assert bare == check(specs, [plan], {"mcp": MESSAGES})
     assert not check(specs, [plan[:2]], MESSAGES).passed
+
+
+def _reasons(trajectory: Any) -> list[str]:
+    """The unread parts without where they were (a converted log drops and moves messages)."""
+    return [entry.split(": ", 1)[1] for entry in trajectory.unread]
+
+
+MESSAGE = st.dictionaries(
+    st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error"]), JSON, max_size=5
+) | st.builds(
+    lambda i, name, args: {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                           "params": {"name": name, "arguments": args}},
+    st.integers(0, 1), st.sampled_from(["a", "b"]), st.dictionaries(st.just("x"), JSON),
+) | st.builds(
+    lambda i, method: {"jsonrpc": "2.0", "id": i, "method": method},
+    st.integers(0, 1), st.sampled_from(["ping", "tools/list", "sampling/createMessage"]),
+) | st.builds(
+    lambda i, text, error: {"jsonrpc": "2.0", "id": i, "result": {
+        "content": [{"type": "text", "text": text}], "isError": error}},
+    st.integers(0, 1), st.sampled_from(["A", "{}"]), st.booleans(),
+) | st.builds(lambda i: {"jsonrpc": "2.0", "id": i, "result": {}}, st.integers(0, 1))  # fmt: skip
+"""JSON-RPC messages: requests, calls and responses whose ids collide, and junk."""
+
+
+@FUZZ
+@given(
+    records=st.lists(
+        st.tuples(st.sampled_from(["s1", "s2", None]), st.sampled_from(["flat", "wrapped",
+                  "text"]), MESSAGE), max_size=12,
+    )
+)  # fmt: skip
+def test_converting_a_log_keeps_what_the_reader_reads(
+    records: list[tuple[str | None, str, dict[str, Any]]],
+) -> None:
+    """Whatever the log holds, each session's converted line reads as its messages read
+    unconverted: the same calls and the same unread parts (the dropped notifications and the
+    shortened requests and responses that answer no call change nothing)."""
+    lines, sessions = [], {}
+    for session, form, message in records:
+        if form == "flat" and any(key in message for key in ("jsonrpc", "method", "result")):
+            line = {"session_id": session, **message, "direction": "in"}
+        elif form == "text":
+            line = {"session_id": session, "message": json.dumps(message)}
+        else:
+            line = {"session_id": session, "message": message, "direction": "in"}
+        flat = {key: line[key] for key in ("jsonrpc", "id", "method", "params", "result", "error")
+                if key in line}  # fmt: skip
+        if form == "flat" and not flat and "error" in message:
+            continue  # a flat line needs a JSON-RPC field the converter knows it by
+        lines.append(json.dumps(line))
+        if session is not None:
+            sessions.setdefault(session, []).append(flat or message)
+    path = Path(tempfile.mkdtemp()) / "log.jsonl"
+    path.write_text("".join(text + "\n" for text in lines), encoding="utf-8")
+    try:
+        if any(word in text for text in lines for word in ("NaN", "Infinity")):
+            with pytest.raises(InputError, match=r"log\.jsonl:\d+: .*not valid JSON"):
+                converted(path)  # NaN is no JSON: one error naming the line
+            return
+        converted_lines = {line["id"]: line for line in converted(path)}
+    finally:
+        shutil.rmtree(path.parent)
+    assert list(converted_lines) == list(sessions)
+    for session, messages in sessions.items():
+        direct, via_log = read(messages), read_transcript(converted_lines[session])
+        assert via_log.calls == direct.calls
+        assert _reasons(via_log) == _reasons(direct)
+        assert via_log.notes[1:] == direct.notes  # after "format detected: mcp"
+
+
+def test_a_response_whose_id_a_call_and_a_request_share_is_kept_whole(tmp_path: Path) -> None:
+    """Only a response that can answer no call is shortened: here the reader must see the
+    content list to give the response to the call, not to the ping sharing its id."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": "a"}},
+        {"jsonrpc": "2.0", "id": 0, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 0, "result": {"content": [{"type": "text", "text": "A"}]}},
+        {"jsonrpc": "2.0", "id": 0, "result": {}},
+    ]
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps({"session_id": "s", "message": m}) + "\n" for m in messages))
+    (line,) = converted(path)
+    assert line["mcp"] == [
+        *messages[:1],
+        {"jsonrpc": "2.0", "id": 0, "method": "ping"},
+        *messages[2:],
+    ]
+    assert as_plain(read_transcript(line)) == [{"name": "a", "args": {}, "id": "0", "result": "A"}]

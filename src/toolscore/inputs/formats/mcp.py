@@ -162,7 +162,9 @@ def _named(message: Mapping[str, Any], where: str, t: Transcript) -> tuple[str, 
     name = params.get("name")
     if not isinstance(name, str) or not name:
         got = json_type(name) if not isinstance(name, str) else "an empty string"
-        raise UnreadableError(f"{where}.params.name", f"a tool's name is a string, got {got}")
+        raise UnreadableError(
+            f"{where}.params.name", f"a tool's name is a non-empty string, got {got}"
+        )
     args = params.get("arguments")
     if args is not None and not isinstance(args, Mapping):
         reason = f"must be an object, got {json_type(args)}"
