@@ -82,16 +82,19 @@ class _Recording:
         self.inner, self.direction, self.log = inner, direction, log
 
     def _record(self, item: Any) -> None:
+        """Keep a message as the SDK's stdio transport would write it (not an exception)."""
         if isinstance(item, SessionMessage):
             dumped = item.message.model_dump(mode="json", by_alias=True, exclude_unset=True)
             self.log.append((self.direction, dumped))
 
     async def receive(self) -> Any:
+        """The next message from the server, recorded."""
         item = await self.inner.receive()
         self._record(item)
         return item
 
     async def send(self, item: Any) -> None:
+        """A message to the server, recorded."""
         self._record(item)
         await self.inner.send(item)
 
@@ -114,6 +117,7 @@ class _Recording:
         return None
 
     def __getattr__(self, name: str) -> Any:
+        """Anything else the SDK asks of a stream (its sender's context) is the inner one's."""
         return getattr(self.inner, name)
 
 
@@ -141,6 +145,7 @@ class RecordingTransport:
 
 
 async def _session(mode: str, log: Recorded) -> None:
+    """The session: list the tools, look the order up, then send both refunds at once."""
     async with Client(RecordingTransport(shop(), log), mode=mode) as client:
         await client.list_tools()
         name, args = CALLS[0]

@@ -63,6 +63,8 @@ def sniff(_: str, head: bytes) -> bool:
 
 @dataclass
 class _Session:
+    """One session's kept messages, and the ids that tell which responses answer calls."""
+
     messages: list[bytes] = field(default_factory=list)
     """The kept messages, as JSON (a fifth of the memory of the parsed objects)."""
     calls: set[Key] = field(default_factory=set)
@@ -73,6 +75,8 @@ class _Session:
 
 @dataclass
 class _Skipped:
+    """The lines skipped for lacking the key, and how many of them were calls."""
+
     messages: int = 0
     calls: int = 0
 
@@ -119,7 +123,10 @@ def _read_line(
     skipped: _Skipped,
     bound: int,
 ) -> None:
+    """Read line `number` of the log into its session (see the module's docstring)."""
+
     def fail(message: str, where: str | None = None) -> InputError:
+        """The error about this line (and its field `where`)."""
         return InputError(path, message, line=number, field=where)
 
     try:

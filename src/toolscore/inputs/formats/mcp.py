@@ -130,6 +130,7 @@ def _message(entry: Any, where: str, s: _Session) -> None:
 
 
 def _is_jsonrpc(message: Mapping[str, Any]) -> bool:
+    """Whether `message` is a JSON-RPC message itself (else it may be a proxy's record)."""
     return any(key in message for key in ("jsonrpc", "method", "result", "error"))
 
 
