@@ -525,7 +525,8 @@ def test_converting_a_log_keeps_what_the_reader_reads(
     """Whatever the log holds, each session's converted line reads as its messages read
     unconverted: the same calls and the same unread parts (the dropped notifications and the
     shortened requests and responses that answer no call change nothing)."""
-    lines, sessions = [], {}
+    lines: list[str] = []
+    sessions: dict[str, list[Any]] = {}
     for session, form, message in records:
         if form == "flat" and any(key in message for key in ("jsonrpc", "method", "result")):
             line = {"session_id": session, **message, "direction": "in"}
