@@ -80,7 +80,6 @@ class _Session:
     """Requests awaiting a response, by id: a call, or None for any other request."""
     seen: set[Key] = field(default_factory=set)
     """The ids of every `tools/call` request so far (a second one with an id is unread)."""
-    cancelled: int = 0
 
 
 def read(node: Any, key: str, t: Transcript) -> None:
@@ -97,12 +96,16 @@ def read(node: Any, key: str, t: Transcript) -> None:
         else:
             with t.part():
                 _message(entry, where, session)
+    cancelled = 0
     for call in session.calls:
-        if not call.answered and not call.cancelled:
-            t.unread(call.where, f"tools/call {call.call_id} has no response")
+        if not call.answered:
+            if call.cancelled:
+                cancelled += 1
+            else:
+                t.unread(call.where, f"tools/call {call.call_id} has no response")
         t.call(call.name, call.args, call.call_id, result=call.result, error=call.error)
-    if session.cancelled:
-        t.notes.append(f"mcp: calls cancelled without a result ({session.cancelled})")
+    if cancelled:
+        t.notes.append(f"mcp: calls cancelled without a result ({cancelled})")
 
 
 def _message(entry: Any, where: str, s: _Session) -> None:
@@ -179,9 +182,8 @@ def _cancel(message: Mapping[str, Any], s: _Session) -> None:
     request = id_key(params.get("requestId")) if isinstance(params, Mapping) else None
     waiting = s.pending.get(request) if request is not None else None
     for call in waiting or ():
-        if call is not None and not call.cancelled:
+        if call is not None:
             call.cancelled = True
-            s.cancelled += 1
 
 
 def _response(message: Mapping[str, Any], where: str, s: _Session) -> None:
