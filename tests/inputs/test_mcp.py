@@ -31,6 +31,7 @@ from toolscore.inputs.converted import HEAD_BYTES, layout_of
 from toolscore.inputs.formats import read_transcript
 from toolscore.inputs.formats.detect import detect
 from toolscore.inputs.mcp_log import convert, sniff
+from toolscore.inputs.outputs import parse_output
 from toolscore.scoring.check import check
 
 FORMATS_DIR = Path(__file__).parents[1] / "formats"
@@ -577,3 +578,13 @@ def test_a_response_whose_id_a_call_and_a_request_share_is_kept_whole(tmp_path: 
         *messages[2:],
     ]
     assert as_plain(read_transcript(line)) == [{"name": "a", "args": {}, "id": "0", "result": "A"}]
+
+
+def test_a_json_rpc_message_where_a_line_or_a_call_stands_is_refused_with_a_hint() -> None:
+    """A log whose first line is an outputs line is read as outputs: its messages say how."""
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}}
+    with pytest.raises(OutputError, match="it looks like an MCP JSON-RPC message: put the"):
+        parse_output({**message, "id": "s1"})
+    with pytest.raises(OutputError, match="not a call but an MCP JSON-RPC message") as failure:
+        parse_output({"id": "s1", "calls": [message]})
+    assert failure.value.field == "calls[0]"
