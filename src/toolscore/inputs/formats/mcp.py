@@ -196,30 +196,28 @@ def _response(message: Mapping[str, Any], where: str, s: _Session) -> None:
         raise UnreadableError(f"{where}.id", reason)
     index = _answered(waiting, message)
     if index is None:
-        first = next(i for i, c in enumerate(waiting) if c is not None)
-        ambiguous = waiting.pop(first)
-        if ambiguous is not None:
-            ambiguous.answered = True  # unread here, not again as a call without a response
+        call = waiting.pop(next(i for i, c in enumerate(waiting) if c is not None))
+        assert call is not None
+        call.answered = True  # unread here, not again as a call without a response
         reason = f"id {show(raw_id)} is a tools/call's and another request's: which is answered?"
         raise UnreadableError(f"{where}.id", reason)
     call = waiting.pop(index)
     if call is not None:
         call.answered = True
-    if "result" in message and "error" in message:
+    error, result = message.get("error"), message.get("result")  # null: absent (JSON-RPC 1.0)
+    if error is not None and result is not None:
         raise UnreadableError(f"{where}.error", "a response has a result or an error, not both")
     if call is None:
         return  # the response to another request
-    if "error" in message:
-        error = s.t.mapping(message["error"], f"{where}.error")
-        call.result, call.error = dict(error), True
+    if error is not None:
+        call.result, call.error = dict(s.t.mapping(error, f"{where}.error")), True
         return
-    result = s.t.mapping(message["result"], f"{where}.result")
+    result = s.t.mapping(result, f"{where}.result")
     call.result = _outcome(result, f"{where}.result", s.t)
     flag = result.get("isError")
     if flag is not None and not isinstance(flag, bool):
-        raise UnreadableError(
-            f"{where}.result.isError", f"must be a boolean, got {json_type(flag)}"
-        )
+        reason = f"must be a boolean, got {json_type(flag)}"
+        raise UnreadableError(f"{where}.result.isError", reason)
     call.error = flag is True
 
 
