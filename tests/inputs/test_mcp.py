@@ -164,18 +164,25 @@ def test_messages_that_hold_no_call_never_change_the_calls(rng: random.Random) -
     assert read(mixed).unread == ()
 
 
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3) | st.floats() | st.sampled_from(
-        ["tools/call", "2.0", "text", "image", "complete", "a", "", "notifications/cancelled"]
-    ),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["jsonrpc", "id", "method", "params", "name", "arguments", "result",
-                         "error", "content", "type", "text", "isError", "structuredContent",
-                         "resultType", "requestId", "message"]),
-        inner, max_size=5,
-    ),
-    max_leaves=20,
+MCP_KEYS = st.sampled_from(
+    ["jsonrpc", "id", "method", "params", "name", "arguments", "result", "error", "content",
+     "type", "text", "isError", "structuredContent", "resultType", "requestId", "message"]
 )  # fmt: skip
+MCP_WORDS = st.sampled_from(
+    ["tools/call", "2.0", "text", "image", "complete", "a", "", "notifications/cancelled"]
+)
+
+
+def _nested(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Arrays and objects (of MCP's keys) of `inner` values."""
+    return st.lists(inner, max_size=3) | st.dictionaries(MCP_KEYS, inner, max_size=5)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats() | MCP_WORDS,
+    _nested,
+    max_leaves=20,
+)
 """JSON values made of MCP's own keys and words, so that most reach deep into the reader."""
 
 
