@@ -149,7 +149,9 @@ class _ProgressBar:
     "--group-by",
     metavar="KEY",
     help="For an OpenTelemetry collector export (OTLP JSON Lines) as outputs: one output per "
-    "'trace_id' (the default), 'gen_ai.conversation.id' or other span attribute.",
+    "'trace_id' (the default), 'gen_ai.conversation.id' or other span attribute. For an MCP "
+    "session log (JSON-RPC messages as JSON Lines): one output per value of the lines' field "
+    "KEY ('session_id', the default).",
 )
 @click.option(
     "--emit-otel",
