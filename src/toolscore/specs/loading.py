@@ -25,7 +25,7 @@ from toolscore.errors import SpecError
 from toolscore.rubrics.spec import Rubric, RubricSpecError, RubricUse, parse_rubric, rubric_uses
 from toolscore.specs.fields import RulePath, ToolFields, native_field
 from toolscore.specs.forbid import spec_forbid
-from toolscore.specs.parsing import parse_document
+from toolscore.specs.parsing import parse_cached
 from toolscore.specs.problems import Problems, compile_tool, version_problem
 from toolscore.specs.side_rules import DEFINITIONS_KEY, Bundle, bundle_of, side_tools, stored_bundle
 from toolscore.specs.tool_definitions import definition_tools, is_definitions
@@ -153,25 +153,26 @@ class SpecSet:
         return described
 
 
-def load_specs(path: str | Path) -> SpecSet:
-    """Read a spec file (`.yaml`, `.yml` or `.json`) and return its validated spec set."""
-    specs, problems = _load(path)
+def load_specs(path: str | Path, cache: bool = True) -> SpecSet:
+    """Read a spec file (`.yaml`, `.yml` or `.json`) and return its validated spec set
+    (`cache`: its parse may come from, and goes to, the cache of parsed specs)."""
+    specs, problems = _load(path, cache)
     if problems:
         raise problems[0]
     assert specs is not None
     return specs
 
 
-def check_specs(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
+def check_specs(path: str | Path, cache: bool = True) -> tuple[SpecSet | None, list[SpecError]]:
     """Every problem of a spec file, for `lint`; the spec set too when there are none."""
-    return _load(path)
+    return _load(path, cache)
 
 
-def _load(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
-    source, content, data = _read_document(path)
+def _load(path: str | Path, cache: bool = True) -> tuple[SpecSet | None, list[SpecError]]:
+    source, content, data = _read_document(path, cache)
     if isinstance(data, Mapping) and isinstance(data.get(DEFINITIONS_KEY), str):
         where = Path(path).parent / data[DEFINITIONS_KEY]
-        definitions = _read_document(where)
+        definitions = _read_document(where, cache)
         return _parse_bundle(bundle_of(source, content, data, definitions[0], definitions[1:]))
     return parse_specs(data, source, hashlib.sha256(content).hexdigest())
 
@@ -195,14 +196,15 @@ def _parse_bundle(bundle: Bundle) -> tuple[SpecSet | None, list[SpecError]]:
     return _parse(bundle.rules, bundle.rules_source, bundle.sha256, bundle)
 
 
-def _read_document(path: str | Path) -> tuple[str, bytes, Any]:
-    """A YAML or JSON file's name, bytes and parsed data (an unreadable file is a SpecError)."""
+def _read_document(path: str | Path, cache: bool = True) -> tuple[str, bytes, Any]:
+    """A YAML or JSON file's name, bytes and parsed data (an unreadable file is a SpecError);
+    the parse comes from the cache of parsed specs when `cache` and it is there."""
     source = str(path)
     try:
         content = Path(path).read_bytes()
     except OSError as error:
         raise SpecError(source, f"cannot read: {error.strerror or error}") from None
-    return source, content, parse_document(content, source)
+    return source, content, parse_cached(content, source, cache)
 
 
 def read_mapping(path: str | Path) -> dict[str, Any]:
