@@ -43,6 +43,7 @@ LAYERS: dict[str, float] = {
     "toolscore.taubench": 10,
     "toolscore.tau2": 10,
     "toolscore.integrations": 10,
+    "toolscore.drafting": 10,
     "toolscore.batch": 10,  # deprecated re-export of engines.batch, for one release
     "toolscore.join": 10,  # deprecated re-export of engines.partitions, for one release
     "toolscore.cli": 11,

@@ -142,6 +142,7 @@ SURFACES: dict[str, list[str]] = {
         "planted_answers",
         "suggest_run",
     ],
+    "toolscore.drafting": ["DRAFT_FORMATS", "DRAFT_PREFIX", "Drafted", "PROPOSAL", "draft_spec"],
     "toolscore.lint": ["Finding", "lint_cases", "lint_files"],
     "toolscore.report": [
         "absent",

@@ -28,6 +28,7 @@ from toolscore.rubrics.backtrack import backtracking
 from toolscore.rubrics.checks import REGEX_SECONDS, LocalRubric, RegexCheck
 from toolscore.specs.fields import RulePath
 from toolscore.specs.loading import SpecSet, check_specs
+from toolscore.specs.problems import DRAFT_PREFIX
 
 if TYPE_CHECKING:
     from toolscore.state import AnyEnvironment as Environment
@@ -59,6 +60,7 @@ def lint_files(
     findings += lenient_without_reason(specs)
     findings += backtracking_regexes(specs)
     findings += string_rule_findings(specs)
+    findings += draft_guesses(specs)
     env = None if environment is None else environment(specs)
     if cases_path is not None:
         findings += lint_cases(specs, cases_path, env)
@@ -74,7 +76,25 @@ def lenient_without_reason(specs: SpecSet) -> list[Finding]:
                 f"{rule.describe()} forgives differences: add a reason saying why that is safe"
             )
             where = specs.rule_field(tool, path)
-            found.append(Finding("warning", InputError(specs.source, message, field=where)))
+            source = specs.rule_source(tool, path)
+            found.append(Finding("warning", InputError(source, message, field=where)))
+    return found
+
+
+def draft_guesses(specs: SpecSet) -> list[Finding]:
+    """Warn on each rule `spec init` guessed (its reason starts with `draft:`), so that a
+    drafted spec is reviewed before its scores are trusted."""
+    found: list[Finding] = []
+    for tool, rule, path in spec_rules(specs):
+        if rule.reason is not None and rule.reason.startswith(DRAFT_PREFIX):
+            guess = rule.reason.removeprefix(DRAFT_PREFIX).strip()
+            message = (
+                f"a drafted guess to review ({rule.describe()}): {guess}; check it against the "
+                f"tool, then reword the reason (without {DRAFT_PREFIX!r})"
+            )
+            where = specs.rule_field(tool, path)
+            source = specs.rule_source(tool, path)
+            found.append(Finding("warning", InputError(source, message, field=where)))
     return found
 
 
@@ -112,6 +132,7 @@ def backtracking_regexes(specs: SpecSet) -> list[Finding]:
                 if inline
                 else f"rubrics.{use.rubric}"
             )
+            source = specs.rule_source(use.tool, use.path) if inline else specs.source
             for check in rubric.checks:
                 if not isinstance(check, RegexCheck):
                     continue
@@ -122,7 +143,7 @@ def backtracking_regexes(specs: SpecSet) -> list[Finding]:
                         f"each such text costs the {REGEX_SECONDS:g} s limit, and the run stops "
                         f"the rubric after {check.max_timeouts}"
                     )
-                    found.append(Finding("warning", InputError(specs.source, message, field=where)))
+                    found.append(Finding("warning", InputError(source, message, field=where)))
     return found
 
 
@@ -146,7 +167,8 @@ def string_rule_findings(specs: SpecSet) -> list[Finding]:
 
     def warn(tool: str, path: RulePath, message: str) -> None:
         where = specs.rule_field(tool, path)
-        found.append(Finding("warning", InputError(specs.source, message, field=where)))
+        source = specs.rule_source(tool, path)
+        found.append(Finding("warning", InputError(source, message, field=where)))
 
     for tool, rule, path in spec_rules(specs):
         names = [part for part in path if isinstance(part, str) and part != "items"]

@@ -34,6 +34,8 @@ def provenance(specs: SpecSet, version: str, cases: int) -> Text:
     """One line naming the scorer, the spec set and how many cases were scored."""
     label = specs.version or "unversioned"
     digest = specs.sha256[:12] if specs.sha256 else "-"
+    if specs.version_from_sha:  # tool definitions without a version label
+        label = "from its sha256, no label"
     return safe_text(
         f"toolscore {version} · specs {specs.source} (version {label}, sha256 {digest}) · "
         f"{cases} cases",

@@ -1,6 +1,8 @@
-"""Spec files: loading and validating the native YAML/JSON format and tool-definition lists
-(`loading`), parsing YAML or JSON safely and within bounds (`parsing`), and where each rule
-stands in its file, for messages that name it (`fields`)."""
+"""Spec files: loading and validating the native YAML/JSON format (`loading`), tool
+definitions in OpenAI, Anthropic, Gemini and MCP shapes (`tool_definitions`, with
+`schema_rules` translating their JSON Schema), a side rules file adding rules to them
+(`side_rules`), parsing YAML or JSON safely and within bounds (`parsing`), and where each
+rule stands in its file, for messages that name it (`fields`)."""
 
 from toolscore.specs.fields import RulePath
 from toolscore.specs.loading import (

@@ -1,4 +1,6 @@
-"""Load and validate spec files: the native YAML/JSON format and OpenAI-style tool lists.
+"""Load and validate spec files: the native YAML/JSON format, tool definitions (OpenAI,
+Anthropic, Gemini, MCP: `tool_definitions`), and a native spec that takes its tools from a
+definitions file and adds rules to them (a side rules file: `side_rules`).
 
 A spec set says, per tool and per argument, which differences are harmless. It is checked
 completely when loaded, so that scoring never meets a broken rule.
@@ -9,13 +11,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from toolscore.core.arguments import value_problem
 from toolscore.core.forbid import by_tool
 from toolscore.core.model import MISSING, Forbid
-from toolscore.core.rules import ListRule, ObjectRule, Rule, RuleError, compile_rule
+from toolscore.core.rules import ListRule, ObjectRule, Rule
 from toolscore.core.rules.strings import holds_pattern
 from toolscore.core.values import show, suggest
 from toolscore.errors import SpecError
@@ -23,9 +26,13 @@ from toolscore.rubrics.spec import Rubric, RubricSpecError, RubricUse, parse_rub
 from toolscore.specs.fields import RulePath, ToolFields, native_field
 from toolscore.specs.forbid import spec_forbid
 from toolscore.specs.parsing import parse_cached
+from toolscore.specs.problems import Problems, compile_tool, version_problem
+from toolscore.specs.side_rules import DEFINITIONS_KEY, Bundle, bundle_of, side_tools, stored_bundle
+from toolscore.specs.tool_definitions import definition_tools, is_definitions
 
 RELAXATIONS = ("extra_calls", "unknown_args", "retries")
 _TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics", "forbid")
+_SIDE_KEYS = (*_TOP_KEYS, DEFINITIONS_KEY)
 _TOOL_KEYS = ("version", "args", "description")
 _RELAX_KEYS = ("allow", "tools", "reason")
 DEFAULT_TIMEOUT = 10.0
@@ -77,12 +84,18 @@ class SpecSet:
     rubric_uses: Mapping[str, tuple[RubricUse, ...]] = field(default_factory=dict)
     """Per tool, its text arguments that have a rubric (tools without any are left out)."""
     tool_list: bool = False
-    """True for an OpenAI-style tools list (docs/formats.md 2.5), which has no version
+    """True for tool definitions read alone (docs/formats.md 2.5), which have no version
     label, relaxations or environment: only each tool's `x-version`."""
     fields: Mapping[str, ToolFields] = field(default_factory=dict)
-    """For a tools list, where each tool's rules are declared in the file (`rule_field`)."""
+    """For tool definitions, where each tool's rules are declared in the file (`rule_field`)."""
     forbid: tuple[Forbid, ...] = ()
     """The calls no case may make (the spec's `forbid`), whatever its plans say."""
+    version_from_sha: bool = False
+    """True when `version` is `sha256:` and the first 12 hex digits of the spec's sha256,
+    taken because tool definitions have no version label (reports say so)."""
+    content: bytes | None = None
+    """The bytes `sha256` is the hash of, when they are not one file's: a side rules file
+    and its definitions bundled (`side_rules`), which the results store keeps."""
     rules: Mapping[str, ObjectRule] = field(init=False)
     lowercase_rules: Mapping[str, ObjectRule] = field(init=False)
     extra_ok: frozenset[str] = field(init=False)
@@ -118,6 +131,12 @@ class SpecSet:
         located = self.fields.get(tool)
         return native_field(tool, path) if located is None else located.field(path)
 
+    def rule_source(self, tool: str, path: RulePath = ()) -> str:
+        """The file declaring the rule at `path` of `tool`'s arguments: the spec's, or the
+        definitions file beside a side rules file."""
+        located = self.fields.get(tool)
+        return self.source if located is None else located.source_of(path)
+
     def describe(self) -> dict[str, Any]:
         """The provenance block of a report: version label, content hash, tool versions, and
         the version of each rubric in use when some argument has one."""
@@ -126,38 +145,12 @@ class SpecSet:
             "sha256": self.sha256,
             "tools": {name: tool.version for name, tool in self.tools.items()},
         }
+        if self.version_from_sha:
+            described["version_from"] = "sha256"
         used = sorted({use.rubric for uses in self.rubric_uses.values() for use in uses})
         if used:
             described["rubrics"] = {name: self.rubrics[name].version for name in used}
         return described
-
-
-class _Problems:
-    """Collects spec problems so that `lint` can show them all and loading can raise the first."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.errors: list[SpecError] = []
-
-    def add(self, where: str, message: str) -> None:
-        self.errors.append(SpecError(self.source, message, field=where))
-
-    def known_keys(self, node: Mapping[Any, Any], keys: tuple[str, ...], where: str = "") -> None:
-        """A problem for each key of the mapping `node` (at `where`) that is not one of
-        `keys`, with the nearest valid name suggested for a typo."""
-        for key in node:
-            if key not in keys:
-                at = f"{where}.{key}" if where else str(key)
-                self.add(at, f"unknown key{suggest(str(key), keys)}")
-
-    def entry(self, where: str, node: Any, keys: tuple[str, ...], form: str) -> bool:
-        """Whether the entry `node` at `where` is a mapping (else the problem that it must be
-        `form`); its unknown keys are problems too (`known_keys`)."""
-        if not isinstance(node, Mapping):
-            self.add(where, f"must be {form}")
-            return False
-        self.known_keys(node, keys, where)
-        return True
 
 
 def load_specs(path: str | Path, cache: bool = True) -> SpecSet:
@@ -177,7 +170,30 @@ def check_specs(path: str | Path, cache: bool = True) -> tuple[SpecSet | None, l
 
 def _load(path: str | Path, cache: bool = True) -> tuple[SpecSet | None, list[SpecError]]:
     source, content, data = _read_document(path, cache)
+    if isinstance(data, Mapping) and isinstance(data.get(DEFINITIONS_KEY), str):
+        where = Path(path).parent / data[DEFINITIONS_KEY]
+        definitions = _read_document(where, cache)
+        return _parse_bundle(bundle_of(source, content, data, definitions[0], definitions[1:]))
     return parse_specs(data, source, hashlib.sha256(content).hexdigest())
+
+
+def bundled_specs(content: bytes, note: str) -> SpecSet | None:
+    """The spec set of a side rules file and its definitions, parsed again from the bundle
+    a results store kept (`side_rules`); None when `content` is a spec file's own bytes.
+    `note` is added to the file names in errors (` (stored with run 3)`)."""
+    bundle = stored_bundle(content, note)
+    if bundle is None:
+        return None
+    specs, problems = _parse_bundle(bundle)
+    if problems:
+        raise problems[0]
+    assert specs is not None
+    return specs
+
+
+def _parse_bundle(bundle: Bundle) -> tuple[SpecSet | None, list[SpecError]]:
+    """The spec set of a side rules file and its definitions."""
+    return _parse(bundle.rules, bundle.rules_source, bundle.sha256, bundle)
 
 
 def _read_document(path: str | Path, cache: bool = True) -> tuple[str, bytes, Any]:
@@ -202,22 +218,44 @@ def read_mapping(path: str | Path) -> dict[str, Any]:
 def parse_specs(
     data: Any, source: str = "<specs>", sha256: str = ""
 ) -> tuple[SpecSet | None, list[SpecError]]:
-    """Validate parsed spec data (native or OpenAI-style); return the spec set or the problems."""
-    problems = _Problems(source)
+    """Validate parsed spec data (native, or tool definitions); return the spec set or the
+    problems. A side rules file's `definitions` is read by `load_specs`, which knows the
+    file it is beside."""
+    return _parse(data, source, sha256, None)
+
+
+def _parse(
+    data: Any, source: str, sha256: str, bundle: Bundle | None
+) -> tuple[SpecSet | None, list[SpecError]]:
+    problems = Problems(source)
+    defined = problems if bundle is None else Problems(bundle.definitions_source)
     located: dict[str, ToolFields] = {}
-    if isinstance(data, list):
-        tools = dict(_openai_tools(data, problems, located))
+    listed = bundle is None and is_definitions(data)
+    if listed:
+        tools = _defined_tools(data, defined, located)
         relaxations: tuple[Relaxation, ...] = ()
         version = None
         environment = None
         forbid: tuple[Forbid, ...] = ()
     elif isinstance(data, Mapping):
-        problems.known_keys(data, _TOP_KEYS)
+        if bundle is None:
+            problems.known_keys(data, _SIDE_KEYS)
+            if DEFINITIONS_KEY in data:
+                message = "must be the path of a definitions file, read from a spec file"
+                problems.add(DEFINITIONS_KEY, message)
+        else:
+            problems.known_keys(data, _SIDE_KEYS)
         version = data.get("version")
         if version is not None and not isinstance(version, str | int | float):
             problems.add("version", "must be a string")
-        tools = dict(_native_tools(data.get("tools"), problems))
+        if bundle is None:
+            tools = dict(_native_tools(data.get("tools"), problems))
+        else:
+            tools = _defined_tools(bundle.definitions, defined, located)
+            _apply_side_tools(data.get("tools"), tools, located, problems, bundle)
         declared = data["tools"] if isinstance(data.get("tools"), Mapping) else {}
+        if bundle is not None:
+            declared = tools
         relaxations = tuple(_relaxations(data.get("relax", []), declared, problems))
         forbid = tuple(spec_forbid(data.get("forbid", []), tools, declared, problems.add))
         environment = data.get("environment")
@@ -231,14 +269,17 @@ def parse_specs(
         problems.add("(top)", "a spec is a mapping with 'tools', or a list of tool definitions")
         return None, problems.errors
     for name, tool in tools.items():
-        _check_defaults(tool.args, (), _locator(name, located), problems)
-    declared = data.get("rubrics", {}) if isinstance(data, Mapping) else {}
+        _check_defaults(tool.args, (), _adder(name, located, problems, defined))
+    declared = data.get("rubrics", {}) if isinstance(data, Mapping) and not listed else {}
     rubrics = dict(_rubrics(declared, problems))
-    uses = _rubric_uses(tools, rubrics, problems, located)
-    if problems.errors:
-        return None, problems.errors
+    uses = _rubric_uses(tools, rubrics, problems, defined, located)
+    errors = defined.errors + problems.errors if defined is not problems else problems.errors
+    if errors:
+        return None, errors
     label = None if version is None else str(version)
-    listed = isinstance(data, list)
+    from_sha = label is None and (listed or bundle is not None) and bool(sha256)
+    if from_sha:
+        label = f"sha256:{sha256[:12]}"
     return SpecSet(
         tools,
         relaxations,
@@ -248,25 +289,67 @@ def parse_specs(
         environment,
         rubrics,
         uses,
-        listed,
-        located,
-        forbid,
+        tool_list=listed,
+        fields=located,
+        forbid=forbid,
+        version_from_sha=from_sha,
+        content=None if bundle is None else bundle.content,
     ), []
 
 
-Locator = Callable[[RulePath], str]
-"""Names the field of the rule at a path of one tool's arguments."""
+def _defined_tools(
+    data: Any, problems: Problems, located: dict[str, ToolFields]
+) -> dict[str, ToolSpec]:
+    """The tools of tool definitions (`tool_definitions`)."""
+    return {
+        name: ToolSpec(name, entry.version, rule, entry.description)
+        for name, entry, rule in definition_tools(data, problems, located)
+    }
 
 
-def _locator(tool: str, located: Mapping[str, ToolFields]) -> Locator:
-    """The locator of `tool`'s rules: where a tools list declares them, else native paths."""
+def _apply_side_tools(
+    node: Any,
+    tools: dict[str, ToolSpec],
+    located: dict[str, ToolFields],
+    problems: Problems,
+    bundle: Bundle,
+) -> None:
+    """Give the definitions' tools what the side rules file says of them (`side_tools`)."""
+    arguments = {name: tool.args.args for name, tool in tools.items()}
+    for side in side_tools(node, arguments, located, problems, bundle.definitions_source):
+        tool = tools[side.name]
+        merged = {name: side.overrides.get(name, rule) for name, rule in tool.args.args.items()}
+        tools[side.name] = ToolSpec(
+            side.name,
+            tool.version if side.version is None else side.version,
+            replace(tool.args, args=merged),
+            tool.description if side.description is None else side.description,
+        )
+        located[side.name].override(frozenset(side.overrides), problems.source)
+
+
+PathProblem = Callable[[RulePath, str], None]
+"""Adds a problem about the rule at a path of one tool's arguments."""
+
+
+def _adder(
+    tool: str, located: Mapping[str, ToolFields], problems: Problems, defined: Problems
+) -> PathProblem:
+    """Adds problems about `tool`'s rules where they are declared: native paths of the spec,
+    or the definitions file (`defined`), or a side rules file for an argument it overrides."""
     fields = located.get(tool)
-    if fields is not None:
-        return fields.field
-    return lambda path: native_field(tool, path)
+
+    def add(path: RulePath, message: str) -> None:
+        if fields is None:
+            problems.add(native_field(tool, path), message)
+        else:
+            side = fields.source_of(path) != fields.source
+            (problems if side else defined).add(fields.field(path), message)
+
+    return add
 
 
-def _rubrics(node: Any, problems: _Problems) -> Iterator[tuple[str, Rubric]]:
+def _rubrics(node: Any, problems: Problems) -> Iterator[tuple[str, Rubric]]:
     """The top-level `rubrics` map: rubric names to rubrics."""
     if not isinstance(node, Mapping):
         problems.add("rubrics", "must be a mapping of rubric names to rubrics")
@@ -282,7 +365,7 @@ def _rubrics(node: Any, problems: _Problems) -> Iterator[tuple[str, Rubric]]:
             problems.add(where, error.message)
 
 
-def _under(problems: _Problems, where: str) -> Callable[[str, str], None]:
+def _under(problems: Problems, where: str) -> Callable[[str, str], None]:
     """A `problem(at, message)` callback adding problems at paths below `where`."""
 
     def problem(at: str, message: str) -> None:
@@ -291,12 +374,16 @@ def _under(problems: _Problems, where: str) -> Callable[[str, str], None]:
     return problem
 
 
-def _translated(problems: _Problems, fields: ToolFields) -> Callable[[str, str], None]:
-    """A `problem(at, message)` callback for a tool of a tools list, `at` a native path
-    within its arguments, named where it is in the file."""
+def _translated(
+    problems: Problems, defined: Problems, fields: ToolFields
+) -> Callable[[str, str], None]:
+    """A `problem(at, message)` callback for a tool of tool definitions, `at` a native path
+    within its arguments, named where it is declared (the side rules file for an argument
+    it overrides)."""
 
     def problem(at: str, message: str) -> None:
-        problems.add(fields.translate(at), message)
+        side = at.split(".", 1)[0] in fields.overrides
+        (problems if side else defined).add(fields.translate(at), message)
 
     return problem
 
@@ -304,7 +391,8 @@ def _translated(problems: _Problems, fields: ToolFields) -> Callable[[str, str],
 def _rubric_uses(
     tools: Mapping[str, ToolSpec],
     rubrics: dict[str, Rubric],
-    problems: _Problems,
+    problems: Problems,
+    defined: Problems,
     located: Mapping[str, ToolFields],
 ) -> dict[str, tuple[RubricUse, ...]]:
     """Per tool, the rubrics on its text arguments (inline ones are added to `rubrics`)."""
@@ -314,7 +402,7 @@ def _rubric_uses(
         if fields is None:
             problem = _under(problems, f"tools.{name}.args")
         else:
-            problem = _translated(problems, fields)
+            problem = _translated(problems, defined, fields)
         uses = tuple(rubric_uses(name, tool.args, rubrics, problem))
         if uses:
             found[name] = uses
@@ -330,7 +418,7 @@ def timeout_problem(value: Any) -> str | None:
     return None
 
 
-def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpec]]:
+def _native_tools(node: Any, problems: Problems) -> Iterator[tuple[str, ToolSpec]]:
     if not isinstance(node, Mapping) or not node:
         problems.add("tools", "must be a non-empty mapping of tool names to tool specs")
         return
@@ -341,43 +429,15 @@ def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpe
             continue
         args = tool.get("args") or {}
         version = tool.get("version")
-        problem = _version_problem(version)
+        problem = version_problem(version)
         if problem:
             problems.add(f"{where}.version", problem)
-        rule = _compile_tool(args, _locator(str(name), {}), problems)
+        rule = compile_tool(args, partial(native_field, str(name)), problems)
         if rule is not None:
             yield str(name), ToolSpec(str(name), version, rule, tool.get("description"))
 
 
-def _version_problem(version: Any) -> str | None:
-    """Why a tool's version cannot be recorded with its results, or None (results stores and
-    reports keep it as a JSON number, so an integer must fit in 64 bits)."""
-    if version is None or isinstance(version, str):
-        return None
-    if not isinstance(version, int) or isinstance(version, bool):
-        return "must be a string or an integer"
-    if not -(2**63) <= version < 2**63:
-        return "must be an integer within 64 bits (a string holds any label)"
-    return None
-
-
-def _compile_tool(args: Any, locate: Locator, problems: _Problems) -> ObjectRule | None:
-    """The tool's arguments as one object rule; each bad argument is its own problem."""
-    if not isinstance(args, Mapping):
-        problems.add(locate(()), "must be a mapping of argument names to rules")
-        return None
-    compiled: dict[str, Rule] = {}
-    for name, node in args.items():
-        try:
-            compiled[str(name)] = compile_rule(node, (str(name),))
-        except RuleError as error:
-            problems.add(locate(error.path), error.message)
-    if len(compiled) < len(args):
-        return None
-    return ObjectRule(args=compiled)
-
-
-def _relaxations(node: Any, tools: Mapping[str, Any], problems: _Problems) -> Iterator[Relaxation]:
+def _relaxations(node: Any, tools: Mapping[str, Any], problems: Problems) -> Iterator[Relaxation]:
     if not isinstance(node, list):
         problems.add("relax", "must be a list of {allow, tools, reason} entries")
         return
@@ -409,136 +469,14 @@ def _relaxations(node: Any, tools: Mapping[str, Any], problems: _Problems) -> It
             yield Relaxation(str(allow), tuple(names), str(reason))
 
 
-def _check_defaults(rule: Rule, path: RulePath, locate: Locator, problems: _Problems) -> None:
+def _check_defaults(rule: Rule, path: RulePath, add: PathProblem) -> None:
     """A default must be a value its own rule accepts (null is always a valid default)."""
     if isinstance(rule, ObjectRule):
         for name, sub in rule.args.items():
-            _check_defaults(sub, (*path, name), locate, problems)
+            _check_defaults(sub, (*path, name), add)
     elif isinstance(rule, ListRule):
-        _check_defaults(rule.items, (*path, "items"), locate, problems)
+        _check_defaults(rule.items, (*path, "items"), add)
     if rule.default is not None and rule.default is not MISSING:
         problem = value_problem(rule, rule.default)
         if problem:
-            problems.add(
-                locate(path), f"default {show(rule.default)} is rejected by its own rule: {problem}"
-            )
-
-
-# --- OpenAI-style tool definitions ----------------------------------------------------------
-
-_SCHEMA_KINDS = {
-    "string": "exact",
-    "number": "number",
-    "integer": "integer",
-    "boolean": "boolean",
-    "object": "object",
-    "array": "list",
-}
-
-
-def _openai_tools(
-    items: list[Any], problems: _Problems, located: dict[str, ToolFields]
-) -> Iterator[tuple[str, ToolSpec]]:
-    """The tools of a tools list; where each tool's rules stand goes into `located`, and
-    problems are named where they are in the list (`[2].function.parameters`)."""
-    # Only tool lists carry JSON Schema: native specs never pay for importing its validator.
-    from jsonschema import Draft202012Validator  # noqa: PLC0415
-    from jsonschema.exceptions import SchemaError as JsonSchemaError  # noqa: PLC0415
-
-    if not items:
-        problems.add("(top)", "the tool list is empty")
-    first: dict[str, int] = {}
-    for index, item in enumerate(items):
-        function = item.get("function", item) if isinstance(item, Mapping) else None
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-            problems.add(
-                f"[{index}]", "a tool definition needs 'name' (or 'function': {name, ...})"
-            )
-            continue
-        assert isinstance(item, Mapping)
-        base = f"[{index}].function" if "function" in item else f"[{index}]"
-        name = function["name"]
-        if name in first:
-            twice = f"tool {name!r} is defined twice (first at [{first[name]}])"
-            problems.add(f"{base}.name", twice)
-            continue
-        first[name] = index
-        fields = located[name] = ToolFields(base)
-        parameters = function.get("parameters") or {"type": "object", "properties": {}}
-        try:
-            Draft202012Validator.check_schema(parameters)
-        except JsonSchemaError as error:
-            problems.add(f"{base}.parameters", f"not a valid JSON Schema: {error.message}")
-            continue
-        try:
-            args = _schema_args(parameters, (), f"{base}.parameters", fields)
-        except RuleError as error:
-            problems.add(fields.field(error.path), error.message)
-            continue
-        rule = _compile_tool(args, fields.field, problems)
-        problem = _version_problem(function.get("x-version"))
-        if problem:
-            problems.add(f"{base}.x-version", problem)
-        elif rule is not None:
-            yield name, ToolSpec(name, function.get("x-version"), rule, function.get("description"))
-
-
-def _schema_args(
-    schema: Mapping[str, Any], path: RulePath, where: str, fields: ToolFields
-) -> dict[str, Any]:
-    """The rule nodes of a schema's `properties` (the schema at `where`)."""
-    properties = schema.get("properties") or {}
-    return {
-        name: _schema_rule(prop, (*path, name), f"{where}.properties.{name}", fields)
-        for name, prop in properties.items()
-    }
-
-
-def _schema_rule(prop: Any, path: RulePath, where: str, fields: ToolFields) -> dict[str, Any]:
-    """The rule node for one JSON Schema property (at `where`): its `x-compare`, else derived
-    from the type."""
-    fields.record(path, where)
-    if not isinstance(prop, Mapping):
-        return {"kind": "exact"}
-    compare = prop.get("x-compare")
-    if compare is not None:
-        fields.record(path, f"{where}.x-compare")
-        if not isinstance(compare, str | Mapping):
-            raise RuleError(path, "x-compare must be a kind name or a kind object")
-        node = {"kind": compare} if isinstance(compare, str) else dict(compare)
-        if isinstance(compare, Mapping):
-            fields.record_written(compare, path, f"{where}.x-compare")
-        kind = node.get("kind")
-        if kind == "object" and "args" not in node:
-            node["args"] = _schema_args(prop, path, where, fields)
-        if kind == "list" and "items" not in node and isinstance(prop.get("items"), Mapping):
-            node["items"] = _schema_rule(prop["items"], (*path, "items"), f"{where}.items", fields)
-        if kind == "enum" and "values" not in node and isinstance(prop.get("enum"), list):
-            node["values"] = prop["enum"]
-    else:
-        node = _derived(prop, path, where, fields)
-    if "default" in prop and "default" not in node:
-        node["default"] = prop["default"]
-    return node
-
-
-def _derived(
-    prop: Mapping[str, Any], path: RulePath, where: str, fields: ToolFields
-) -> dict[str, Any]:
-    if isinstance(prop.get("enum"), list):
-        return {"kind": "enum", "values": prop["enum"]}
-    types = prop.get("type")
-    if isinstance(types, list):
-        types = next((t for t in types if t != "null"), None)
-    kind = _SCHEMA_KINDS.get(types, "exact") if isinstance(types, str) else "exact"
-    node: dict[str, Any] = {"kind": kind}
-    if kind == "object":
-        node["args"] = _schema_args(prop, path, where, fields)
-    elif kind == "list":
-        items = prop.get("items")
-        node["items"] = (
-            _schema_rule(items, (*path, "items"), f"{where}.items", fields)
-            if isinstance(items, Mapping)
-            else "exact"
-        )
-    return node
+            add(path, f"default {show(rule.default)} is rejected by its own rule: {problem}")

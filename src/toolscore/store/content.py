@@ -57,6 +57,15 @@ def compressed_chunks(path: str | Path, sha256: str) -> Iterator[bytes]:
         raise InputError(str(path), "the file changed while it was being scored; score it again")
 
 
+def compressed_bytes(content: bytes) -> Iterator[bytes]:
+    """Bytes held in memory (a bundled spec) as zlib-compressed pieces, as `compressed_chunks`
+    gives a file's."""
+    compressor = zlib.compressobj(LEVEL)
+    for start in range(0, len(content), CHUNK_BYTES):
+        yield compressor.compress(content[start : start + CHUNK_BYTES])
+    yield compressor.flush()
+
+
 def iter_content(db: sqlite3.Connection, sha256: str) -> Iterator[bytes]:
     """The stored content with this hash, decompressed, in pieces of about CHUNK_BYTES."""
     decompressor = zlib.decompressobj()

@@ -13,7 +13,7 @@ import orjson
 import yaml
 
 from toolscore.errors import InputError, SpecError
-from toolscore.specs.loading import Relaxation, SpecSet, parse_specs
+from toolscore.specs.loading import Relaxation, SpecSet, bundled_specs, parse_specs
 from toolscore.specs.parsing import safe_loader
 from toolscore.store.codec import case_json, unpack_json
 from toolscore.store.connection import connect, connect_read_only, store_path
@@ -302,8 +302,12 @@ class Store:
     def specs(self, run: RunInfo) -> SpecSet:
         """The run's spec set, parsed again from the stored spec file (never executed: YAML
         is read with the safe loader, and an environment block is kept as data)."""
-        source = f"{run.specs_path} (stored with run {run.id})"
+        note = f" (stored with run {run.id})"
+        source = f"{run.specs_path}{note}"
         content = read_content(self.db, run.specs_sha256)
+        bundled = bundled_specs(content, note)  # a side rules file and its definitions
+        if bundled is not None:
+            return bundled
         try:
             if run.specs_path.endswith(".json"):
                 data = orjson.loads(content)

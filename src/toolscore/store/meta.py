@@ -27,6 +27,9 @@ class InputFile:
     sha256: str
     readable: bool = True
     copy: str | None = None
+    content: bytes | None = None
+    """The bytes themselves, when they are no file's (a side rules file bundled with its
+    definitions, `specs.side_rules`)."""
 
     @property
     def content_path(self) -> str:
@@ -63,12 +66,9 @@ class RunMeta:
         """The provenance of a run about to be scored from these files (hashed here, so that
         `Store.previous_scores` can be asked before scoring). `names` are the cases and
         outputs files as the user gave them, when the paths are copies of streams."""
-        specs_sha = file_sha256(specs_path)
-        if specs.sha256 and specs.sha256 != specs_sha:
-            raise InputError(str(specs_path), "the spec file changed after it was loaded")
         return cls(
             specs=specs,
-            specs_file=InputFile(str(specs_path), specs_sha),
+            specs_file=specs_input(specs, specs_path),
             cases_file=_input_file(cases_path, names[0] if names else None),
             outputs_file=_input_file(outputs_path, names[1] if names else None),
             label=label,
@@ -76,6 +76,17 @@ class RunMeta:
             created=now(),
             git_revision=git_revision(),
         )
+
+
+def specs_input(specs: SpecSet, specs_path: str | Path) -> InputFile:
+    """The spec file as a run records it: its own bytes, or (a side rules file) the bundle
+    of it and its definitions, whose hash is the spec set's."""
+    if specs.content is not None:
+        return InputFile(str(specs_path), specs.sha256, content=specs.content)
+    specs_sha = file_sha256(specs_path)
+    if specs.sha256 and specs.sha256 != specs_sha:
+        raise InputError(str(specs_path), "the spec file changed after it was loaded")
+    return InputFile(str(specs_path), specs_sha)
 
 
 def _input_file(path: str | Path, name: str | None) -> InputFile:

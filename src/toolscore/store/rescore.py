@@ -24,7 +24,7 @@ from toolscore.inputs.jsonl import parse_line
 from toolscore.inputs.outputs import parse_output
 from toolscore.scoring.stream import score
 from toolscore.specs.loading import SpecSet, load_specs
-from toolscore.store.meta import InputFile, RunMeta, git_revision, now
+from toolscore.store.meta import InputFile, RunMeta, git_revision, now, specs_input
 from toolscore.store.restore import summary_from_json
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def rescore(
     else:
         specs = load_specs(specs_path)
         source = str(specs_path)
-        specs_file = InputFile(source, specs.sha256)
+        specs_file = specs_input(specs, source)
     if rubrics_only:
         changed = calls_changed(store.specs(old), specs)
         if changed is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from toolscore.store.content import compressed_chunks
+from toolscore.store.content import compressed_bytes, compressed_chunks
 from toolscore.store.meta import InputFile
 from toolscore.store.rubrics import STAGED as STAGED_RUBRICS
 
@@ -32,11 +32,21 @@ def stage_content(db: sqlite3.Connection, item: InputFile) -> None:
     """Compress an input file into the staging tables (InputError if it changed since it
     was hashed, or cannot be read)."""
     seq = 0
-    for piece in compressed_chunks(item.content_path, item.sha256):
+    pieces = (
+        compressed_bytes(item.content)
+        if item.content is not None
+        else compressed_chunks(item.content_path, item.sha256)
+    )
+    for piece in pieces:
         if piece:
             db.execute("INSERT INTO temp.staged_chunks VALUES (?, ?, ?)", (item.sha256, seq, piece))
             seq += 1
     db.execute(
         "INSERT INTO temp.staged_contents VALUES (?, ?, ?)",
-        (item.sha256, Path(item.content_path).stat().st_size, seq),
+        (item.sha256, _size(item), seq),
     )
+
+
+def _size(item: InputFile) -> int:
+    """The input's size in bytes."""
+    return len(item.content) if item.content is not None else Path(item.content_path).stat().st_size
