@@ -143,6 +143,7 @@ SURFACES: dict[str, list[str]] = {
         "suggest_run",
     ],
     "toolscore.lint": ["Finding", "lint_cases", "lint_files"],
+    "toolscore.schemas": ["NAMES", "generate", "render", "shipped"],
     "toolscore.report": [
         "absent",
         "json_report",

@@ -48,6 +48,7 @@ LAZY_COMMANDS = {
     "suggest": "toolscore.cli.suggest",
     "coverage": "toolscore.cli.coverage",
     "blame": "toolscore.cli.blame",
+    "schema": "toolscore.cli.schema",
 }
 """The commands other modules add (with their `register`), and the module of each."""
 

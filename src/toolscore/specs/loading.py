@@ -25,9 +25,9 @@ from toolscore.specs.forbid import spec_forbid
 from toolscore.specs.parsing import parse_document
 
 RELAXATIONS = ("extra_calls", "unknown_args", "retries")
-_TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics", "forbid")
-_TOOL_KEYS = ("version", "args", "description")
-_RELAX_KEYS = ("allow", "tools", "reason")
+TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics", "forbid")
+TOOL_KEYS = ("version", "args", "description")
+RELAX_KEYS = ("allow", "tools", "reason")
 DEFAULT_TIMEOUT = 10.0
 """Seconds a replayed tool call (or a setup statement) may run when `environment.timeout`
 does not say."""
@@ -210,7 +210,7 @@ def parse_specs(
         environment = None
         forbid: tuple[Forbid, ...] = ()
     elif isinstance(data, Mapping):
-        problems.known_keys(data, _TOP_KEYS)
+        problems.known_keys(data, TOP_KEYS)
         version = data.get("version")
         if version is not None and not isinstance(version, str | int | float):
             problems.add("version", "must be a string")
@@ -335,7 +335,7 @@ def _native_tools(node: Any, problems: _Problems) -> Iterator[tuple[str, ToolSpe
     for name, tool in node.items():
         where = f"tools.{name}"
         form = "a mapping with 'args' (and optionally 'version')"
-        if not problems.entry(where, tool, _TOOL_KEYS, form):
+        if not problems.entry(where, tool, TOOL_KEYS, form):
             continue
         args = tool.get("args") or {}
         version = tool.get("version")
@@ -381,7 +381,7 @@ def _relaxations(node: Any, tools: Mapping[str, Any], problems: _Problems) -> It
         return
     for index, entry in enumerate(node):
         where = f"relax[{index}]"
-        if not problems.entry(where, entry, _RELAX_KEYS, "a mapping with allow, tools and reason"):
+        if not problems.entry(where, entry, RELAX_KEYS, "a mapping with allow, tools and reason"):
             continue
         allow, names, reason = entry.get("allow"), entry.get("tools"), entry.get("reason")
         ok = True

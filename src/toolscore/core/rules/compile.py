@@ -20,8 +20,8 @@ from toolscore.core.rules.text import CasefoldRule, ExactRule, TextRule
 from toolscore.core.rules.times import DateRule, DatetimeRule, parse_timezone
 from toolscore.core.values import enum_key, show, suggest
 
-_COMMON_OPTIONS = ("kind", "default", "reason")
-_KIND_OPTIONS: dict[str, tuple[str, ...]] = {
+COMMON_OPTIONS = ("kind", "default", "reason")
+KIND_OPTIONS: dict[str, tuple[str, ...]] = {
     "exact": (),
     "casefold": (),
     "normalized": NORMALIZATIONS,
@@ -38,7 +38,7 @@ _KIND_OPTIONS: dict[str, tuple[str, ...]] = {
     "list": ("items", "order"),
     "object": ("args",),
 }
-KINDS: tuple[str, ...] = tuple(_KIND_OPTIONS)
+KINDS: tuple[str, ...] = tuple(KIND_OPTIONS)
 
 
 def _tolerance(node: Mapping[str, Any], key: str, path: tuple[str | int, ...]) -> float:
@@ -69,9 +69,9 @@ def compile_rule(node: Any, path: tuple[str | int, ...] = ()) -> Rule:
     kind = node.get("kind")
     if not isinstance(kind, str):
         raise RuleError(path, "missing 'kind'" if kind is None else "kind must be a string")
-    if kind not in _KIND_OPTIONS:
+    if kind not in KIND_OPTIONS:
         raise RuleError(path, f"unknown kind {kind!r}{suggest(kind, KINDS)}")
-    allowed = _COMMON_OPTIONS + _KIND_OPTIONS[kind]
+    allowed = COMMON_OPTIONS + KIND_OPTIONS[kind]
     for option in node:
         if option == "rubric" and kind != "text":
             raise RuleError(
