@@ -96,17 +96,17 @@ def _state_check(keys: tuple[str, ...], tests: tuple[str, ...], what: str) -> Sc
 
 STATE_KEY_SCHEMAS: dict[str, Schema] = {
     "goal_state": {
-        "anyOf": [{"type": "object"}, {"const": "plan"}],
+        "anyOf": [{"type": ["object", "null"]}, {"const": "plan"}],
         "description": 'the state the store must end in: {table: [rows]}, a document, or "plan"',
     },
     "state_checks": {
-        "type": "array",
+        "type": ["array", "null"],
         "minItems": 1,
         "items": {"anyOf": [{"$ref": "#/$defs/document_check"}, {"$ref": "#/$defs/sqlite_check"}]},
         "description": "named tests of values of the final state",
     },
     "setup": {
-        "anyOf": [{"type": "string"}, {"type": "array"}],
+        "type": ["string", "array", "null"],
         "description": "SQL, or a list of SQL strings and calls {name, args}, run first",
     },
     "required_outputs_in": {"enum": list(PLACES)},
@@ -134,7 +134,7 @@ CASE_KEY_SCHEMAS: dict[str, Schema] = {
     "required_outputs": {"type": ["array", "null"], "items": _REQUIRED_OUTPUT},
     "forbid": {"type": "array", "items": {"$ref": "#/$defs/forbid"}},
     RESPONSE_RUBRICS: {"type": "array", "items": {"$ref": "#/$defs/response_rubric"}},
-    "max_calls": {"type": "integer", "minimum": 1},
+    "max_calls": {"type": ["integer", "null"], "minimum": 1},
     "variant_of": {"type": "string", "minLength": 1},
     "variant": {"type": "string", "minLength": 1},
     **STATE_KEY_SCHEMAS,
@@ -145,7 +145,7 @@ TURN_KEY_SCHEMAS: dict[str, Schema] = {
     "plans": CASE_KEY_SCHEMAS["plans"] | {"type": "array"},
     "required_outputs": CASE_KEY_SCHEMAS["required_outputs"],
     "goal_state": STATE_KEY_SCHEMAS["goal_state"],
-    "state_checks": STATE_KEY_SCHEMAS["state_checks"],
+    "state_checks": STATE_KEY_SCHEMAS["state_checks"] | {"type": "array"},
     "outputs": {"type": "array"},
     "results_from_plan": {"type": "integer", "minimum": 0},
 }

@@ -44,7 +44,7 @@ LINE_KEY_SCHEMAS: dict[str, Schema] = {
         ],
         "description": "which run of the case this line is",
     },
-    "format": {"enum": list(FORMATS), "description": "the transcript's format"},
+    "format": {"enum": [*FORMATS, None], "description": "the transcript's format"},
     "choice": {"type": ["integer", "null"], "minimum": 0},
     "stream": {"type": ["array", "null"], "description": "a saved stream's chunks or events"},
     "turns": {

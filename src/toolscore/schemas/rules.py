@@ -21,14 +21,17 @@ RUBRIC = {"$ref": "#/$defs/rubric"}
 NON_BLANK: Schema = {"type": "string", "pattern": r"\S"}
 """A string holding something besides white space (what the loaders call non-empty)."""
 SCALAR_TYPES = ["string", "number", "boolean"]
-VERSION: Schema = {"type": ["string", "integer"], "description": "a version label"}
+VERSION: Schema = {"type": ["string", "integer", "null"], "description": "a version label"}
 
 _FLAG: Schema = {"type": "boolean"}
 _TOLERANCE: Schema = {"type": "number", "minimum": 0}
 
 OPTION_SCHEMAS: dict[tuple[str, str], Schema] = {
     ("*", "default"): {"description": "the value an omitted argument has (null included)"},
-    ("*", "reason"): {**NON_BLANK, "description": "why the rule is safe"},
+    ("*", "reason"): {
+        "anyOf": [{"type": "null"}, NON_BLANK],
+        "description": "why the rule is safe",
+    },
     **{("normalized", name): _FLAG for name in NORMALIZATIONS},
     ("pattern", "regex"): {
         "type": "string",
@@ -58,9 +61,15 @@ OPTION_SCHEMAS: dict[tuple[str, str], Schema] = {
     },
     ("date", "formats"): {"type": "array", "items": {"type": "string"}},
     ("datetime", "tol"): {**_TOLERANCE, "description": "seconds"},
-    ("datetime", "naive_tz"): {"type": "string", "description": "UTC, +02:00, Europe/Paris"},
+    ("datetime", "naive_tz"): {
+        "type": ["string", "null"],
+        "description": "UTC, +02:00, Europe/Paris",
+    },
     ("text", "rubric"): {
-        "anyOf": [{"type": "string", "description": "a rubric of `rubrics`"}, RUBRIC]
+        "anyOf": [
+            {"type": ["string", "null"], "description": "a rubric of `rubrics`"},
+            RUBRIC,
+        ]
     },
     ("list", "items"): RULE,
     ("list", "order"): {"enum": ["ordered", "unordered"]},
@@ -124,7 +133,8 @@ def rule_defs() -> dict[str, Schema]:
     return defs
 
 
-_COUNT: Schema = {"type": "integer", "minimum": 0}
+_COUNT: Schema = {"type": ["integer", "null"], "minimum": 0}
+"""A count that may be left out (null is as good as absent)."""
 _PHRASES: Schema = {
     "type": "array",
     "minItems": 1,
@@ -133,7 +143,7 @@ _PHRASES: Schema = {
 RUBRIC_OPTION_SCHEMAS: dict[tuple[str, str], Schema] = {
     ("regex", "pattern"): {"type": "string", "description": "searched for (re.search)"},
     ("regex", "must_match"): _FLAG,
-    ("regex", "max_timeouts"): {"type": "integer", "minimum": 1},
+    ("regex", "max_timeouts"): {**_COUNT, "minimum": 1},
     ("*", "phrases"): _PHRASES,
     ("*", "casefold"): _FLAG,
     ("mentions", "argument"): {"type": "string", "minLength": 1},
@@ -152,11 +162,11 @@ RUBRIC_OPTION_SCHEMAS: dict[tuple[str, str], Schema] = {
     ("judge", "seed"): {"type": ["integer", "null"]},
     ("*", "base_url"): {**NON_BLANK, "description": "an OpenAI-compatible API's URL"},
     ("*", "model"): NON_BLANK,
-    ("*", "api_key_env"): {"type": "string", "minLength": 1},
+    ("*", "api_key_env"): {"type": ["string", "null"], "minLength": 1},
     ("*", "timeout"): {"type": "number", "exclusiveMinimum": 0, "maximum": 3600},
     ("*", "retries"): {**_COUNT, "maximum": 20},
-    ("*", "concurrency"): {"type": "integer", "minimum": 1, "maximum": 256},
-    ("*", "max_answer_bytes"): {"type": "integer", "minimum": 1024, "maximum": MAX_ANSWER_LIMIT},
+    ("*", "concurrency"): {**_COUNT, "minimum": 1, "maximum": 256},
+    ("*", "max_answer_bytes"): {**_COUNT, "minimum": 1024, "maximum": MAX_ANSWER_LIMIT},
 }
 """The schema of each rubric option's value, by (kind, option); `*` stands for any kind."""
 
@@ -184,7 +194,10 @@ def _rubric_kind(kind: str, options: tuple[str, ...], extra: tuple[str, ...]) ->
         "required": ["kind", *RUBRIC_REQUIRED.get(kind, ())],
     }
     if kind == "length":
-        schema["anyOf"] = [{"required": ["min"]}, {"required": ["max"]}]
+        schema["anyOf"] = [
+            {"required": [bound], "properties": {bound: {"type": "integer"}}}
+            for bound in ("min", "max")
+        ]
     return schema
 
 

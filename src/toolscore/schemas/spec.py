@@ -19,6 +19,7 @@ TOOL_KEY_SCHEMAS: dict[str, Schema] = {
         "anyOf": [
             {"type": "string"},
             {"type": "integer", "minimum": -(2**63), "maximum": 2**63 - 1},
+            {"type": "null"},
         ],
         "description": "the tool's own spec version, recorded with every result",
     },
@@ -53,7 +54,10 @@ ENVIRONMENT_KEY_SCHEMAS: dict[str, Schema] = {
 """Only `timeout` is checked when a spec loads; the others are checked under `--env`."""
 
 TOP_KEY_SCHEMAS: dict[str, Schema] = {
-    "version": {"type": ["string", "number"], "description": "the spec set's version label"},
+    "version": {
+        "type": ["string", "number", "null"],
+        "description": "the spec set's version label",
+    },
     "tools": {
         "type": "object",
         "minProperties": 1,
@@ -129,7 +133,7 @@ def spec_schema() -> Schema:
             "required": ["tool", "reason"],
         },
         "environment": {
-            "type": "object",
+            "type": ["object", "null"],
             "description": "the store state checks replay calls against (read under --env)",
             "properties": _keyed(tuple(environment_keys), ENVIRONMENT_KEY_SCHEMAS),
         },

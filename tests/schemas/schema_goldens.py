@@ -12,6 +12,12 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from toolscore.errors import InputError
+from toolscore.inputs.cases import parse_case
+from toolscore.inputs.outputs import parse_output
+from toolscore.specs.loading import parse_specs
+from toolscore.state.checks import parse_checks
+
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = (ROOT / "tests", ROOT / "src" / "toolscore" / "examples", ROOT / "examples")
 SKIPPED_PARTS = {"tau_bench", "tau2", "multi_turn_func_doc", "possible_answer", "data"}
@@ -150,3 +156,39 @@ def _embedded(where: str, data: Any) -> Iterator[Golden]:
                 yield from walk(item, f"{at}[{k}]", spec)
 
     yield from walk(data, "", None)
+
+
+def _check_fail(field: str, message: str) -> InputError:
+    return InputError("<cases>", message, field=field)
+
+
+def _state_checks(case: dict[str, Any]) -> None:
+    """Read the case's `state_checks` (and its turns') as `--env` does, for a SQLite
+    environment when a check names a `table`, else for a documents one (the schema, which
+    does not know the environment, takes either)."""
+    turns = case.get("turns") if isinstance(case.get("turns"), list) else []
+    nodes = [case.get("state_checks")] + [t.get("state_checks") for t in turns if type(t) is dict]
+    for node in nodes:
+        if node is not None:
+            items = node if isinstance(node, list) else []
+            sqlite = any(isinstance(item, dict) and "table" in item for item in items)
+            parse_checks(node, not sqlite, _check_fail)
+
+
+def load_problem(golden: Golden) -> str | None:
+    """Why toolscore's loader refuses the document (`FIELD: message`), or None."""
+    try:
+        if golden.format == "spec":
+            _, errors = parse_specs(golden.document)
+            if errors:
+                raise errors[0]
+        elif golden.format == "cases":
+            specs, errors = parse_specs(golden.spec)
+            assert specs is not None, f"{golden.where}: its spec does not load: {errors[0]}"
+            parse_case(golden.document, specs)
+            _state_checks(golden.document)
+        else:
+            parse_output(golden.document)
+    except InputError as error:
+        return f"{error.field}: {error.message}"
+    return None
