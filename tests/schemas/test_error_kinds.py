@@ -13,8 +13,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-
 from schema_goldens import Golden, load_problem
+
 from toolscore.core.rules.compile import COMMON_OPTIONS, KIND_OPTIONS
 from toolscore.inputs.cases import CALL_KEYS, TURN_KEYS
 from toolscore.inputs.output_turns import TURN_ENTRY_KEYS

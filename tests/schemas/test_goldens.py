@@ -10,8 +10,8 @@ from collections import Counter
 
 import jsonschema
 import pytest
-
 from schema_goldens import Golden, collect, load_problem
+
 from toolscore.schemas import NAMES, generate
 
 GOLDENS = collect()
