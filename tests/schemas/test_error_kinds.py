@@ -13,8 +13,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from schema_goldens import Golden, load_problem
 
+from schema_goldens import Golden, load_problem
 from toolscore.core.rules.compile import COMMON_OPTIONS, KIND_OPTIONS
 from toolscore.inputs.cases import CALL_KEYS, TURN_KEYS
 from toolscore.inputs.output_turns import TURN_ENTRY_KEYS
@@ -132,7 +132,7 @@ def test_a_key_no_table_lists_is_refused_by_both(name: str, document: Any, table
 
 
 WRONG_VALUES: tuple[Any, ...] = ("x", 3, -1, 2.5, True, [], ["x"], {"x": 1}, None)
-_JSON_TYPES = {
+_JSON_TYPES: dict[str, type | tuple[type, ...]] = {
     "string": str,
     "integer": int,
     "number": (int, float),
@@ -154,23 +154,35 @@ def _is_of(value: Any, types: list[str]) -> bool:
     return False
 
 
+def _types(schema: dict[str, Any]) -> list[str]:
+    """The JSON types a schema allows, when it names them (itself, or every branch of its
+    `anyOf`); [] when it does not (a `$ref`, an `enum`)."""
+    if "type" in schema:
+        named = schema["type"]
+        return [named] if isinstance(named, str) else list(named)
+    branches = [_types(branch) for branch in schema.get("anyOf", [])]
+    if branches and all(branches):
+        return [name for branch in branches for name in branch]
+    return []
+
+
 def _wrong_types() -> Iterator[Any]:
     """For every option of every rule kind and rubric kind whose schema names its JSON types,
     each value of `WRONG_VALUES` of another type: the loader refuses it as the schema does."""
     for kind, options in KIND_OPTIONS.items():
         for option in (*COMMON_OPTIONS, *options):
-            types = option_schema(kind, option, OPTION_SCHEMAS).get("type")
+            types = _types(option_schema(kind, option, OPTION_SCHEMAS))
             for value in WRONG_VALUES if types else ():
-                if not _is_of(value, [types] if isinstance(types, str) else types):
+                if not _is_of(value, types):
                     yield pytest.param(
                         "spec", _spec_with_rule(_rule(kind, **{option: value})),
                         id=f"{kind}.{option}={value!r}",
                     )  # fmt: skip
     for kind, options in {**CHECK_KINDS, **REMOTE_KINDS}.items():
         for option in options:
-            types = option_schema(kind, option, RUBRIC_OPTION_SCHEMAS).get("type")
+            types = _types(option_schema(kind, option, RUBRIC_OPTION_SCHEMAS))
             for value in WRONG_VALUES if types else ():
-                if not _is_of(value, [types] if isinstance(types, str) else types):
+                if not _is_of(value, types):
                     yield pytest.param(
                         "spec", _spec_with_rubric(_rubric(kind, **{option: value})),
                         id=f"rubric {kind}.{option}={value!r}",
@@ -189,7 +201,7 @@ def test_every_option_with_a_type_is_tried() -> None:
     typed = {
         kind
         for kind, options in KIND_OPTIONS.items()
-        if any("type" in option_schema(kind, o, OPTION_SCHEMAS) for o in options)
+        if any(_types(option_schema(kind, o, OPTION_SCHEMAS)) for o in options)
     }
     assert typed <= tried
     assert {"number", "enum", "normalized", "pattern", "one_of", "date", "datetime"} <= typed

@@ -8,6 +8,7 @@ import json
 import tomllib
 from pathlib import Path
 
+import click
 import jsonschema
 import pytest
 from click.testing import CliRunner
@@ -55,7 +56,13 @@ def test_the_spec_schema_follows_the_loader_tables() -> None:
     schema = generate("spec")
     native = schema["anyOf"][0]
     assert list(native["properties"]) == list(TOP_KEYS)
-    assert schema["$defs"]["kind_name"]["enum"] == list(KINDS)
+    assert schema["$defs"]["rule_mapping"]["properties"]["kind"]["enum"] == list(KINDS)
+    assert set(schema["$defs"]["kind_name"]["enum"]) == set(KINDS) - {
+        "normalized",
+        "pattern",
+        "one_of",
+        "enum",
+    }
     for kind, options in KIND_OPTIONS.items():
         declared = schema["$defs"][f"rule_{kind}"]["properties"]
         assert set(declared) == {"kind", "default", "reason", *options}
@@ -75,8 +82,9 @@ def test_a_key_added_to_a_table_appears_in_the_schema(monkeypatch: pytest.Monkey
 
 def test_the_command_is_registered_lazily_with_every_name() -> None:
     assert LAZY_COMMANDS["schema"] == "toolscore.cli.schema"
-    choices = next(p for p in schema_command.params if p.name == "name").type.choices
-    assert tuple(choices) == NAMES
+    kind = next(p for p in schema_command.params if p.name == "name").type
+    assert isinstance(kind, click.Choice)
+    assert tuple(kind.choices) == NAMES
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -11,6 +11,16 @@ response object may be the line itself), which the reader keeps and counts."""
 from __future__ import annotations
 
 from toolscore.inputs.formats import FORMATS, KEYS, TRANSCRIPT_KEYS
+from toolscore.inputs.formats.responses import (
+    AI_MESSAGE,
+    CHAT_COMPLETION,
+    GENERATE_CONTENT_RESPONSE,
+    LANGCHAIN_AI,
+    MESSAGE,
+    PROMPT_FEEDBACK,
+    RESPONSE,
+    SHAPES,
+)
 from toolscore.inputs.output_turns import TURN_ENTRY_KEYS
 from toolscore.inputs.outputs import LINE_KEYS
 from toolscore.inputs.trials import MAX_TRIAL
@@ -44,7 +54,10 @@ LINE_KEY_SCHEMAS: dict[str, Schema] = {
         ],
         "description": "which run of the case this line is",
     },
-    "format": {"enum": [*FORMATS, None], "description": "the transcript's format"},
+    "format": {
+        "description": "the transcript's format (read with a transcript, a response "
+        "object or a stream)"
+    },
     "choice": {"type": ["integer", "null"], "minimum": 0},
     "stream": {"type": ["array", "null"], "description": "a saved stream's chunks or events"},
     "turns": {
@@ -87,6 +100,118 @@ def _one_transcript() -> list[Schema]:
     return found
 
 
+def _is(key: str, value: object) -> Schema:
+    return {"required": [key], "properties": {key: {"const": value}}}
+
+
+def response_objects() -> dict[str, Schema]:
+    """Each kind of provider's response object (by the name of its `responses.Shape`), told
+    as `formats.responses.shape_of` tells it: an OpenAI ChatCompletion (`object:
+    chat.completion`, a list of `choices`) or Response (`object: response`, a list `output`),
+    an Anthropic Message (`type: message`, `role: assistant`, a string `model`, a `content`),
+    a LangChain AIMessage (`type: ai` without `role`, with `content` or a `data` object) or
+    Gemini's GenerateContentResponse (a list of `candidates`, or none beside a
+    `prompt_feedback`)."""
+    openai = {"enum": ["chat.completion", "response"]}
+    not_openai = {"not": {"required": ["object"], "properties": {"object": openai}}}
+    langchain = {"required": ["type"], "properties": {"type": {"enum": sorted(LANGCHAIN_AI)}}}
+    langchain_kind = {"allOf": [langchain, {"not": {"required": ["role"]}}]}
+    blocked = {
+        "properties": {"candidates": {"type": "null"}},
+        "anyOf": [_given(key) for key in PROMPT_FEEDBACK],
+    }
+    kinds: dict[str, Schema] = {
+        CHAT_COMPLETION.name: {**_is("object", "chat.completion"), "allOf": [_listed("choices")]},
+        RESPONSE.name: {**_is("object", "response"), "allOf": [_listed("output")]},
+        MESSAGE.name: {
+            "allOf": [not_openai, _is("type", "message"), _is("role", "assistant")],
+            "required": ["model", "content"],
+            "properties": {"model": {"type": "string"}},
+        },
+        AI_MESSAGE.name: {
+            "allOf": [not_openai, langchain_kind],
+            "anyOf": [
+                {"required": ["content"]},
+                {"required": ["data"], "properties": {"data": {"type": "object"}}},
+            ],
+        },
+        GENERATE_CONTENT_RESPONSE.name: {
+            "allOf": [
+                not_openai,
+                {"not": _is("type", "message")},
+                {"not": langchain_kind},
+                {"anyOf": [_listed("candidates"), blocked]},
+            ],
+        },
+    }
+    assert set(kinds) == {shape.name for shape in SHAPES}, "a shape without its schema"
+    return {name: {"type": "object", **schema} for name, schema in kinds.items()}
+
+
+def _known_format() -> Schema:
+    """A `format` is one of `FORMATS` (or null) where a reader reads it: beside a transcript,
+    a response object or a stream (beside calls or turns nothing reads it)."""
+    read = {
+        "anyOf": [
+            *(_given(key) for key in TRANSCRIPT_KEYS),
+            _given("stream"),
+            {"$ref": "#/$defs/reply"},
+            {"required": ["response"], "properties": {"response": {"$ref": "#/$defs/reply"}}},
+        ]
+    }
+    return {"if": read, "then": {"properties": {"format": {"enum": [*FORMATS, None]}}}}
+
+
+def _format_of_replies() -> list[Schema]:
+    """A line whose response object (the line, or under `response`) is of one kind gives no
+    `format`, or that kind's."""
+    rules: list[Schema] = []
+    for shape in SHAPES:
+        kind = {"$ref": f"#/$defs/{shape.name}"}
+        held = {"anyOf": [kind, {"required": ["response"], "properties": {"response": kind}}]}
+        rules.append(
+            {"if": held, "then": {"properties": {"format": {"enum": [shape.format, None]}}}}
+        )
+    return rules
+
+
+def _listed(key: str) -> Schema:
+    return {"required": [key], "properties": {key: {"type": "array"}}}
+
+
+def _says_what_the_agent_did() -> list[Schema]:
+    """A line says once what the agent did: its calls, a stream, turns, a transcript, a
+    response object under `response` or as the line itself; or, holding only the keys of
+    the common line, its calls or a text response. A `choice` picks among a response
+    object's choices (or a stream's)."""
+    ways = [
+        _given("calls"),
+        _given("stream"),
+        _given("turns"),
+        {"anyOf": [_given(key) for key in TRANSCRIPT_KEYS]},
+        {"required": ["response"], "properties": {"response": {"$ref": "#/$defs/reply"}}},
+        {"$ref": "#/$defs/reply"},
+    ]
+    plain = {
+        "propertyNames": {"enum": sorted(LINE_KEYS)},
+        "properties": {"response": {"type": ["string", "null"]}},
+        "anyOf": [{"required": ["calls"]}, {"required": ["response"], "properties": {
+            "response": {"type": "string"}}}],
+    }  # fmt: skip
+    twice = [
+        {"not": {"allOf": [first, second]}}
+        for n, first in enumerate(ways)
+        for second in ways[n + 1 :]
+        if not (first is ways[0] and second is ways[3])  # said by _one_transcript's rules
+    ]
+    chosen = {"anyOf": [ways[1], ways[4], ways[5]]}
+    return [
+        {"anyOf": [*ways, plain]},
+        *twice,
+        {"if": {"required": ["choice"]}, "then": chosen},
+    ]
+
+
 def outputs_schema() -> Schema:
     """The JSON Schema of one outputs line."""
     return {
@@ -102,8 +227,13 @@ def outputs_schema() -> Schema:
             {"not": _given("calls", "turns")},
             {"if": _given("turns"), "then": {"properties": {"response": {"type": "null"}}}},
             *_one_transcript(),
+            *_says_what_the_agent_did(),
+            _known_format(),
+            *_format_of_replies(),
         ],
         "$defs": {
+            "reply": {"anyOf": [{"$ref": f"#/$defs/{shape.name}"} for shape in SHAPES]},
+            **response_objects(),
             "call": PRODUCED_CALL,
             "turn": {
                 "type": "object",

@@ -85,6 +85,13 @@ REQUIRED_OPTIONS: dict[str, tuple[str, ...]] = {
 """The options a kind cannot do without (the factory refuses the rule without them)."""
 
 
+BARE_KINDS: tuple[str, ...] = tuple(
+    kind for kind in KINDS if kind not in REQUIRED_OPTIONS and kind != "normalized"
+)
+"""The kinds that may stand as a name alone: the others need an option (`normalized` one of
+its normalisations set)."""
+
+
 def option_schema(kind: str, option: str, table: dict[tuple[str, str], Schema]) -> Schema:
     """The schema of `option` of `kind` in `table`: its own, else the one for any kind, else
     anything (an option a table gained that nobody has described yet)."""
@@ -95,7 +102,7 @@ def rule_defs() -> dict[str, Schema]:
     """The `$defs` of rules: `rule` (a kind name or a mapping), `kind_name` and one
     `rule_KIND` per kind of `KIND_OPTIONS`."""
     defs: dict[str, Schema] = {
-        "kind_name": {"enum": list(KINDS), "description": "a kind alone: {kind: NAME}"},
+        "kind_name": {"enum": list(BARE_KINDS), "description": "a kind alone: {kind: NAME}"},
         "rule": {
             "description": "a kind name or a mapping with kind and its options",
             "anyOf": [{"$ref": "#/$defs/kind_name"}, {"$ref": "#/$defs/rule_mapping"}],

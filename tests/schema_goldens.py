@@ -12,13 +12,13 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from toolscore.errors import InputError
+from toolscore.errors import CaseError, InputError
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.outputs import parse_output
 from toolscore.specs.loading import parse_specs
 from toolscore.state.checks import parse_checks
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = (ROOT / "tests", ROOT / "src" / "toolscore" / "examples", ROOT / "examples")
 SKIPPED_PARTS = {"tau_bench", "tau2", "multi_turn_func_doc", "possible_answer", "data"}
 """Folders of a suite's own files (its data, not toolscore's formats)."""
@@ -158,16 +158,17 @@ def _embedded(where: str, data: Any) -> Iterator[Golden]:
     yield from walk(data, "", None)
 
 
-def _check_fail(field: str, message: str) -> InputError:
-    return InputError("<cases>", message, field=field)
+def _check_fail(field: str, message: str) -> CaseError:
+    return CaseError("<cases>", message, field=field)
 
 
 def _state_checks(case: dict[str, Any]) -> None:
     """Read the case's `state_checks` (and its turns') as `--env` does, for a SQLite
     environment when a check names a `table`, else for a documents one (the schema, which
     does not know the environment, takes either)."""
-    turns = case.get("turns") if isinstance(case.get("turns"), list) else []
-    nodes = [case.get("state_checks")] + [t.get("state_checks") for t in turns if type(t) is dict]
+    turns = case.get("turns")
+    entries = turns if isinstance(turns, list) else []
+    nodes = [case.get("state_checks")] + [t.get("state_checks") for t in entries if type(t) is dict]
     for node in nodes:
         if node is not None:
             items = node if isinstance(node, list) else []
