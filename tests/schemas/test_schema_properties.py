@@ -71,9 +71,9 @@ def rules(draw: st.DrawFn, depth: int = 0) -> Any:
         if draw(st.integers(0, 2)):
             node[option] = _good_option(draw, kind, option, depth)
     values = node.get("values")
-    aliased = kind == "enum" and isinstance(values, list) and values and values[0] is not None
-    if aliased and draw(st.booleans()):
-        node["aliases"] = {"zz_alias": values[0]}
+    first = values[0] if isinstance(values, list) and values else None
+    if kind == "enum" and first is not None and draw(st.booleans()):
+        node["aliases"] = {"zz_alias": first}
     fault = draw(st.integers(0, 6))
     if fault == 0:
         # (not `rubric`: a name the spec's rubrics lack is beyond a schema of the file alone)
