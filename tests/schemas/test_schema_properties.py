@@ -182,3 +182,51 @@ def test_a_generated_outputs_line_is_valid_to_the_schema_iff_it_reads(
 ) -> None:
     reads = load_problem(Golden("outputs", "generated", line)) is None
     assert OUTPUTS.is_valid(line) == reads
+
+
+CASES = jsonschema.Draft202012Validator(generate("cases"))
+CASE_SPEC = {"tools": {"refund": {"args": {"order_id": "exact"}}}}
+CALL = {"name": "refund", "args": {}}
+CASE_VALUES: dict[str, list[Any]] = {
+    "id": ["c1", "", 3],
+    "plans": [[], [[CALL]], [[{**CALL, "bogus": 1}]], [{}], "x", None],
+    "turns": [[{"plans": []}], [{"plans": [[CALL]], "goal_state": "plan"}], [], [{}], [[]]],
+    "prompt": ["hi", {"messages": []}],
+    "tags": [["refunds"], "refunds", [1]],
+    "score_turns": ["final", "all", "last"],
+    "max_calls": [1, 0, "2", None],
+    "variant_of": ["g", ""],
+    "variant": ["french", ""],
+    "forbid": [[{"name": "refund", "args": {"order_id": "zz"}}], [{"name": "refund", "x": 1}], {}],
+    "response_rubrics": [[], [{"rubrik": "r"}], "polite"],
+    "required_outputs": [["done"], [" "], "done", None],
+    "state_checks": [
+        [{"name": "n", "path": "/a", "equals": 1}],
+        [{"name": "n", "table": "orders", "count": 1}],
+        [{"name": "n", "path": "/a"}],
+        [],
+        None,
+    ],
+    "description": ["kept, never scored"],
+}
+"""Good and bad values of each case key (none a refusal beyond a schema: no tool the spec
+lacks, no label, no rubric name)."""
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> dict[str, Any]:
+    """A case of some keys of `CASE_VALUES`, each good or bad."""
+    keys = draw(st.lists(st.sampled_from(sorted(CASE_VALUES)), max_size=5, unique=True))
+    case = {key: draw(st.sampled_from(CASE_VALUES[key])) for key in keys}
+    if draw(st.integers(0, 5)):
+        case.setdefault("id", "c1")
+    if draw(st.integers(0, 3)) and "turns" not in case:
+        case.setdefault("plans", [])
+    return case
+
+
+@SETTINGS
+@given(case=cases())
+def test_a_generated_case_is_valid_to_the_schema_iff_it_loads(case: dict[str, Any]) -> None:
+    loads = load_problem(Golden("cases", "generated", case, CASE_SPEC)) is None
+    assert CASES.is_valid(case) == loads

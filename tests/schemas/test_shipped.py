@@ -16,8 +16,10 @@ from click.testing import CliRunner
 from toolscore.cli.app import LAZY_COMMANDS, cli
 from toolscore.cli.schema import schema_command
 from toolscore.core.rules.compile import KIND_OPTIONS, KINDS
+from toolscore.inputs.formats.responses import SHAPES
 from toolscore.schemas import NAMES, generate, render, shipped
 from toolscore.schemas.generate import file_name, write_shipped
+from toolscore.schemas.outputs import response_objects
 from toolscore.specs.loading import TOP_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,3 +116,7 @@ def test_an_unknown_name_is_a_usage_error() -> None:
     result = CliRunner().invoke(cli, ["schema", "report"])
     assert result.exit_code == 2
     assert "'report' is not one of 'spec', 'cases', 'outputs'" in result.output
+
+
+def test_every_kind_of_response_object_has_its_schema() -> None:
+    assert set(response_objects()) == {shape.name for shape in SHAPES}

@@ -49,6 +49,7 @@ ENDPOINT_KEYS = (
     "concurrency",
     "max_answer_bytes",
 )
+"""The options every remote rubric takes: its endpoint and how it is asked."""
 REMOTE_KINDS: dict[str, tuple[str, ...]] = {
     "judge": ("text", "scale", "threshold", "seed", *ENDPOINT_KEYS),
     "similarity": ("threshold", *ENDPOINT_KEYS),

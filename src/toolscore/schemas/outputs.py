@@ -144,7 +144,6 @@ def response_objects() -> dict[str, Schema]:
             ],
         },
     }
-    assert set(kinds) == {shape.name for shape in SHAPES}, "a shape without its schema"
     return {name: {"type": "object", **schema} for name, schema in kinds.items()}
 
 

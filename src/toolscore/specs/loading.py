@@ -25,9 +25,13 @@ from toolscore.specs.forbid import spec_forbid
 from toolscore.specs.parsing import parse_document
 
 RELAXATIONS = ("extra_calls", "unknown_args", "retries")
+"""What a relaxation may `allow`."""
 TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics", "forbid")
+"""The keys of a native spec; any other is an error (the editor schemas list these too)."""
 TOOL_KEYS = ("version", "args", "description")
+"""The keys of a tool of a native spec."""
 RELAX_KEYS = ("allow", "tools", "reason")
+"""The keys of a relaxation."""
 DEFAULT_TIMEOUT = 10.0
 """Seconds a replayed tool call (or a setup statement) may run when `environment.timeout`
 does not say."""

@@ -30,7 +30,9 @@ DOCUMENT_TESTS = ("equals", "in", "absent", "matches")
 SQLITE_TESTS = ("equals", "in", "matches", "count")
 """The tests a check of a SQLite environment may make (exactly one per check)."""
 DOCUMENT_CHECK_KEYS = ("name", "path", *DOCUMENT_TESTS, "rule")
+"""The keys of a check of a documents environment; any other is an input error."""
 SQLITE_CHECK_KEYS = ("name", "table", "where", "column", *SQLITE_TESTS, "rule")
+"""The keys of a check of a SQLite environment."""
 ROWID_NAMES = ("rowid", "_rowid_", "oid")
 """Names that read a table's rowid where no column shadows them (keys of tables without a
 declared primary key)."""

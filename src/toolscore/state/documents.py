@@ -49,6 +49,7 @@ DOCUMENTS_KEYS = (
     "timeout",
     *POLICY_KEYS,
 )
+"""The keys of a documents environment block; any other is an error under `--env`."""
 _PLAIN_SCALARS = (str, int, bool, type(None))
 _INT64 = 2**63
 

@@ -88,6 +88,7 @@ SQLITE_KEYS = (
     *POLICY_KEYS,
     *OPTION_KEYS,
 )
+"""The keys of a SQLite environment block; any other is an error under `--env`."""
 KINDS = ("sqlite", "documents")
 NO_POLICY = ErrorPolicy()
 """Today's behaviour: a call that raises is rolled back; no result is an error."""

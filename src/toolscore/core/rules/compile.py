@@ -21,6 +21,7 @@ from toolscore.core.rules.times import DateRule, DatetimeRule, parse_timezone
 from toolscore.core.values import enum_key, show, suggest
 
 COMMON_OPTIONS = ("kind", "default", "reason")
+"""The keys every rule mapping may hold, whatever its kind."""
 KIND_OPTIONS: dict[str, tuple[str, ...]] = {
     "exact": (),
     "casefold": (),
@@ -38,6 +39,7 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
     "list": ("items", "order"),
     "object": ("args",),
 }
+"""Each kind and the options of its own; any other option is an error."""
 KINDS: tuple[str, ...] = tuple(KIND_OPTIONS)
 
 
