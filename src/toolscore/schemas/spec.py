@@ -64,7 +64,11 @@ TOP_KEY_SCHEMAS: dict[str, Schema] = {
         "additionalProperties": {"$ref": "#/$defs/tool"},
         "description": "tool names to tools",
     },
-    "relax": {"type": "array", "items": {"$ref": "#/$defs/relaxation"}},
+    "relax": {
+        "type": "array",
+        "items": {"$ref": "#/$defs/relaxation"},
+        "description": "declared exceptions to failing closed, each with its reason",
+    },
     "environment": {"$ref": "#/$defs/environment"},
     "rubrics": {
         "type": "object",
@@ -72,7 +76,11 @@ TOP_KEY_SCHEMAS: dict[str, Schema] = {
         "propertyNames": NON_BLANK,
         "description": "rubric names to rubrics",
     },
-    "forbid": {"type": "array", "items": {"$ref": "#/$defs/forbid"}},
+    "forbid": {
+        "type": "array",
+        "items": {"$ref": "#/$defs/forbid"},
+        "description": "calls no case may make, whatever its plans say",
+    },
 }
 
 
