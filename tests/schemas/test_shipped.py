@@ -17,6 +17,7 @@ from toolscore.cli.app import LAZY_COMMANDS, cli
 from toolscore.cli.schema import schema_command
 from toolscore.core.rules.compile import KIND_OPTIONS, KINDS
 from toolscore.inputs.formats.responses import SHAPES
+from toolscore.inputs.outputs import LINE_KEYS
 from toolscore.schemas import NAMES, generate, render, shipped
 from toolscore.schemas.generate import file_name, write_shipped
 from toolscore.schemas.outputs import response_objects
@@ -120,3 +121,17 @@ def test_an_unknown_name_is_a_usage_error() -> None:
 
 def test_every_kind_of_response_object_has_its_schema() -> None:
     assert set(response_objects()) == {shape.name for shape in SHAPES}
+
+
+def test_a_key_added_to_the_line_keys_is_a_way_to_say_what_the_agent_did(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reader of another shape (say an MCP session under `mcp`) adds its key to
+    `LINE_KEYS`: a line may then say what the agent did with it, and only once."""
+    import toolscore.schemas.outputs as outputs_schema  # noqa: PLC0415
+
+    monkeypatch.setattr(outputs_schema, "LINE_KEYS", LINE_KEYS | {"mcp"})
+    validator = jsonschema.Draft202012Validator(outputs_schema.outputs_schema())
+    assert validator.is_valid({"id": "c", "mcp": []})
+    assert not validator.is_valid({"id": "c", "mcp": [], "turns": [{"calls": []}]})
+    assert not jsonschema.Draft202012Validator(generate("outputs")).is_valid({"id": "c", "x": []})

@@ -178,34 +178,46 @@ def _listed(key: str) -> Schema:
     return {"required": [key], "properties": {key: {"type": "array"}}}
 
 
+NOT_A_WAY = ("id", "response", "trial", "format", "choice")
+"""The keys of `LINE_KEYS` that do not say what the agent did; each other key does (`calls`,
+`stream`, `turns`, a transcript key, and any key a reader of another shape adds)."""
+
+
+def _ways() -> dict[str, Schema]:
+    """Each way a line says what the agent did, by name: a key of `LINE_KEYS` given (the
+    transcript keys as one way), a response object under `response`, or the line itself."""
+    keys = [key for key in sorted(LINE_KEYS) if key not in (*NOT_A_WAY, *TRANSCRIPT_KEYS)]
+    ways = {key: _given(key) for key in keys}
+    ways["transcript"] = {"anyOf": [_given(key) for key in TRANSCRIPT_KEYS]}
+    ways["response"] = {
+        "required": ["response"],
+        "properties": {"response": {"$ref": "#/$defs/reply"}},
+    }
+    ways["line"] = {"$ref": "#/$defs/reply"}
+    return ways
+
+
 def _says_what_the_agent_did() -> list[Schema]:
-    """A line says once what the agent did: its calls, a stream, turns, a transcript, a
-    response object under `response` or as the line itself; or, holding only the keys of
+    """A line says once what the agent did, in one of `_ways`; or, holding only the keys of
     the common line, its calls or a text response. A `choice` picks among a response
     object's choices (or a stream's)."""
-    ways = [
-        _given("calls"),
-        _given("stream"),
-        _given("turns"),
-        {"anyOf": [_given(key) for key in TRANSCRIPT_KEYS]},
-        {"required": ["response"], "properties": {"response": {"$ref": "#/$defs/reply"}}},
-        {"$ref": "#/$defs/reply"},
-    ]
+    ways = _ways()
     plain = {
         "propertyNames": {"enum": sorted(LINE_KEYS)},
         "properties": {"response": {"type": ["string", "null"]}},
         "anyOf": [{"required": ["calls"]}, {"required": ["response"], "properties": {
             "response": {"type": "string"}}}],
     }  # fmt: skip
+    names = list(ways)
     twice = [
-        {"not": {"allOf": [first, second]}}
-        for n, first in enumerate(ways)
-        for second in ways[n + 1 :]
-        if not (first is ways[0] and second is ways[3])  # said by _one_transcript's rules
+        {"not": {"allOf": [ways[first], ways[second]]}}
+        for n, first in enumerate(names)
+        for second in names[n + 1 :]
+        if {first, second} != {"calls", "transcript"}  # said by _one_transcript's rules
     ]
-    chosen = {"anyOf": [ways[1], ways[4], ways[5]]}
+    chosen = {"anyOf": [ways["stream"], ways["response"], ways["line"]]}
     return [
-        {"anyOf": [*ways, plain]},
+        {"anyOf": [*ways.values(), plain]},
         *twice,
         {"if": {"required": ["choice"]}, "then": chosen},
     ]
