@@ -135,3 +135,11 @@ def test_a_key_added_to_the_line_keys_is_a_way_to_say_what_the_agent_did(
     assert validator.is_valid({"id": "c", "mcp": []})
     assert not validator.is_valid({"id": "c", "mcp": [], "turns": [{"calls": []}]})
     assert not jsonschema.Draft202012Validator(generate("outputs")).is_valid({"id": "c", "x": []})
+
+
+def test_an_x_compare_enum_may_take_its_values_from_the_property() -> None:
+    """In a tool list, `x-compare: enum` (or `{kind: enum}`) takes the property's `enum`."""
+    validator = jsonschema.Draft202012Validator(generate("spec"))
+    for compare in ("enum", {"kind": "enum", "aliases": {}}):
+        prop = {"type": "string", "enum": ["EUR", "USD"], "x-compare": compare}
+        assert validator.is_valid([{"name": "t", "parameters": {"properties": {"unit": prop}}}])

@@ -140,6 +140,36 @@ def rule_defs() -> dict[str, Schema]:
     return defs
 
 
+def x_compare_defs() -> dict[str, Schema]:
+    """The `$defs` of a tool list's `x-compare` (docs/formats.md 2.5): a rule, except that a
+    kind name may stand alone where the property supplies what it needs (`enum` its values,
+    `object` and `list` their args and items), so `enum` does not require `values` there."""
+    bare = [kind for kind in KINDS if kind in BARE_KINDS or kind == "enum"]
+    open_enum = dict(rule_defs()["rule_enum"])
+    open_enum["required"] = ["kind"]
+    return {
+        "x_compare": {
+            "description": "the property's rule: a kind name or a rule mapping",
+            "anyOf": [{"enum": bare}, {"$ref": "#/$defs/x_compare_mapping"}],
+        },
+        "x_compare_mapping": {
+            "type": "object",
+            "required": ["kind"],
+            "properties": {"kind": {"enum": list(KINDS)}},
+            "allOf": [
+                {
+                    "if": {"properties": {"kind": {"const": kind}}},
+                    "then": {
+                        "$ref": f"#/$defs/{'x_compare_enum' if kind == 'enum' else 'rule_' + kind}"
+                    },
+                }
+                for kind in KINDS
+            ],
+        },
+        "x_compare_enum": open_enum,
+    }
+
+
 _COUNT: Schema = {"type": ["integer", "null"], "minimum": 0}
 """A count that may be left out (null is as good as absent)."""
 _PHRASES: Schema = {

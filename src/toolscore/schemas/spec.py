@@ -6,7 +6,15 @@ A key a table gains appears in the schema at once, its value unchecked (`{}`) un
 
 from __future__ import annotations
 
-from toolscore.schemas.rules import NON_BLANK, RUBRIC, RULE, Schema, rubric_defs, rule_defs
+from toolscore.schemas.rules import (
+    NON_BLANK,
+    RUBRIC,
+    RULE,
+    Schema,
+    rubric_defs,
+    rule_defs,
+    x_compare_defs,
+)
 from toolscore.specs.forbid import SPEC_KEYS as FORBID_KEYS
 from toolscore.specs.loading import MAX_TIMEOUT, RELAX_KEYS, RELAXATIONS, TOOL_KEYS, TOP_KEYS
 from toolscore.state.documents import DOCUMENTS_KEYS
@@ -97,7 +105,12 @@ def _tool_list() -> Schema:
         "properties": {
             "name": {"type": "string"},
             "description": {},
-            "parameters": {"type": ["object", "null"]},
+            "parameters": {
+                "anyOf": [
+                    {"type": "object", "$ref": "#/$defs/json_schema"},
+                    {"enum": [None, False]},  # none: a tool without arguments
+                ],
+            },
             "x-version": TOOL_KEY_SCHEMAS["version"],
         },
     }
@@ -145,7 +158,17 @@ def spec_schema() -> Schema:
             "description": "the store state checks replay calls against (read under --env)",
             "properties": _keyed(tuple(environment_keys), ENVIRONMENT_KEY_SCHEMAS),
         },
+        "json_schema": {
+            "type": ["object", "boolean"],
+            "description": "a JSON Schema whose properties may carry x-compare",
+            "properties": {
+                "properties": {"additionalProperties": {"$ref": "#/$defs/json_schema"}},
+                "items": {"$ref": "#/$defs/json_schema"},
+                "x-compare": {"$ref": "#/$defs/x_compare"},
+            },
+        },
         **rule_defs(),
+        **x_compare_defs(),
         **rubric_defs(),
     }
     native: Schema = {
