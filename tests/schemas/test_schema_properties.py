@@ -101,6 +101,18 @@ def test_a_generated_rule_is_valid_to_the_schema_iff_it_loads(rule: Any) -> None
 
 
 @SETTINGS
+@given(rule=rules() | st.none(), wrapped=st.booleans())
+def test_a_generated_x_compare_is_valid_to_the_schema_iff_it_loads(
+    rule: Any, wrapped: bool
+) -> None:
+    """In a tool list, on a property whose `enum` an `x-compare: enum` may take."""
+    parameters = {"type": "object", "properties": {"a": {"enum": ["a"], "x-compare": rule}}}
+    definition = {"name": "t", "parameters": parameters}
+    document = [{"type": "function", "function": definition} if wrapped else definition]
+    assert SPEC.is_valid(document) == _loads(document)
+
+
+@SETTINGS
 @given(spec=spec_dicts())
 def test_every_valid_generated_spec_validates(spec: dict[str, Any]) -> None:
     assert _loads(spec)

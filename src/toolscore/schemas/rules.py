@@ -143,14 +143,15 @@ def rule_defs() -> dict[str, Schema]:
 def x_compare_defs() -> dict[str, Schema]:
     """The `$defs` of a tool list's `x-compare` (docs/formats.md 2.5): a rule, except that a
     kind name may stand alone where the property supplies what it needs (`enum` its values,
-    `object` and `list` their args and items), so `enum` does not require `values` there."""
+    `object` and `list` their args and items), so `enum` does not require `values` there;
+    null is as good as none (the rule then follows the property's type)."""
     bare = [kind for kind in KINDS if kind in BARE_KINDS or kind == "enum"]
     open_enum = dict(rule_defs()["rule_enum"])
     open_enum["required"] = ["kind"]
     return {
         "x_compare": {
             "description": "the property's rule: a kind name or a rule mapping",
-            "anyOf": [{"enum": bare}, {"$ref": "#/$defs/x_compare_mapping"}],
+            "anyOf": [{"enum": [*bare, None]}, {"$ref": "#/$defs/x_compare_mapping"}],
         },
         "x_compare_mapping": {
             "type": "object",
