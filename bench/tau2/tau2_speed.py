@@ -31,11 +31,12 @@ ROOT = HERE.parents[1]
 
 
 def score(
-    folder: Path, source: Path, cases: Path, outputs: Path, report: Path
+    specs: Path, source: Path, cases: Path, outputs: Path, report: Path
 ) -> tuple[float, float]:
-    """`score --env` with `source` first on PYTHONPATH: wall and CPU seconds."""
+    """`score --env` of the spec file `specs` with `source` first on PYTHONPATH: wall and
+    CPU seconds."""
     command = [
-        sys.executable, "-m", "toolscore", "score", "--specs", str(folder / "tools.yaml"),
+        sys.executable, "-m", "toolscore", "score", "--specs", str(specs),
         "--cases", str(cases), "--outputs", str(outputs), "--env", "--workers", "1",
         "--json", str(report),
     ]  # fmt: skip

@@ -63,6 +63,9 @@ class RunOptions:
 
     specs_path: str
     """The spec file (YAML, JSON or an OpenAI tool list)."""
+    spec_cache: bool = True
+    """Take the spec file's parse from the cache of parsed specs, and keep it there
+    (`specs.cache`); False parses it afresh and leaves the cache alone."""
     cases_path: str | None = None
     """The cases file (JSON Lines, '-' for standard input, or a layout toolscore converts);
     None only with `joined_dir`, which then gives the file it joined."""
@@ -102,7 +105,8 @@ class RunOptions:
     """Ask remote rubrics again even where the results store keeps their judgment."""
     group_by: str | None = None
     """For an OpenTelemetry collector export as outputs: the span attribute whose values
-    make one output each (None: 'trace_id')."""
+    make one output each (None: 'trace_id'); for an MCP session log, the field of its lines
+    (None: 'session_id')."""
     choice: int | None = None
     """For response objects with several choices: the one to score where a line gives none."""
     engine: str = "local"
@@ -174,7 +178,7 @@ def score_files(
     `finished`, when scoring is done (before the outputs are written)."""
     if options.cluster_by in CANNOT_CLUSTER:
         raise OptionsError(f"{options.cluster_by!r} cannot group cases", option="--cluster-by")
-    specs = load_specs(options.specs_path)
+    specs = load_specs(options.specs_path, cache=options.spec_cache)
     rubrics = ALL_RUBRICS if options.rubrics and specs.rubrics else None
     remote = rubrics is not None and _check_remote_keys(specs, options.specs_path)
     joined = _joined(options)
@@ -216,13 +220,21 @@ def _joined(options: RunOptions) -> Joined | None:
     return read_joined(options.joined_dir)
 
 
+GROUPED_LAYOUTS = frozenset({"otlp-json", "mcp-log"})
+"""The layouts of outputs files whose records `group_by` groups into outputs lines."""
+
+
 def _check_group_by(group_by: str | None, outputs_path: str) -> None:
-    """`group_by` groups the spans of a collector export, and means nothing for others."""
+    """`group_by` groups the spans of a collector export or the messages of an MCP log,
+    and means nothing for others."""
     if group_by is None:
         return
     layout = layout_of(outputs_path)
-    if not group_by.strip() or layout is None or layout.name != "otlp-json":
-        message = "groups the spans of an OpenTelemetry collector export given as --outputs"
+    if not group_by.strip() or layout is None or layout.name not in GROUPED_LAYOUTS:
+        message = (
+            "groups the spans of an OpenTelemetry collector export, or the messages of an "
+            "MCP session log, given as --outputs"
+        )
         raise OptionsError(message, option="--group-by")
 
 

@@ -41,7 +41,8 @@ def test_an_sdk_dump_no_reader_recognises_is_an_input_error_naming_its_keys() ->
     del line["object"]
     error = refused(line)
     assert error.field is None
-    assert "no calls, transcript (messages, items, contents, spans, resourceSpans)" in error.message
+    keys = "messages, items, contents, spans, resourceSpans, mcp"
+    assert f"no calls, transcript ({keys})" in error.message
     assert "only keys no reader uses: 'choices', 'created', 'model'" in error.message
     assert (
         'it looks like an OpenAI ChatCompletion, but one has "object": "chat.completion"'

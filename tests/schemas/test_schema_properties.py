@@ -70,10 +70,6 @@ def rules(draw: st.DrawFn, depth: int = 0) -> Any:
     for option in ("reason", *KIND_OPTIONS.get(kind, ())):
         if draw(st.integers(0, 2)):
             node[option] = _good_option(draw, kind, option, depth)
-    values = node.get("values")
-    first = values[0] if isinstance(values, list) and values else None
-    if kind == "enum" and first is not None and draw(st.booleans()):
-        node["aliases"] = {"zz_alias": first}
     fault = draw(st.integers(0, 6))
     if fault == 0:
         # (not `rubric`: a name the spec's rubrics lack is beyond a schema of the file alone)
@@ -86,6 +82,13 @@ def rules(draw: st.DrawFn, depth: int = 0) -> Any:
         node[draw(st.sampled_from(["tol", "rubric", "bogus"]))] = 1
     elif fault == 2:
         node.pop("kind")
+    # An alias of a value (after the faults, which may change the values: an alias of
+    # something not among them is beyond a schema).
+    values = node.get("values")
+    first = values[0] if isinstance(values, list) and values else None
+    unset = node.get("aliases", {}) == {}
+    if kind == "enum" and first is not None and unset and draw(st.booleans()):
+        node["aliases"] = {"zz_alias": first}
     return node
 
 

@@ -149,7 +149,9 @@ class _ProgressBar:
     "--group-by",
     metavar="KEY",
     help="For an OpenTelemetry collector export (OTLP JSON Lines) as outputs: one output per "
-    "'trace_id' (the default), 'gen_ai.conversation.id' or other span attribute.",
+    "'trace_id' (the default), 'gen_ai.conversation.id' or other span attribute. For an MCP "
+    "session log (JSON-RPC messages as JSON Lines): one output per value of the lines' field "
+    "KEY ('session_id', the default).",
 )
 @click.option(
     "--emit-otel",
@@ -187,6 +189,12 @@ class _ProgressBar:
     help="With --engine ray: score the parts `toolscore join` wrote to DIR (instead of "
     "--cases and --outputs, which then default to the files it joined).",
 )
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Parse the spec file afresh: neither read nor write the cache of parsed specs "
+    "(TOOLSCORE_CACHE_DIR, else $XDG_CACHE_HOME/toolscore).",
+)
 @input_errors
 def score_command(
     specs_path: str,
@@ -213,6 +221,7 @@ def score_command(
     address: str | None = None,
     joined_dir: str | None = None,
     missing: str = "fail",
+    no_cache: bool = False,
 ) -> None:
     """Score an outputs file against a cases file under a spec file.
 
@@ -220,6 +229,7 @@ def score_command(
     default one), so that scoring the same outputs again asks the endpoint nothing."""
     options = RunOptions(
         specs_path=specs_path,
+        spec_cache=not no_cache,
         cases_path=cases_path,
         outputs_path=outputs_path,
         json_target=json_target,

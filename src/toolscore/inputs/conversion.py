@@ -15,4 +15,5 @@ class Conversion:
 
     kind: Kind
     group_by: str | None = None
-    """`--group-by`: the key that makes one output of many records (trace exports)."""
+    """`--group-by`: the key that makes one output of many records (trace exports, MCP
+    session logs)."""

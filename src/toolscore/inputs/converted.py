@@ -1,7 +1,8 @@
 """Cases and outputs files that are not JSON Lines, turned into JSON Lines before they are read.
 
 Every reader in toolscore reads JSON Lines, streaming and in parallel. A file in another
-layout (Parquet, an Inspect eval log, an OpenTelemetry collector export) is recognised by its
+layout (Parquet, an Inspect eval log, an OpenTelemetry collector export, an MCP session
+log) is recognised by its
 first bytes and converted first, by the converter registered for it, into a temporary JSON
 Lines file of one line per record of the source, in the source's order. So line N of the
 conversion is record N of the source, and an input error found on it later is reported naming
@@ -24,6 +25,7 @@ from typing import IO
 from toolscore.errors import InputError
 from toolscore.inputs.conversion import Conversion, Kind
 from toolscore.inputs.inspect_logs import sniff as inspect_log_sniff
+from toolscore.inputs.mcp_log import sniff as mcp_log_sniff
 from toolscore.inputs.otlp_export import sniff as otlp_sniff
 from toolscore.inputs.paths import is_stream
 
@@ -130,6 +132,7 @@ register(
     Converter("inspect-log", inspect_log_sniff, "toolscore.inputs.inspect_logs:convert", "sample")
 )
 register(Converter("otlp-json", otlp_sniff, "toolscore.inputs.otlp_export:convert", "group"))
+register(Converter("mcp-log", mcp_log_sniff, "toolscore.inputs.mcp_log:convert", "session"))
 register(
     Converter(
         "parquet", lambda _, head: head[:4] == b"PAR1", "toolscore.inputs.parquet:convert", "row"

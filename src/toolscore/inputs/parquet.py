@@ -46,7 +46,9 @@ EXTRA: Final = "reading Parquet files needs pyarrow: pip install 'toolscore[parq
 
 JSON_TEXT: Final = {
     "cases": frozenset({"plans", "tags", "required_outputs", "goal_state", "setup"}),
-    "outputs": frozenset({"calls", "messages", "items", "contents", "spans", "resourceSpans"}),
+    "outputs": frozenset(
+        {"calls", "messages", "items", "contents", "spans", "resourceSpans", "mcp"}
+    ),
 }
 """The columns whose string values are JSON text, by kind of file: the keys whose value in
 JSON Lines is a list or an object. Every other string column is kept as a string."""

@@ -3,7 +3,7 @@ no dependency on either SDK: each scores one example's tool calls with `toolscor
 
 Where the data lives, for both:
 - the produced calls: the run's output, a mapping holding `calls`, a transcript
-  (`messages`, `items`, `contents`, `spans`, `resourceSpans`) or a `stream`, with an
+  (`messages`, `items`, `contents`, `spans`, `resourceSpans`, `mcp`) or a `stream`, with an
   optional `format`, `response` (text, or a provider's response object) and `choice`;
   other keys are ignored; or a provider's response object itself (its `model_dump()`), or
   holding any of these under `output` (LangSmith wraps a target's non-mapping return value

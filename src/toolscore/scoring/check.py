@@ -25,9 +25,10 @@ from toolscore.specs.loading import SpecSet, load_specs, parse_specs
 DEFAULT_ID = "case"
 """The id a case gets when neither `case_id` nor its mapping names one."""
 
-MESSAGE_KEYS = frozenset({"role", "type", "parts"})
-"""Keys a transcript's message or item has and a plain call never has: a list whose entries
-carry one is read as a transcript (`messages`), its format detected as in an outputs file."""
+MESSAGE_KEYS = frozenset({"role", "type", "parts", "jsonrpc"})
+"""Keys a transcript's message or item (or an MCP log's JSON-RPC message) has and a plain call
+never has: a list whose entries carry one is read as a transcript (`messages`), its format
+detected as in an outputs file."""
 
 ASSERT_LINES = 50
 """Mismatch lines an assertion message lists before it only counts the rest."""
@@ -113,8 +114,8 @@ def as_trajectory(produced: Any, case_id: str) -> Trajectory:
 
 
 def is_transcript(entries: Sequence[Any]) -> bool:
-    """True when a list holds messages or items (they have a role, a type or parts), not
-    calls; a call that is not even a mapping stays a call, and fails as one."""
+    """True when a list holds messages or items (they have a role, a type, parts or
+    `jsonrpc`), not calls; a call that is not even a mapping stays a call, and fails as one."""
     return any(isinstance(e, Mapping) and not MESSAGE_KEYS.isdisjoint(e) for e in entries)
 
 

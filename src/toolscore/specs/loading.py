@@ -22,7 +22,7 @@ from toolscore.errors import SpecError
 from toolscore.rubrics.spec import Rubric, RubricSpecError, RubricUse, parse_rubric, rubric_uses
 from toolscore.specs.fields import RulePath, ToolFields, native_field
 from toolscore.specs.forbid import spec_forbid
-from toolscore.specs.parsing import parse_document
+from toolscore.specs.parsing import parse_cached
 
 RELAXATIONS = ("extra_calls", "unknown_args", "retries")
 """What a relaxation may `allow`."""
@@ -164,33 +164,35 @@ class _Problems:
         return True
 
 
-def load_specs(path: str | Path) -> SpecSet:
-    """Read a spec file (`.yaml`, `.yml` or `.json`) and return its validated spec set."""
-    specs, problems = _load(path)
+def load_specs(path: str | Path, cache: bool = True) -> SpecSet:
+    """Read a spec file (`.yaml`, `.yml` or `.json`) and return its validated spec set
+    (`cache`: its parse may come from, and goes to, the cache of parsed specs)."""
+    specs, problems = _load(path, cache)
     if problems:
         raise problems[0]
     assert specs is not None
     return specs
 
 
-def check_specs(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
+def check_specs(path: str | Path, cache: bool = True) -> tuple[SpecSet | None, list[SpecError]]:
     """Every problem of a spec file, for `lint`; the spec set too when there are none."""
-    return _load(path)
+    return _load(path, cache)
 
 
-def _load(path: str | Path) -> tuple[SpecSet | None, list[SpecError]]:
-    source, content, data = _read_document(path)
+def _load(path: str | Path, cache: bool = True) -> tuple[SpecSet | None, list[SpecError]]:
+    source, content, data = _read_document(path, cache)
     return parse_specs(data, source, hashlib.sha256(content).hexdigest())
 
 
-def _read_document(path: str | Path) -> tuple[str, bytes, Any]:
-    """A YAML or JSON file's name, bytes and parsed data (an unreadable file is a SpecError)."""
+def _read_document(path: str | Path, cache: bool = True) -> tuple[str, bytes, Any]:
+    """A YAML or JSON file's name, bytes and parsed data (an unreadable file is a SpecError);
+    the parse comes from the cache of parsed specs when `cache` and it is there."""
     source = str(path)
     try:
         content = Path(path).read_bytes()
     except OSError as error:
         raise SpecError(source, f"cannot read: {error.strerror or error}") from None
-    return source, content, parse_document(content, source)
+    return source, content, parse_cached(content, source, cache)
 
 
 def read_mapping(path: str | Path) -> dict[str, Any]:

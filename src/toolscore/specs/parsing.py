@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from toolscore.errors import SpecError
+from toolscore.specs.cache import cached_document, keep_document
 
 if TYPE_CHECKING:
     import yaml
@@ -45,6 +46,26 @@ def parse_document(content: bytes, source: str) -> Any:
         _check_json_keys(content, source)
         return data
     return _load_yaml(content, source)
+
+
+def parse_cached(content: bytes, source: str, cache: bool = True) -> Any:
+    """`parse_document`'s data, taken from the cache of parsed specs when it holds this
+    content (`specs.cache`), and kept there once parsed. An entry deeper than a spec may be
+    is not one toolscore wrote: the content is parsed again."""
+    kind = "json" if source.endswith(".json") else "yaml"
+    if cache:
+        found, data = cached_document(content, kind)
+        if found:
+            try:
+                _check_depth(data, source)
+            except SpecError:
+                pass
+            else:
+                return data
+    data = parse_document(content, source)
+    if cache:
+        keep_document(content, kind, data)
+    return data
 
 
 class _RepeatedKeyError(Exception):

@@ -2,8 +2,9 @@
 
 An outputs line may carry, instead of `calls`, a transcript: `messages` (OpenAI Chat
 Completions, Anthropic Messages, Gemini contents or Inspect AI chat messages), `contents`
-(Gemini), `items` (OpenAI Responses API) or `spans` / `resourceSpans` (OpenTelemetry GenAI,
-OpenLLMetry and OpenInference attributes alike: `otel.py`). `format` names it; without it the
+(Gemini), `items` (OpenAI Responses API), `spans` / `resourceSpans` (OpenTelemetry GenAI,
+OpenLLMetry and OpenInference attributes alike: `otel.py`) or `mcp` (an MCP session's JSON-RPC
+messages: `mcp.py`). `format` names it; without it the
 format is detected from the shapes and the detection is noted. Each call gets its provider id,
 its result (linked by id), and its `turn`: the number of genuine user messages before it, so
 that the scorer can keep the agent's answer to the last one.
@@ -30,6 +31,7 @@ from toolscore.inputs.formats import (
     gemini,
     inspect_messages,
     langchain,
+    mcp,
     openai_chat,
     openai_responses,
     otel,
@@ -45,9 +47,10 @@ FORMATS: Final = (
     "otel",
     "inspect",
     "langchain",
+    "mcp",
 )
 
-TRANSCRIPT_KEYS: Final = ("messages", "items", "contents", "spans", "resourceSpans")
+TRANSCRIPT_KEYS: Final = ("messages", "items", "contents", "spans", "resourceSpans", "mcp")
 """The keys that can hold a transcript, one per line (LangChain messages under `messages`)."""
 _TRANSCRIPT_KEY_SET: Final = frozenset(TRANSCRIPT_KEYS)
 
@@ -59,6 +62,7 @@ READERS: Final[Mapping[str, Callable[[Any, str, Transcript], None]]] = {
     "otel": otel.read,
     "inspect": inspect_messages.read,
     "langchain": langchain.read,
+    "mcp": mcp.read,
 }
 
 KEYS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -69,6 +73,7 @@ KEYS: Final[Mapping[str, tuple[str, ...]]] = {
     "otel": ("spans", "resourceSpans"),
     "inspect": ("messages",),
     "langchain": ("messages",),
+    "mcp": ("mcp", "messages"),
 }
 """Where each format's transcript may be found on a line."""
 

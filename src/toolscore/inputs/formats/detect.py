@@ -1,7 +1,8 @@
 """Tell transcript formats apart by their shapes, and say which field gave the format away.
 
-`items`, `contents` and spans name their format by their key alone. A `messages` list is
-recognised by the first message that only one format would write (Gemini `parts`, OpenAI
+`items`, `contents`, spans and `mcp` name their format by their key alone. A `messages` list
+is recognised by the first message that only one format would write (MCP's JSON-RPC
+`jsonrpc`, Gemini `parts`, OpenAI
 `tool_calls`, Anthropic `tool_use` blocks, Responses `type: function_call`, Inspect AI tool
 calls naming their tool in a string `function`, LangChain `type: ai` without a `role`, ...); a
 plain text conversation looks the same in every format and reads the same, as OpenAI Chat
@@ -20,6 +21,7 @@ BY_KEY = {
     "contents": "gemini",
     "spans": "otel",
     "resourceSpans": "otel",
+    "mcp": "mcp",
 }
 RESPONSES_ITEMS = frozenset({"function_call", "function_call_output", "reasoning"})
 RESPONSES_BLOCKS = frozenset({"input_text", "output_text"})
@@ -64,6 +66,8 @@ def _text(node: Mapping[str, Any], key: str) -> str | None:
 
 def _sign(message: Mapping[str, Any]) -> tuple[str, str] | None:
     role = _text(message, "role")
+    if "jsonrpc" in message:
+        return "mcp", "jsonrpc"
     if "role" not in message and _text(message, "type") in LANGCHAIN_TYPES:
         return "langchain", "type"
     if "parts" in message:

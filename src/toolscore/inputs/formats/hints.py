@@ -35,6 +35,10 @@ def _keys(keys: Iterable[str]) -> str:
 
 STREAM = "save all of the stream's chunks or events, in order, as a list under stream"
 MESSAGES = "put the conversation, a list of messages, under messages"
+MCP = (
+    "put the session's messages, in order, in a list under mcp, or give a log of one message "
+    "a line, each with its session_id, as the outputs file itself"
+)
 BLOCKS = {
     "function_call": "an OpenAI Responses item (items hold them)",
     "tool_use": "an Anthropic tool_use block (save the message under messages)",
@@ -49,6 +53,8 @@ def an(noun: str) -> str:
 def resembles(node: Mapping[str, Any]) -> str | None:
     """What a provider object that no reader takes looks like, and how to save it; None
     when it looks like nothing known."""
+    if "jsonrpc" in node:
+        return f"an MCP JSON-RPC message: {MCP}"
     shape = shape_of(node)
     if shape is not None:
         return f"a {shape.name} ({shape.format}): {SAVE}"
@@ -134,7 +140,7 @@ def unknown_line(
     found = resembles(data)
     hint = f"; it looks like {found}" if found else ""
     message = (
-        "no calls, transcript (messages, items, contents, spans, resourceSpans), response "
+        "no calls, transcript (messages, items, contents, spans, resourceSpans, mcp), response "
         f"object or stream, only keys no reader uses: {_keys(unknown)}{hint}. An output "
         'without any call says "calls": []'
     )
