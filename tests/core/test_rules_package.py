@@ -9,7 +9,7 @@ from pathlib import Path
 
 from toolscore.core import rules
 from toolscore.core.rules.base import Rule
-from toolscore.core.rules.compile import _KIND_OPTIONS
+from toolscore.core.rules.compile import KIND_OPTIONS
 
 RULES = Path(rules.__file__).parent
 
@@ -38,4 +38,4 @@ def test_family_modules_import_their_siblings_not_the_facade() -> None:
 def test_the_facade_exports_a_class_for_every_kind() -> None:
     exported = {getattr(rules, name) for name in rules.__all__}
     classes = {c for c in exported if isinstance(c, type) and issubclass(c, Rule)}
-    assert set(_KIND_OPTIONS) <= {c.kind for c in classes}
+    assert set(KIND_OPTIONS) <= {c.kind for c in classes}

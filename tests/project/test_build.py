@@ -202,7 +202,12 @@ def test_install_without_a_c_compiler_falls_back_to_pure_python(
         assert warning in install.stderr
     installed = site / "toolscore"
     assert not [path for path in installed.rglob("*") if path.suffix in (".so", ".pyd")]
-    for relative in ("calibration/templates/case.html", "examples/support/env/tools.py"):
+    shipped = (
+        "schemas/spec.schema.json",
+        "schemas/cases.schema.json",
+        "schemas/outputs.schema.json",
+    )
+    for relative in ("calibration/templates/case.html", "examples/support/env/tools.py", *shipped):
         assert (installed / relative).is_file(), relative
     kind = subprocess.run(
         [python, "-c", "import toolscore; print(toolscore.__file__, toolscore.build_kind())"],

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 from toolscore.cli.app import cli
 from toolscore.core.model import MISMATCH_CODES
 from toolscore.core.rules import KINDS
-from toolscore.core.rules.compile import _KIND_OPTIONS  # the option table is the spec's vocabulary
+from toolscore.core.rules.compile import KIND_OPTIONS  # the option table is the spec's vocabulary
 from toolscore.inputs.formats import FORMATS
 from toolscore.specs.loading import RELAXATIONS
-from toolscore.state.environment import _KEYS as ENVIRONMENT_KEYS
+from toolscore.state.environment import SQLITE_KEYS as ENVIRONMENT_KEYS
 
 ROOT = Path(__file__).parents[2]
 FORMATS_MD = (ROOT / "docs" / "formats.md").read_text()
@@ -40,7 +40,7 @@ def test_every_mismatch_code_has_its_row(code: str) -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_kind_has_its_row_with_every_option(kind: str) -> None:
     row = table_row(kind)
-    for option in _KIND_OPTIONS[kind]:
+    for option in KIND_OPTIONS[kind]:
         assert f"`{option}`" in row, f"the row of `{kind}` does not name `{option}`"
     assert f"**{kind}" in FORMATS_MD, f"docs/formats.md does not explain `{kind}`"
 

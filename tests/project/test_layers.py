@@ -38,6 +38,7 @@ LAYERS: dict[str, float] = {
     "toolscore.html_report": 9,
     "toolscore.run": 10,
     "toolscore.lint": 10,
+    "toolscore.schemas": 10,
     "toolscore.audit": 10,
     "toolscore.bfcl": 10,
     "toolscore.taubench": 10,

@@ -144,6 +144,7 @@ SURFACES: dict[str, list[str]] = {
     ],
     "toolscore.drafting": ["DRAFT_FORMATS", "DRAFT_PREFIX", "Drafted", "PROPOSAL", "draft_spec"],
     "toolscore.lint": ["Finding", "lint_cases", "lint_files"],
+    "toolscore.schemas": ["NAMES", "generate", "render", "shipped"],
     "toolscore.report": [
         "absent",
         "json_report",

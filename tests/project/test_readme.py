@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -22,6 +23,7 @@ from toolscore import load_specs, read_cases, read_outputs
 from toolscore.cli.app import cli
 from toolscore.inputs.cases import parse_case
 from toolscore.inputs.converted import converted_inputs
+from toolscore.schemas import shipped
 from toolscore.specs.loading import parse_specs
 
 HEREDOC_START = re.compile(r"cat > \S+ <<'EOF'")
@@ -126,10 +128,13 @@ class Shell:
             os.chdir(words[1])
         elif words[0] == "toolscore":
             assert self.activated, f"{plain!r}: toolscore is not on PATH (.venv not activated)"
-            result = self.runner.invoke(cli, words[1:])
+            target = words[-1] if len(words) > 2 and words[-2] == ">" else None
+            result = self.runner.invoke(cli, words[1:-2] if target else words[1:])
             status = EXIT_STATUS.get(plain, (0, ""))[0]
             assert result.exit_code == status, f"{plain}\n{result.output}"
             self.outputs[plain] = result.output
+            if target is not None:  # `toolscore ... > FILE`: its standard output, written
+                Path(target).write_text(result.stdout)
         else:
             raise AssertionError(f"the README runs {plain!r}, which this test does not know")
 
@@ -177,6 +182,8 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
         html = (tour / page).read_text()
         assert html.lower().startswith("<!doctype html>"), page
         assert "</html>" in html, page
+    for name in ("spec", "cases"):  # the editor section's schemas, by `>` and by --out
+        assert (tour / f"{name}.schema.json").read_text() == shipped(name)
     desk = json.loads((tour / "desk.json").read_text())  # the rubric section's run
     assert desk["summary"]["accuracy"] == 1.0
     assert desk["summary"]["rubrics"]["per_rubric"]["names_order"]["pass_rate"]["passed"] == 1
@@ -309,6 +316,19 @@ def test_the_readmes_judge_rubric_loads(tmp_path: Path) -> None:
     (tmp_path / "tools.yaml").write_text(yaml.safe_dump(spec))
     loaded = load_specs(tmp_path / "tools.yaml")
     assert loaded.rubric_uses
+
+
+def test_the_readmes_editor_snippets_name_the_schema_it_writes() -> None:
+    (snippet,) = [b for b in blocks("yaml") if "yaml-language-server" in b]
+    assert snippet.splitlines()[0] == "# yaml-language-server: $schema=./spec.schema.json"
+    assert "toolscore schema spec > spec.schema.json" in README
+    spec = yaml.safe_load(snippet)
+    assert parse_specs(spec, "README.md")[1] == []
+    assert jsonschema.Draft202012Validator(json.loads(shipped("spec"))).is_valid(spec)
+    (settings,) = blocks("jsonc")
+    lines = [line for line in settings.splitlines() if not line.lstrip().startswith("//")]
+    (mapping,) = json.loads("\n".join(lines))["json.schemas"]
+    assert mapping["url"] == "./spec.schema.json"
 
 
 def test_every_json_snippet_loads() -> None:

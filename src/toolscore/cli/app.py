@@ -49,6 +49,7 @@ LAZY_COMMANDS = {
     "coverage": "toolscore.cli.coverage",
     "blame": "toolscore.cli.blame",
     "spec": "toolscore.cli.spec",
+    "schema": "toolscore.cli.schema",
 }
 """The commands other modules add (with their `register`), and the module of each."""
 

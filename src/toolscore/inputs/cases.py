@@ -23,19 +23,27 @@ from toolscore.specs.loading import SpecSet
 from toolscore.specs.markers import known_keys as _known_keys
 from toolscore.specs.markers import parse_markers as _markers
 
-_CALL_KEYS = frozenset({"name", "args", "id", "after"})
+CALL_KEYS = frozenset({"name", "args", "id", "after"})
+"""The keys of a plan's call; any other is an input error."""
 _PLAIN_CASE_KEYS = frozenset({"id", "plans", "prompt"})
-_TURN_KEYS = frozenset({"prompt", "plans", "goal_state", "state_checks", "outputs",
+CASE_KEYS = (
+    "id", "plans", "turns", "prompt", "tags", "score_turns", "required_outputs", "forbid",
+    RESPONSE_RUBRICS, "max_calls", "variant_of", "variant",
+)  # fmt: skip
+"""The case keys this module reads (docs/formats.md 3.1); `state` reads its own (9.2), and
+any other key is kept on the case, unscored."""
+TURN_KEYS = frozenset({"prompt", "plans", "goal_state", "state_checks", "outputs",
                         "required_outputs", "results_from_plan"})  # fmt: skip
 """The keys of one entry of a conversation case's `turns`."""
-_TURN_OUTCOME_SHAPES: dict[str, tuple[type, ...]] = {
+TURN_OUTCOME_SHAPES: dict[str, tuple[type, ...]] = {
     "goal_state": (dict, str),
     "state_checks": (list,),
     "outputs": (list,),
     "required_outputs": (list,),
     "results_from_plan": (int,),
 }
-"""The JSON types a turn's outcome keys may have (read only when calls are replayed)."""
+"""The JSON types a turn's outcome keys may have (their values are read only when calls are
+replayed)."""
 _SHAPE_NAMES = {dict: "an object", int: "an integer"}
 
 Fail = Callable[[str, str], CaseError]
@@ -156,14 +164,14 @@ def _conversation(
         where = f"turns[{k}]"
         if type(entry) is not dict:
             raise fail(where, "a turn must be an object with plans")
-        if not entry.keys() <= _TURN_KEYS:
+        if not entry.keys() <= TURN_KEYS:
             raise _unknown_turn_key(entry, where, fail)
         plans_node = entry.get("plans")
         if type(plans_node) is not list:
             raise fail(
                 f"{where}.plans", "must be a list of plans (use [] when no call is expected)"
             )
-        for key, shapes in _TURN_OUTCOME_SHAPES.items():
+        for key, shapes in TURN_OUTCOME_SHAPES.items():
             if key in entry and not isinstance(entry[key], shapes):
                 names = " or ".join(_SHAPE_NAMES.get(t, f"a {t.__name__}") for t in shapes)
                 raise fail(f"{where}.{key}", f"must be {names}")
@@ -230,9 +238,9 @@ def _response_rubrics(data: Mapping[str, Any], specs: SpecSet, fail: Fail) -> No
 def _unknown_turn_key(entry: Mapping[str, Any], where: str, fail: Fail) -> CaseError:
     """The error for a turn's first unknown key, with the near known key it may misspell
     (`goal_sate`, `plan`)."""
-    unknown = sorted(entry.keys() - _TURN_KEYS)[0]
-    known = ", ".join(sorted(_TURN_KEYS))
-    hint = suggest(unknown, sorted(_TURN_KEYS - entry.keys()))
+    unknown = sorted(entry.keys() - TURN_KEYS)[0]
+    known = ", ".join(sorted(TURN_KEYS))
+    hint = suggest(unknown, sorted(TURN_KEYS - entry.keys()))
     return fail(f"{where}.{unknown}", f"unknown key{hint}; a turn has {known}")
 
 
@@ -338,8 +346,8 @@ def _plan(
     for c, node in enumerate(nodes):
         if type(node) is not dict:
             raise fail(f"{plans}[{p}][{c}]", "a call must be an object with name and args")
-        if not node.keys() <= _CALL_KEYS:
-            unknown = sorted(node.keys() - _CALL_KEYS)[0]
+        if not node.keys() <= CALL_KEYS:
+            unknown = sorted(node.keys() - CALL_KEYS)[0]
             raise fail(
                 f"{plans}[{p}][{c}].{unknown}", "unknown key (a call has name, args, id, after)"
             )

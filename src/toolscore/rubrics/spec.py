@@ -40,7 +40,7 @@ CHECK_KINDS: dict[str, tuple[str, ...]] = {
     "not_empty": (),
 }
 """The deterministic kinds and their options."""
-_ENDPOINT_KEYS = (
+ENDPOINT_KEYS = (
     "base_url",
     "model",
     "api_key_env",
@@ -49,9 +49,10 @@ _ENDPOINT_KEYS = (
     "concurrency",
     "max_answer_bytes",
 )
+"""The options every remote rubric takes: its endpoint and how it is asked."""
 REMOTE_KINDS: dict[str, tuple[str, ...]] = {
-    "judge": ("text", "scale", "threshold", "seed", *_ENDPOINT_KEYS),
-    "similarity": ("threshold", *_ENDPOINT_KEYS),
+    "judge": ("text", "scale", "threshold", "seed", *ENDPOINT_KEYS),
+    "similarity": ("threshold", *ENDPOINT_KEYS),
 }
 """The kinds that ask an OpenAI-compatible endpoint, and their options."""
 KINDS = (*CHECK_KINDS, *REMOTE_KINDS)

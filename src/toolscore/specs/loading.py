@@ -31,10 +31,14 @@ from toolscore.specs.side_rules import DEFINITIONS_KEY, Bundle, bundle_of, side_
 from toolscore.specs.tool_definitions import definition_tools, is_definitions
 
 RELAXATIONS = ("extra_calls", "unknown_args", "retries")
-_TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics", "forbid")
-_SIDE_KEYS = (*_TOP_KEYS, DEFINITIONS_KEY)
-_TOOL_KEYS = ("version", "args", "description")
-_RELAX_KEYS = ("allow", "tools", "reason")
+"""What a relaxation may `allow`."""
+TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics", "forbid", DEFINITIONS_KEY)
+"""The keys of a native spec (`definitions`: the tool definitions file a side rules file
+adds to, 2.5); any other is an error (the editor schemas list these too)."""
+TOOL_KEYS = ("version", "args", "description")
+"""The keys of a tool of a native spec."""
+RELAX_KEYS = ("allow", "tools", "reason")
+"""The keys of a relaxation."""
 DEFAULT_TIMEOUT = 10.0
 """Seconds a replayed tool call (or a setup statement) may run when `environment.timeout`
 does not say."""
@@ -238,13 +242,10 @@ def _parse(
         environment = None
         forbid: tuple[Forbid, ...] = ()
     elif isinstance(data, Mapping):
-        if bundle is None:
-            problems.known_keys(data, _SIDE_KEYS)
-            if DEFINITIONS_KEY in data:
-                message = "must be the path of a definitions file, read from a spec file"
-                problems.add(DEFINITIONS_KEY, message)
-        else:
-            problems.known_keys(data, _SIDE_KEYS)
+        problems.known_keys(data, TOP_KEYS)
+        if bundle is None and DEFINITIONS_KEY in data:
+            message = "must be the path of a definitions file, read from a spec file"
+            problems.add(DEFINITIONS_KEY, message)
         version = data.get("version")
         if version is not None and not isinstance(version, str | int | float):
             problems.add("version", "must be a string")
@@ -425,7 +426,7 @@ def _native_tools(node: Any, problems: Problems) -> Iterator[tuple[str, ToolSpec
     for name, tool in node.items():
         where = f"tools.{name}"
         form = "a mapping with 'args' (and optionally 'version')"
-        if not problems.entry(where, tool, _TOOL_KEYS, form):
+        if not problems.entry(where, tool, TOOL_KEYS, form):
             continue
         args = tool.get("args") or {}
         version = tool.get("version")
@@ -443,7 +444,7 @@ def _relaxations(node: Any, tools: Mapping[str, Any], problems: Problems) -> Ite
         return
     for index, entry in enumerate(node):
         where = f"relax[{index}]"
-        if not problems.entry(where, entry, _RELAX_KEYS, "a mapping with allow, tools and reason"):
+        if not problems.entry(where, entry, RELAX_KEYS, "a mapping with allow, tools and reason"):
             continue
         allow, names, reason = entry.get("allow"), entry.get("tools"), entry.get("reason")
         ok = True

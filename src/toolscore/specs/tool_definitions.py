@@ -21,12 +21,12 @@ from toolscore.specs.schema_rules import openapi_schema, schema_args
 
 FORMATS = ("openai", "anthropic", "gemini", "mcp")
 """The formats of tool definitions, as `spec init --format` names them."""
-_NATIVE_KEYS = ("version", "relax", "environment", "rubrics", "forbid", "definitions")
+NATIVE_KEYS = ("version", "relax", "environment", "rubrics", "forbid", "definitions")
 """Keys of a native spec, refused beside a tools list (where they would be ignored). Other
 keys beside it are a result's metadata (`nextCursor`, `_meta`, `ttlMs`: MCP adds them from
 version to version) and are not read."""
-_GEMINI_LISTS = ("function_declarations", "functionDeclarations")
-_GEMINI_JSON_SCHEMA = ("parametersJsonSchema", "parameters_json_schema")
+GEMINI_LISTS = ("function_declarations", "functionDeclarations")
+GEMINI_JSON_SCHEMA = ("parametersJsonSchema", "parameters_json_schema")
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 
 
@@ -66,7 +66,7 @@ def is_definitions(data: Any) -> bool:
     return (
         "jsonrpc" in data
         or (isinstance(data.get("tools"), list) and bool(data["tools"]))
-        or any(key in data for key in _GEMINI_LISTS)
+        or any(key in data for key in GEMINI_LISTS)
     )
 
 
@@ -115,7 +115,7 @@ def _items(data: Any) -> tuple[str, list[Any]]:
             raise ShapeError("result", "a JSON-RPC response's result needs a 'tools' list")
         _no_native(result, "result.")
         return "result.tools", result["tools"]
-    for key in _GEMINI_LISTS:
+    for key in GEMINI_LISTS:
         if key in data:
             _no_native(data, "")
             if not isinstance(data[key], list):
@@ -129,7 +129,7 @@ def _items(data: Any) -> tuple[str, list[Any]]:
 
 def _no_native(node: Mapping[str, Any], prefix: str) -> None:
     """Refuse a native spec's key beside a list of tool definitions."""
-    for key in _NATIVE_KEYS:
+    for key in NATIVE_KEYS:
         if key in node:
             message = (
                 "a native spec's key beside a list of tool definitions (a native spec's "
@@ -159,14 +159,14 @@ def _definitions_of(item: Any, at: str) -> Iterator[tuple[str, Definition | Shap
         yield "", ShapeError(at, needs)
         return
     markers = sorted(key for key in item if key in _MARKERS)
-    if markers and markers[0] not in _GEMINI_JSON_SCHEMA and "parameters" in item:
+    if markers and markers[0] not in GEMINI_JSON_SCHEMA and "parameters" in item:
         markers.append("parameters")  # a schema under two formats' keys
     if len(markers) > 1:
         names = " and ".join(repr(key) for key in markers)
         yield "", ShapeError(at, f"has both {names}: which format is it?")
         return
     marker = markers[0] if markers else None
-    if marker in _GEMINI_LISTS:
+    if marker in GEMINI_LISTS:
         declarations = item[marker]
         if not isinstance(declarations, list):
             yield "gemini", ShapeError(f"{at}.{marker}", "must be a list of function declarations")
@@ -188,7 +188,7 @@ def _definitions_of(item: Any, at: str) -> Iterator[tuple[str, Definition | Shap
         yield "anthropic", _plain(item, at, "input_schema", required=True)
     elif marker == "inputSchema":
         yield "mcp", _plain(item, at, "inputSchema", required=True)
-    elif marker in _GEMINI_JSON_SCHEMA:
+    elif marker in GEMINI_JSON_SCHEMA:
         yield "gemini", _gemini(item, at)
     else:
         yield "", _plain(item, at, "parameters")
@@ -215,7 +215,7 @@ def _gemini(node: Any, at: str) -> Definition | ShapeError:
     (the OpenAPI subset, type names lowered)."""
     if not isinstance(node, Mapping) or not isinstance(node.get("name"), str):
         return ShapeError(at, "a function declaration needs 'name'")
-    keys = [key for key in (*_GEMINI_JSON_SCHEMA, "parameters") if key in node]
+    keys = [key for key in (*GEMINI_JSON_SCHEMA, "parameters") if key in node]
     if len(keys) > 1:
         names = " and ".join(repr(key) for key in keys)
         return ShapeError(at, f"has both {names}: give the arguments' schema once")

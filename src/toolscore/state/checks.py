@@ -29,8 +29,10 @@ DOCUMENT_TESTS = ("equals", "in", "absent", "matches")
 """The tests a check of a documents environment may make (exactly one per check)."""
 SQLITE_TESTS = ("equals", "in", "matches", "count")
 """The tests a check of a SQLite environment may make (exactly one per check)."""
-_DOCUMENT_KEYS = ("name", "path", *DOCUMENT_TESTS, "rule")
-_SQLITE_KEYS = ("name", "table", "where", "column", *SQLITE_TESTS, "rule")
+DOCUMENT_CHECK_KEYS = ("name", "path", *DOCUMENT_TESTS, "rule")
+"""The keys of a check of a documents environment; any other is an input error."""
+SQLITE_CHECK_KEYS = ("name", "table", "where", "column", *SQLITE_TESTS, "rule")
+"""The keys of a check of a SQLite environment."""
 ROWID_NAMES = ("rowid", "_rowid_", "oid")
 """Names that read a table's rowid where no column shadows them (keys of tables without a
 declared primary key)."""
@@ -95,7 +97,7 @@ def _parse_one(k: int, item: Any, documents: bool, fail: Fail) -> StateCheck:
     at = f"state_checks[{k}]"
     if not isinstance(item, Mapping):
         raise fail(at, "a check must be an object {name, ...}")
-    keys = _DOCUMENT_KEYS if documents else _SQLITE_KEYS
+    keys = DOCUMENT_CHECK_KEYS if documents else SQLITE_CHECK_KEYS
     for key in item:
         if key == "absent" and not documents:
             raise fail(f"{at}.absent", "a SQLite check says `count: 0` for no row (absent is "

@@ -36,7 +36,7 @@ from toolscore.state.environment_common import (
 from toolscore.state.errors_policy import POLICY_KEYS
 from toolscore.state.pointer_diff import Pattern, escape, parse_pointer
 
-_KEYS = (
+DOCUMENTS_KEYS = (
     "kind",
     "data",
     "tools",
@@ -49,6 +49,7 @@ _KEYS = (
     "timeout",
     *POLICY_KEYS,
 )
+"""The keys of a documents environment block; any other is an error under `--env`."""
 _PLAIN_SCALARS = (str, int, bool, type(None))
 _INT64 = 2**63
 
@@ -154,7 +155,7 @@ class _Saved:
 def load_documents(config: Mapping[str, Any], base_dir: Path, source: str) -> DocumentEnvironment:
     """Validate a `kind: documents` block, load the data and import the tools."""
     fail = env_error(source)
-    refuse_unknown_keys(config, _KEYS, fail)
+    refuse_unknown_keys(config, DOCUMENTS_KEYS, fail)
     require_strings(
         config, fail, data="a JSON file or 'module:function'", tools="a module or a path"
     )

@@ -74,7 +74,7 @@ __all__ = [
     "without_wal",
 ]
 
-_KEYS = (
+SQLITE_KEYS = (
     "kind",
     "database",
     "tools",
@@ -88,6 +88,7 @@ _KEYS = (
     *POLICY_KEYS,
     *OPTION_KEYS,
 )
+"""The keys of a SQLite environment block; any other is an error under `--env`."""
 KINDS = ("sqlite", "documents")
 NO_POLICY = ErrorPolicy()
 """Today's behaviour: a call that raises is rolled back; no result is an error."""
@@ -171,7 +172,7 @@ def load_environment(
 def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Environment:
     """A `kind: sqlite` environment: the database image, the tools, the comparison rules."""
     fail = env_error(source)
-    refuse_unknown_keys(config, _KEYS, fail)
+    refuse_unknown_keys(config, SQLITE_KEYS, fail)
     require_strings(config, fail, database="a path", tools="a path or a module name")
     foreign_keys = config.get("foreign_keys", True)
     if not isinstance(foreign_keys, bool):

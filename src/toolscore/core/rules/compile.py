@@ -20,8 +20,9 @@ from toolscore.core.rules.text import CasefoldRule, ExactRule, TextRule
 from toolscore.core.rules.times import DateRule, DatetimeRule, parse_timezone
 from toolscore.core.values import enum_key, show, suggest
 
-_COMMON_OPTIONS = ("kind", "default", "reason")
-_KIND_OPTIONS: dict[str, tuple[str, ...]] = {
+COMMON_OPTIONS = ("kind", "default", "reason")
+"""The keys every rule mapping may hold, whatever its kind."""
+KIND_OPTIONS: dict[str, tuple[str, ...]] = {
     "exact": (),
     "casefold": (),
     "normalized": NORMALIZATIONS,
@@ -38,7 +39,8 @@ _KIND_OPTIONS: dict[str, tuple[str, ...]] = {
     "list": ("items", "order"),
     "object": ("args",),
 }
-KINDS: tuple[str, ...] = tuple(_KIND_OPTIONS)
+"""Each kind and the options of its own; any other option is an error."""
+KINDS: tuple[str, ...] = tuple(KIND_OPTIONS)
 
 
 def _tolerance(node: Mapping[str, Any], key: str, path: tuple[str | int, ...]) -> float:
@@ -69,9 +71,9 @@ def compile_rule(node: Any, path: tuple[str | int, ...] = ()) -> Rule:
     kind = node.get("kind")
     if not isinstance(kind, str):
         raise RuleError(path, "missing 'kind'" if kind is None else "kind must be a string")
-    if kind not in _KIND_OPTIONS:
+    if kind not in KIND_OPTIONS:
         raise RuleError(path, f"unknown kind {kind!r}{suggest(kind, KINDS)}")
-    allowed = _COMMON_OPTIONS + _KIND_OPTIONS[kind]
+    allowed = COMMON_OPTIONS + KIND_OPTIONS[kind]
     for option in node:
         if option == "rubric" and kind != "text":
             raise RuleError(
