@@ -210,6 +210,7 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
     assert "label 'v1 (rescore of run 1)'" in shell.outputs["toolscore show 2 --case week"]
     assert "1 fail -> pass" in shell.outputs["toolscore compare 1 2"]
     assert "days" in shell.outputs["toolscore spec-diff tools.yaml tools-new.yaml"]
+    _check_first_spec(shell, tour)
     assert shell.outputs["toolscore lint --specs tools.yaml --cases cases.jsonl"].endswith(
         "0 errors, 0 warnings\n"
     )
@@ -237,6 +238,18 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
     assert suggested.startswith("suggestions for run 1 and batch 1: "), suggested
 
     assert (shell.places["the folder with BFCL's files"] / "bfcl/parallel/tools.yaml").is_file()
+
+
+def _check_first_spec(shell: Shell, tour: Path) -> None:
+    """As "Your first spec" says: the draft's one guess, and the side file's run passing the
+    tour's three cases."""
+    drafted = yaml.safe_load((tour / "drafted.yaml").read_text())["tools"]["get_weather"]["args"]
+    assert drafted["city"]["reason"].startswith("draft: review: exact unless")
+    assert shell.outputs["toolscore lint --specs drafted.yaml --cases cases.jsonl"].endswith(
+        "0 errors, 1 warnings\n"
+    )
+    side = json.loads((tour / "side.json").read_text())
+    assert {c["id"] for c in side["cases"] if c["passed"]} == {"paris", "two-cities", "hello"}
 
 
 def test_the_shell_finds_toolscore_only_after_the_readme_activates_it(shell: Shell) -> None:
@@ -286,7 +299,7 @@ def test_every_file_the_readme_writes_loads(tmp_path: Path) -> None:
     assert set(files) == {
         "tools.yaml", "cases.jsonl", "outputs.jsonl", "tools-new.yaml",
         "desk.yaml", "desk-cases.jsonl", "desk-outputs.jsonl", "pytest.ini", "test_agent.py",
-        "traces.jsonl", "trace-cases.jsonl",
+        "traces.jsonl", "trace-cases.jsonl", "weather-tools.json", "weather-rules.yaml",
     }  # fmt: skip
     for name, text in files.items():
         (tmp_path / name).write_text(text)
