@@ -16,6 +16,7 @@ from draft_sources import FORMATS, GOLDEN, ROOT, SOURCES, draft_text
 from toolscore.cli.app import cli
 from toolscore.cli.spec import init_command
 from toolscore.drafting import DRAFT_FORMATS, draft_spec
+from toolscore.errors import SpecError
 from toolscore.lint.checks import lint_files
 from toolscore.specs.loading import load_specs
 
@@ -80,6 +81,33 @@ def test_bfcl_docs_documented_differently_on_two_lines_are_merged_and_noted() ->
     area = next(t for t in drafted.draft.tools if t.name == "geometry.area")
     assert area.args["exact"].node == {"kind": "boolean", "default": False}
     assert area.args["origin"].plain() == {"kind": "list", "items": {"kind": "integer"}}
+
+
+def test_bfcl_multi_turn_function_docs_a_function_a_line_are_read(tmp_path: Path) -> None:
+    """BFCL's multi-turn docs (multi_turn_func_doc/*.json) are JSON Lines of bare functions
+    with BFCL's types, not entries holding a `function` list."""
+    path = tmp_path / "file_system.json"
+    path.write_text(
+        '{"name": "cd", "description": "Change directory.", "parameters": {"type": "dict", '
+        '"properties": {"folder": {"type": "string"}}, "required": ["folder"]}}\n'
+        '{"name": "ls", "description": "List.", "parameters": {"type": "dict", '
+        '"properties": {"a": {"type": "boolean", "default": false}}, "required": []}}\n'
+    )
+    drafted = draft_spec(path)
+    assert drafted.draft.format == "bfcl"
+    assert [t.name for t in drafted.draft.tools] == ["cd", "ls"]
+    ls = next(t for t in drafted.draft.tools if t.name == "ls")
+    assert ls.args["a"].node == {"kind": "boolean", "default": False}
+    out = tmp_path / "drafted.yaml"
+    out.write_text(drafted.text)
+    assert set(load_specs(out).tools) == {"cd", "ls"}
+
+
+def test_json_lines_of_something_else_is_still_refused(tmp_path: Path) -> None:
+    path = tmp_path / "lines.json"
+    path.write_text('{"name": "cd"}\n{"name": "ls"}\n')
+    with pytest.raises(SpecError, match="not valid JSON"):
+        draft_spec(path)
 
 
 def test_a_default_its_rule_rejects_is_left_out_with_a_comment(tmp_path: Path) -> None:

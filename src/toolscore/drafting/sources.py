@@ -60,7 +60,9 @@ def read_source(path: str | Path, wanted: str | None = None) -> Source:
                 raise
     if wanted == "bfcl" or (wanted is None and _is_bfcl(data)):
         if not isinstance(data, list):
-            raise SpecError(source, "BFCL function docs are a list, or JSON Lines with 'function'")
+            raise SpecError(
+                source, "BFCL function docs are a list, or JSON Lines of functions or of 'function'"
+            )
         data = [_bfcl_function(function) for function in data]
         found, definitions = _read(data, source)
         return Source("bfcl", definitions, notes)
@@ -95,9 +97,10 @@ def _read(data: Any, source: str) -> tuple[str, list[Definition]]:
 
 def _bfcl_lines(content: bytes, notes: dict[str, list[str]]) -> list[Any] | None:
     """The functions of a BFCL category file (JSON Lines, each entry with a `function`
-    list), each name once: where lines document one function differently (BFCL defines
-    tools per case), the union of their parameters, the first line's schema of each, with a
-    note for the draft. None when the content is not such a file."""
+    list) or of a multi-turn function doc (JSON Lines, a function a line), each name once:
+    where lines document one function differently (BFCL defines tools per case), the union
+    of their parameters, the first line's schema of each, with a note for the draft. None
+    when the content is not such a file."""
     functions: list[Any] = []
     seen: dict[str, Any] = {}
     for number, line in enumerate(content.splitlines(), 1):
@@ -108,6 +111,8 @@ def _bfcl_lines(content: bytes, notes: dict[str, list[str]]) -> list[Any] | None
         except orjson.JSONDecodeError:
             return None
         listed = entry.get("function") if isinstance(entry, dict) else None
+        if isinstance(entry, dict) and listed is None and {"name", "parameters"} <= entry.keys():
+            listed = [entry]  # a multi-turn function doc: one function a line
         if not isinstance(listed, list):
             return None
         for function in listed:

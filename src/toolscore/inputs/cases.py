@@ -32,13 +32,12 @@ CASE_KEYS = (
 )  # fmt: skip
 """The case keys this module reads (docs/formats.md 3.1); `state` reads its own (9.2), and
 any other key is kept on the case, unscored."""
-TURN_KEYS = frozenset({"prompt", "plans", "goal_state", "state_checks", "outputs",
-                        "required_outputs", "results_from_plan"})  # fmt: skip
+TURN_KEYS = frozenset({"prompt", "plans", "goal_state", "state_checks", "required_outputs",
+                        "results_from_plan"})  # fmt: skip
 """The keys of one entry of a conversation case's `turns`."""
 TURN_OUTCOME_SHAPES: dict[str, tuple[type, ...]] = {
     "goal_state": (dict, str),
     "state_checks": (list,),
-    "outputs": (list,),
     "required_outputs": (list,),
     "results_from_plan": (int,),
 }
@@ -239,6 +238,8 @@ def _unknown_turn_key(entry: Mapping[str, Any], where: str, fail: Fail) -> CaseE
     """The error for a turn's first unknown key, with the near known key it may misspell
     (`goal_sate`, `plan`)."""
     unknown = sorted(entry.keys() - TURN_KEYS)[0]
+    if unknown == "outputs":  # a name the issue's first sketch used: never read, so refused
+        return fail(f"{where}.outputs", "a turn's outputs are not judged: give required_outputs")
     known = ", ".join(sorted(TURN_KEYS))
     hint = suggest(unknown, sorted(TURN_KEYS - entry.keys()))
     return fail(f"{where}.{unknown}", f"unknown key{hint}; a turn has {known}")

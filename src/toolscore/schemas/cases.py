@@ -146,7 +146,6 @@ TURN_KEY_SCHEMAS: dict[str, Schema] = {
     "required_outputs": CASE_KEY_SCHEMAS["required_outputs"],
     "goal_state": STATE_KEY_SCHEMAS["goal_state"],
     "state_checks": STATE_KEY_SCHEMAS["state_checks"] | {"type": "array"},
-    "outputs": {"type": "array"},
     "results_from_plan": {"type": "integer", "minimum": 0},
 }
 

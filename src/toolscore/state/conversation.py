@@ -105,8 +105,6 @@ def _keys(
 ) -> _Keys:
     """A turn's outcome keys (`own`: the case's own, which cannot take `results_from_plan`)."""
     documents = not isinstance(env, Environment)
-    if "outputs" in extra and not own:
-        raise fail("outputs", "a turn's outputs are not judged: give required_outputs")
     goal = extra.get("goal_state")
     if goal is not None and goal != "plan" and (documents or not isinstance(goal, dict)):
         raise fail("goal_state", GOAL_FORM if documents else 'must be {table: [rows]} or "plan"')
