@@ -10,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest, norm
 
-from toolscore.stats.intervals import Z95, clustered_se, normal_interval, ratio, rounded, wilson
+from toolscore.stats.intervals import (
+    Z95,
+    clustered_se,
+    interval_json,
+    normal_interval,
+    ratio,
+    rounded,
+    wilson,
+)
 
 
 def test_z_is_the_normal_quantile() -> None:
@@ -94,3 +102,21 @@ def test_a_rate_over_nothing_is_unmeasured_not_zero() -> None:
     assert rounded(None) is None
     assert rounded(2 / 3) == 0.6667
     assert rounded(0.0) == 0.0
+
+
+@given(passed=st.integers(0, 50), extra=st.integers(0, 50))
+def test_interval_json_is_the_rounded_wilson_interval_and_a_fresh_list(
+    passed: int, extra: int
+) -> None:
+    """`interval_json` is computed once per count (cached); each call still gives the rounded
+    Wilson bounds, in a list of its own that a caller may change."""
+    n = passed + extra
+    first = interval_json(passed, n)
+    bounds = wilson(passed, n)
+    if bounds is None:
+        assert first is None
+        return
+    assert first == [round(bounds[0], 4), round(bounds[1], 4)]
+    assert first is not None
+    first.append(99.0)
+    assert interval_json(passed, n) == [round(bounds[0], 4), round(bounds[1], 4)]

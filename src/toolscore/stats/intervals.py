@@ -16,6 +16,7 @@ without scipy (issue 12's start-up budget); tests check them against scipy.stats
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -117,9 +118,17 @@ def rounded(value: float | None) -> float | None:
 
 def interval_json(passed: int, n: int) -> list[float] | None:
     """The 95% Wilson interval of passed / n as the report shows it, `[low, high]` rounded
-    like the rates, or None when n is 0."""
+    like the rates, or None when n is 0 (a new list each time: callers may keep it)."""
+    bounds = _rounded_interval(passed, n)
+    return None if bounds is None else list(bounds)
+
+
+@functools.lru_cache(maxsize=4096)
+def _rounded_interval(passed: int, n: int) -> tuple[float, float] | None:
+    """`interval_json`'s bounds, computed once per count: a report's per-tool and
+    per-argument tallies repeat a few small counts (1 of 1, 0 of 1) hundreds of times."""
     bounds = wilson(passed, n)
-    return None if bounds is None else [round(bounds[0], 4), round(bounds[1], 4)]
+    return None if bounds is None else (round(bounds[0], 4), round(bounds[1], 4))
 
 
 @dataclass(frozen=True)
