@@ -21,7 +21,8 @@ from toolscore.inputs.output_turns import TURN_ENTRY_KEYS
 from toolscore.rubrics.spec import CHECK_KINDS, REMOTE_KINDS
 from toolscore.schemas import NAMES, generate
 from toolscore.schemas.rules import OPTION_SCHEMAS, RUBRIC_OPTION_SCHEMAS, option_schema
-from toolscore.specs.loading import RELAX_KEYS, TOOL_KEYS, TOP_KEYS
+from toolscore.specs.loading import RELAX_KEYS, TOP_KEYS
+from toolscore.specs.problems import TOOL_KEYS
 from toolscore.state.checks import DOCUMENT_CHECK_KEYS
 
 BAD = yaml.safe_load((Path(__file__).parent / "bad_inputs.yaml").read_text())

@@ -29,7 +29,7 @@ import orjson
 from toolscore.core.values import json_type
 from toolscore.errors import InputError
 from toolscore.inputs.bounds import env_limit, max_line_bytes
-from toolscore.inputs.conversion import Conversion
+from toolscore.inputs.conversion import Conversion, first_object
 from toolscore.inputs.formats.mcp import CALL, CANCELLED, Key, id_key
 from toolscore.inputs.lines import bounded_lines
 
@@ -47,15 +47,8 @@ def sniff(_: str, head: bytes) -> bool:
     """An MCP log: its first line an object holding a JSON-RPC message, flat (`jsonrpc` at
     the top) or under `message`. An outputs line never has either (its transcript is under
     `mcp`). A first line longer than the head is recognised by a first key `jsonrpc`."""
-    text = head.lstrip()
-    if not text.startswith(b"{"):
-        return False
-    end = text.find(b"\n")
-    try:
-        first = orjson.loads(text if end == -1 else text[:end])
-    except orjson.JSONDecodeError:
-        return text.startswith(b'{"jsonrpc"')
-    if not isinstance(first, dict):
+    first = first_object(head, "jsonrpc")
+    if first is None:
         return False
     message = first.get("message")
     return "jsonrpc" in first or (isinstance(message, dict) and "jsonrpc" in message)

@@ -29,7 +29,7 @@ import orjson
 from toolscore.core.values import json_type
 from toolscore.errors import InputError
 from toolscore.inputs.bounds import env_limit, max_line_bytes
-from toolscore.inputs.conversion import Conversion
+from toolscore.inputs.conversion import Conversion, first_object
 from toolscore.inputs.formats.otel import ARGUMENTS, CALL_ID, NAME, RESULT
 from toolscore.inputs.formats.otel_messages import (
     INPUT,
@@ -79,15 +79,8 @@ def sniff(_: str, head: bytes) -> bool:
     """A collector export: its first line an object with `resourceSpans` and no `id` (a line
     with an `id` is an outputs line, read as it always was). A first line longer than the head
     is recognised by its first key, which the collector writes first."""
-    text = head.lstrip()
-    if not text.startswith(b"{"):
-        return False
-    end = text.find(b"\n")
-    try:
-        first = orjson.loads(text if end == -1 else text[:end])
-    except orjson.JSONDecodeError:
-        return text.startswith(b'{"resourceSpans"')
-    return isinstance(first, dict) and "resourceSpans" in first and "id" not in first
+    first = first_object(head, "resourceSpans")
+    return first is not None and "resourceSpans" in first and "id" not in first
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """The schema of a spec file (docs/formats.md 2): a native spec, whose keys come from
-`specs.loading`'s tables (`TOP_KEYS`, `TOOL_KEYS`, `RELAX_KEYS`, `RELAXATIONS`),
+`specs.loading`'s tables (`TOP_KEYS`, `RELAX_KEYS`, `RELAXATIONS`), `specs.problems.TOOL_KEYS`,
 `specs.forbid.SPEC_KEYS` and the environments' key tables, or tool definitions in one of
 the shapes `specs.tool_definitions` reads.
 A key a table gains appears in the schema at once, its value unchecked (`{}`) until
@@ -17,7 +17,8 @@ from toolscore.schemas.rules import (
     x_compare_defs,
 )
 from toolscore.specs.forbid import SPEC_KEYS as FORBID_KEYS
-from toolscore.specs.loading import MAX_TIMEOUT, RELAX_KEYS, RELAXATIONS, TOOL_KEYS, TOP_KEYS
+from toolscore.specs.loading import MAX_TIMEOUT, RELAX_KEYS, RELAXATIONS, TOP_KEYS
+from toolscore.specs.problems import TOOL_KEYS
 from toolscore.specs.side_rules import DEFINITIONS_KEY
 from toolscore.specs.tool_definitions import GEMINI_JSON_SCHEMA, GEMINI_LISTS, NATIVE_KEYS
 from toolscore.state.documents import DOCUMENTS_KEYS

@@ -26,7 +26,7 @@ from toolscore.rubrics.spec import Rubric, RubricSpecError, RubricUse, parse_rub
 from toolscore.specs.fields import RulePath, ToolFields, native_field
 from toolscore.specs.forbid import spec_forbid
 from toolscore.specs.parsing import parse_cached
-from toolscore.specs.problems import Problems, compile_tool, version_problem
+from toolscore.specs.problems import TOOL_KEYS, Problems, compile_tool, version_problem
 from toolscore.specs.side_rules import DEFINITIONS_KEY, Bundle, bundle_of, side_tools, stored_bundle
 from toolscore.specs.tool_definitions import definition_tools, is_definitions
 
@@ -35,8 +35,6 @@ RELAXATIONS = ("extra_calls", "unknown_args", "retries")
 TOP_KEYS = ("version", "tools", "relax", "environment", "rubrics", "forbid", DEFINITIONS_KEY)
 """The keys of a native spec (`definitions`: the tool definitions file a side rules file
 adds to, 2.5); any other is an error (the editor schemas list these too)."""
-TOOL_KEYS = ("version", "args", "description")
-"""The keys of a tool of a native spec."""
 RELAX_KEYS = ("allow", "tools", "reason")
 """The keys of a relaxation."""
 DEFAULT_TIMEOUT = 10.0

@@ -12,6 +12,8 @@ from toolscore.core.values import suggest
 from toolscore.errors import SpecError
 from toolscore.specs.fields import RulePath
 
+TOOL_KEYS = ("version", "args", "description")
+"""The keys of a tool of a native spec, and of a side rules file's (2.5)."""
 DRAFT_PREFIX = "draft:"
 """How the reason of a rule `spec init` guessed begins: `lint` reports each such rule as a
 guess to review until a person rewords the reason (docs/formats.md 2.9)."""

@@ -21,11 +21,10 @@ from toolscore.core.values import suggest
 from toolscore.errors import SpecError
 from toolscore.specs.fields import ToolFields, native_field
 from toolscore.specs.parsing import parse_document
-from toolscore.specs.problems import Problems, version_problem
+from toolscore.specs.problems import TOOL_KEYS, Problems, version_problem
 
 DEFINITIONS_KEY = "definitions"
 """The top-level key of a native spec naming its definitions file."""
-_TOOL_KEYS = ("version", "args", "description")
 _MARK = b'{"toolscore_bundle":'
 
 
@@ -130,7 +129,7 @@ def side_tools(
             message = f"{name!r} is not a tool of {definitions_source} (tools: {known})"
             problems.add(where, f"{message}{suggest(str(name), list(located))}")
             continue
-        if not problems.entry(where, entry, _TOOL_KEYS, "a mapping with 'args' and/or 'version'"):
+        if not problems.entry(where, entry, TOOL_KEYS, "a mapping with 'args' and/or 'version'"):
             continue
         existing = arguments.get(name)
         if existing is None:
