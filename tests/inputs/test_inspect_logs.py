@@ -22,7 +22,8 @@ import mutate
 from toolscore.cli.app import cli
 from toolscore.errors import InputError
 from toolscore.inputs.converted import Conversion, layout_of
-from toolscore.inputs.inspect_logs import _messages, convert, sniff
+from toolscore.inputs.inspect_logs import _messages, convert
+from toolscore.inputs.layouts import inspect_log as sniff
 
 ROOT = Path(__file__).parents[2]
 HERE = Path(__file__).parents[1] / "inspect"

@@ -30,7 +30,8 @@ from toolscore.inputs.conversion import Conversion
 from toolscore.inputs.converted import HEAD_BYTES, layout_of
 from toolscore.inputs.formats import read_transcript
 from toolscore.inputs.formats.detect import detect
-from toolscore.inputs.mcp_log import convert, sniff
+from toolscore.inputs.layouts import mcp_log as sniff
+from toolscore.inputs.mcp_log import convert
 from toolscore.inputs.outputs import parse_output
 from toolscore.scoring.check import check
 

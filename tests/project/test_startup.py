@@ -119,7 +119,8 @@ def test_the_package_alone_imports_no_command_line_nor_optional_library(tmp_path
     code = f"import sys, toolscore; open({str(listing)!r}, 'w').write(' '.join(sys.modules))"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
     modules = set(listing.read_text().split())
-    assert "toolscore.scoring.case" in modules
+    own = sorted(m for m in modules if m.startswith("toolscore"))
+    assert own == ["toolscore", "toolscore._version", "toolscore.build"]  # the rest: on first use
     heavy = (
         "click",
         "rich",
@@ -129,6 +130,66 @@ def test_the_package_alone_imports_no_command_line_nor_optional_library(tmp_path
         *UNUSED_BY_SCORE,
     )
     assert found(modules, heavy) == []
+
+
+def test_a_public_name_imports_its_module_on_first_use(tmp_path: Path) -> None:
+    listing = tmp_path / "modules.txt"
+    code = (
+        "import sys; from toolscore import score_case, Case; "
+        f"open({str(listing)!r}, 'w').write(' '.join(sys.modules))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    modules = set(listing.read_text().split())
+    assert {"toolscore.scoring.case", "toolscore.core.model"} <= modules
+    assert found(modules, ("click", "toolscore.engines.local")) == []
+
+
+READ_ONLY_WHEN_MET = (
+    "toolscore.inputs.formats.openai_chat",
+    "toolscore.inputs.formats.anthropic",
+    "toolscore.inputs.formats.responses",
+    "toolscore.inputs.formats.transcript",
+    "toolscore.inputs.mcp_log",
+    "toolscore.inputs.otlp_export",
+    "toolscore.inputs.inspect_logs",
+    "toolscore.inputs.output_turns",
+    "toolscore.rubrics.spec",
+    "toolscore.rubrics.checks",
+    "toolscore.rubrics.base",
+    "toolscore.scoring.conversation",
+    "zoneinfo",
+)
+"""Modules a run of plain `calls` lines under a spec without rubrics does not need: the
+provider readers, the converters of other layouts, the rubrics, conversations, time zones."""
+
+
+def test_plain_calls_lines_load_no_provider_reader_nor_rubric(
+    tmp_path: Path, inputs: list[str]
+) -> None:
+    modules = imported(tmp_path, *inputs, "--json", str(tmp_path / "report.json"))
+    assert found(modules, READ_ONLY_WHEN_MET) == []
+
+
+def test_a_transcript_line_and_a_rubric_load_their_modules(
+    tmp_path: Path, inputs: list[str]
+) -> None:
+    (tmp_path / "tools.yaml").write_text(
+        SPEC + "      note: {kind: text, rubric: {kind: not_empty}}\n"
+    )
+    messages = [
+        {"role": "user", "content": "refund o0"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "t0", "type": "function",
+            "function": {"name": "refund", "arguments": '{"order_id": "o0"}'},
+        }]},
+    ]  # fmt: skip
+    line = {"id": "c0", "format": "openai-chat", "messages": messages}
+    (tmp_path / "outputs.jsonl").write_bytes(orjson.dumps(line) + b"\n")
+    modules = imported(tmp_path, *inputs, "--json", str(tmp_path / "report.json"))
+    report = orjson.loads((tmp_path / "report.json").read_bytes())
+    assert report["summary"]["passed"] == 1
+    expected = ("toolscore.inputs.formats.openai_chat", "toolscore.rubrics.spec")
+    assert found(modules, expected) == sorted(expected)
 
 
 def test_each_lazy_command_is_registered_by_the_module_named_for_it() -> None:

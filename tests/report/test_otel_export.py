@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from toolscore.cli.app import cli
 from toolscore.errors import InputError
 from toolscore.inputs.converted import HEAD_BYTES, Conversion, layout_of
-from toolscore.inputs.otlp_export import convert, sniff
+from toolscore.inputs.layouts import otlp_export as sniff
+from toolscore.inputs.otlp_export import convert
 from toolscore.inputs.otlp_ids import hex_id
 
 HERE = Path(__file__).parents[1] / "formats" / "otel_export"

@@ -7,15 +7,35 @@ Every reader names the file, the line and the field of what it refuses; an agent
 that cannot be read is a scored failure, never an input error.
 """
 
-from toolscore.inputs.calls import produced_call
-from toolscore.inputs.cases import parse_case, read_cases
-from toolscore.inputs.converted import converted_inputs
-from toolscore.inputs.join import join, join_groups_by_id, one_each
-from toolscore.inputs.jsonl import iter_lines, read_jsonl
-from toolscore.inputs.missing import MISSING_POLICIES, missing_result
-from toolscore.inputs.outputs import parse_output, read_outputs
-from toolscore.inputs.paths import check_inputs, close_input, open_input
-from toolscore.inputs.trials import ordered_trials, pass_at, pass_hat
+from typing import TYPE_CHECKING
+
+import lazy_loader
+
+if TYPE_CHECKING:
+    from toolscore.inputs.calls import produced_call
+    from toolscore.inputs.cases import parse_case, read_cases
+    from toolscore.inputs.converted import converted_inputs
+    from toolscore.inputs.join import join, join_groups_by_id, one_each
+    from toolscore.inputs.jsonl import iter_lines, read_jsonl
+    from toolscore.inputs.missing import MISSING_POLICIES, missing_result
+    from toolscore.inputs.outputs import parse_output, read_outputs
+    from toolscore.inputs.paths import check_inputs, close_input, open_input
+    from toolscore.inputs.trials import ordered_trials, pass_at, pass_hat
+
+__getattr__, __dir__, _lazy = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "calls": ["produced_call"],
+        "cases": ["parse_case", "read_cases"],
+        "converted": ["converted_inputs"],
+        "join": ["join", "join_groups_by_id", "one_each"],
+        "jsonl": ["iter_lines", "read_jsonl"],
+        "missing": ["MISSING_POLICIES", "missing_result"],
+        "outputs": ["parse_output", "read_outputs"],
+        "paths": ["check_inputs", "close_input", "open_input"],
+        "trials": ["ordered_trials", "pass_at", "pass_hat"],
+    },
+)
 
 __all__ = [
     "MISSING_POLICIES",

@@ -8,7 +8,7 @@ Lines file of one line per record of the source, in the source's order. So line 
 conversion is record N of the source, and an input error found on it later is reported naming
 the source file and its record (`logs.parquet: row 7: args: ...`), never the temporary file.
 Converters live in their own modules, imported only when their format is met, since most
-need an optional library.
+need an optional library or load provider readers; their sniffers are in `layouts`.
 """
 
 from __future__ import annotations
@@ -16,17 +16,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from toolscore.errors import InputError
+from toolscore.inputs import layouts
 from toolscore.inputs.conversion import Conversion, Kind
-from toolscore.inputs.inspect_logs import sniff as inspect_log_sniff
-from toolscore.inputs.mcp_log import sniff as mcp_log_sniff
-from toolscore.inputs.otlp_export import sniff as otlp_sniff
 from toolscore.inputs.paths import is_stream
 
 __all__ = [  # with Conversion and Kind, which lived here and are still named from here
@@ -96,6 +93,8 @@ def as_json_lines(path: str, conversion: Conversion) -> Iterator[str]:
     convert: Callable[[str, Conversion, IO[bytes]], None] = getattr(
         importlib.import_module(module), function
     )
+    import tempfile  # noqa: PLC0415 - for a file to convert only (start-up)
+
     fd, copy = tempfile.mkstemp(prefix=f"toolscore-{converter.name}-", suffix=".jsonl")
     try:
         with os.fdopen(fd, "wb") as out:
@@ -129,12 +128,10 @@ def converted_inputs(
 
 
 register(
-    Converter("inspect-log", inspect_log_sniff, "toolscore.inputs.inspect_logs:convert", "sample")
+    Converter("inspect-log", layouts.inspect_log, "toolscore.inputs.inspect_logs:convert", "sample")
 )
-register(Converter("otlp-json", otlp_sniff, "toolscore.inputs.otlp_export:convert", "group"))
-register(Converter("mcp-log", mcp_log_sniff, "toolscore.inputs.mcp_log:convert", "session"))
 register(
-    Converter(
-        "parquet", lambda _, head: head[:4] == b"PAR1", "toolscore.inputs.parquet:convert", "row"
-    )
+    Converter("otlp-json", layouts.otlp_export, "toolscore.inputs.otlp_export:convert", "group")
 )
+register(Converter("mcp-log", layouts.mcp_log, "toolscore.inputs.mcp_log:convert", "session"))
+register(Converter("parquet", layouts.parquet, "toolscore.inputs.parquet:convert", "row"))

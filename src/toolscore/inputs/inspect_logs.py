@@ -33,20 +33,8 @@ from toolscore.inputs.zip_members import ZIP_MAGIC, read_member
 if TYPE_CHECKING:
     import zipfile
 
-JSON_LOG = re.compile(
-    rb'\A\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"[a-z_]*"\s*,\s*"eval"\s*:'
-)
-"""How Inspect begins a `.json` log: its `version`, `status` and `eval` keys, in that order."""
 SAMPLE_FILE = re.compile(r"\Asamples/(.+)_epoch_(\d+)\.json\Z")
 ATTACHMENT = ("attachment://", "tc://")  # "tc://" is how older Inspect versions wrote them
-
-
-def sniff(path: str, head: bytes) -> bool:
-    """An Inspect log: a zip naming Inspect's members (or called `.eval`), or a JSON object
-    beginning as Inspect writes its `.json` logs. No JSON Lines file begins either way."""
-    if head.startswith(ZIP_MAGIC):
-        return path.endswith(".eval") or b"header.json" in head or b"_journal/" in head
-    return JSON_LOG.match(head) is not None
 
 
 Run = tuple[int, str, Callable[[], Mapping[str, Any]]]

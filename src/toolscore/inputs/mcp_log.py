@@ -29,7 +29,7 @@ import orjson
 from toolscore.core.values import json_type
 from toolscore.errors import InputError
 from toolscore.inputs.bounds import env_limit, max_line_bytes
-from toolscore.inputs.conversion import Conversion, first_object
+from toolscore.inputs.conversion import Conversion
 from toolscore.inputs.formats.mcp import CALL, CANCELLED, Key, id_key
 from toolscore.inputs.lines import bounded_lines
 
@@ -41,17 +41,6 @@ JSONRPC_FIELDS = ("jsonrpc", "id", "method", "params", "result", "error")
 """The fields of a flat line that are the message's; the others are the proxy's."""
 MARKERS = ("jsonrpc", "method", "result", "error")
 """A line holding one of these is a flat message."""
-
-
-def sniff(_: str, head: bytes) -> bool:
-    """An MCP log: its first line an object holding a JSON-RPC message, flat (`jsonrpc` at
-    the top) or under `message`. An outputs line never has either (its transcript is under
-    `mcp`). A first line longer than the head is recognised by a first key `jsonrpc`."""
-    first = first_object(head, "jsonrpc")
-    if first is None:
-        return False
-    message = first.get("message")
-    return "jsonrpc" in first or (isinstance(message, dict) and "jsonrpc" in message)
 
 
 @dataclass

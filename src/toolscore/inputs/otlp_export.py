@@ -29,7 +29,7 @@ import orjson
 from toolscore.core.values import json_type
 from toolscore.errors import InputError
 from toolscore.inputs.bounds import env_limit, max_line_bytes
-from toolscore.inputs.conversion import Conversion, first_object
+from toolscore.inputs.conversion import Conversion
 from toolscore.inputs.formats.otel import ARGUMENTS, CALL_ID, NAME, RESULT
 from toolscore.inputs.formats.otel_messages import (
     INPUT,
@@ -73,14 +73,6 @@ READ_PREFIXES = tuple(
 KEPT_OPERATIONS = frozenset({"execute_tool", "chat", "generate_content", "text_completion"})
 KEPT_PREFIXES = ("gen_ai.tool.", "gen_ai.completion.", "gen_ai.output.messages", "llm.output")
 KEPT_KINDS = frozenset({"TOOL", "LLM"})
-
-
-def sniff(_: str, head: bytes) -> bool:
-    """A collector export: its first line an object with `resourceSpans` and no `id` (a line
-    with an `id` is an outputs line, read as it always was). A first line longer than the head
-    is recognised by its first key, which the collector writes first."""
-    first = first_object(head, "resourceSpans")
-    return first is not None and "resourceSpans" in first and "id" not in first
 
 
 @dataclass

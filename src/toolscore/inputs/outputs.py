@@ -20,19 +20,22 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolscore.core.model import MISSING, Call, Trajectory, pointer_of
 from toolscore.errors import OutputError
 from toolscore.inputs.calls import BothResultAndError, json_text, produced_call
 from toolscore.inputs.formats import TRANSCRIPT_KEYS, has_transcript, read_transcript
-from toolscore.inputs.formats.hints import calls_error, check_calls, response_error, unknown_line
-from toolscore.inputs.formats.replies import read_reply, read_stream_line, reply_shape
-from toolscore.inputs.formats.responses import Shape
 from toolscore.inputs.jsonl import read_jsonl
 from toolscore.inputs.lenient import LenientLine, first_junk, text_of
-from toolscore.inputs.output_turns import read_turns
 from toolscore.inputs.trials import read_trial
+
+if TYPE_CHECKING:
+    from toolscore.inputs.formats.responses import Shape
+
+# The readers of the other lines (turns, response objects, streams, a provider's objects in
+# `calls`) load every provider's module: they are imported where such a line is read, so that
+# a file of plain `calls` lines never loads them.
 
 _ARGS = operator.itemgetter(1)
 """A produced call's `args`: None or empty for every entry a provider's object can stand for
@@ -86,16 +89,22 @@ def parse_output(
     if made == "calls":
         trajectory = _calls(data, case_id, source, line, trial)
     elif made == "turns":
+        from toolscore.inputs.output_turns import read_turns  # noqa: PLC0415 - see the imports
+
         trajectory = read_turns(data, case_id, source, line, trial)
     elif made in TRANSCRIPT_KEYS:
         trajectory = read_transcript(data, source, line)
     elif made == "stream":
+        from toolscore.inputs.formats.replies import read_stream_line  # noqa: PLC0415
+
         trajectory = read_stream_line(data, case_id, source, line, choice)
     else:
         assert shape is not None
         if made == "":  # the line is the object: its own fields are part of it
             unknown -= shape.fields
         node = data if made == "" else data["response"]
+        from toolscore.inputs.formats.replies import read_reply  # noqa: PLC0415
+
         trajectory = read_reply(data, node, shape, made, source, line, choice)
     return trajectory._replace(trial=trial, ignored=tuple(sorted(unknown)))
 
@@ -107,6 +116,9 @@ def _made(
     `response` (a response object there) or "" (the line is a response object), with the
     response object's shape; an input error when the line says it twice, or not at all
     while holding keys no reader uses."""
+    from toolscore.inputs.formats.hints import response_error, unknown_line  # noqa: PLC0415
+    from toolscore.inputs.formats.replies import reply_shape  # noqa: PLC0415
+
     found = [key for key in ("calls", "stream", "turns") if data.get(key) is not None]
     if has_transcript(data):
         found.append(next(key for key in TRANSCRIPT_KEYS if data.get(key) is not None))
@@ -150,6 +162,8 @@ def _calls(
             raise OutputError(source, message, line=line, field="calls")
         calls_node = []
     if not isinstance(calls_node, list):
+        from toolscore.inputs.formats.hints import calls_error  # noqa: PLC0415 - see the imports
+
         raise calls_error(calls_node, source, line)
     try:
         calls = tuple(map(produced_call, calls_node))
@@ -164,6 +178,8 @@ def _calls(
     # A call without arguments (none, or unread) may be a provider's object: look closer.
     # (The first call alone is checked at once: most lines make one call.)
     if calls and not (calls[0].args and (len(calls) == 1 or all(map(_ARGS, calls)))):
+        from toolscore.inputs.formats.hints import check_calls  # noqa: PLC0415 - see the imports
+
         check_calls(calls_node, source, line)
     response = data.get("response")
     if response is not None and not isinstance(response, str):
@@ -181,7 +197,7 @@ def _lenient_output(
             raise OutputError(source, junk.reason, line=line, field=str(path[0]))
     plain = dict(data)
     response = plain.get("response")
-    if response is not None and not isinstance(response, str) and reply_shape(response) is None:
+    if response is not None and not isinstance(response, str) and _reply_shape(response) is None:
         plain["response"] = text_of(response)
     trajectory = parse_output(plain, source, line, choice)
     notes = [f"{pointer_of(path)}: {junk.reason}" for path, junk in data.junk[:NOTED_JUNK]]
@@ -189,6 +205,13 @@ def _lenient_output(
         notes.append(f"and {len(data.junk) - NOTED_JUNK} more values JSON does not allow")
     calls = tuple(map(_without_junk, trajectory.calls))
     return trajectory._replace(calls=calls, notes=(*trajectory.notes, *notes))
+
+
+def _reply_shape(node: Any) -> Shape | None:
+    """`replies.reply_shape`, imported for a line that needs it (see the imports)."""
+    from toolscore.inputs.formats.replies import reply_shape  # noqa: PLC0415
+
+    return reply_shape(node)
 
 
 def _without_junk(call: Call) -> Call:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -99,6 +97,9 @@ def rereadable(path: str, error: type[InputError] = InputError) -> Iterator[str]
     if not is_stream(path):
         yield path
         return
+    import shutil  # noqa: PLC0415 - for a stream only (tempfile and shutil: ~5 ms of start-up)
+    import tempfile  # noqa: PLC0415
+
     handle = open_input(path, error)
     fd, copy = tempfile.mkstemp(prefix="toolscore-input-")
     try:

@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from toolscore.core.values import show, suggest
-from toolscore.rubrics.base import JudgeRubric, SimilarityRubric
-from toolscore.rubrics.checks import LocalRubric, MentionsCheck
 
 KEY = "response_rubrics"
 """The case key."""
@@ -68,6 +66,10 @@ def parse_response_rubrics(node: Any, rubrics: Mapping[str, Any]) -> tuple[Respo
             known = list(rubrics)
             hint = suggest(name, known) if known else " (the spec declares no rubric)"
             raise ResponseRubricError(f"{where}.rubric", f"unknown rubric {name!r}{hint}")
+        # The rubrics' modules are loaded once a spec has a rubric (not when cases are read).
+        from toolscore.rubrics.base import JudgeRubric, SimilarityRubric  # noqa: PLC0415
+        from toolscore.rubrics.checks import LocalRubric, MentionsCheck  # noqa: PLC0415
+
         if isinstance(rubric, SimilarityRubric):
             raise ResponseRubricError(
                 f"{where}.rubric",

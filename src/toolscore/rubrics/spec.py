@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolscore.core.rules import ListRule, ObjectRule, Rule, TextRule
+from toolscore.core.rules import ObjectRule
+from toolscore.core.rules.structures import rubric_rules
 from toolscore.core.values import show, suggest
 from toolscore.rubrics.base import MAX_ANSWER_BYTES, Endpoint, JudgeRubric, SimilarityRubric
 from toolscore.rubrics.checks import (
@@ -285,7 +286,7 @@ def rubric_uses(
     """The rubrics on `tool`'s text arguments, resolved against `rubrics` (inline rubrics
     are parsed and added to it, named `tool.argument`); each problem goes to `problem(where,
     message)`, `where` a path within the tool's `args`."""
-    for path, rule in _text_rules(args.args, ()):
+    for path, rule in rubric_rules(args.args):
         where = ".".join(path) + ".rubric"
         if rule is None:
             problem(where, "a rubric scores a text argument of the call or of an object in it, "
@@ -325,18 +326,3 @@ def _mentioned(rubric: Rubric) -> list[str]:
     if not isinstance(rubric, LocalRubric):
         return []
     return [c.argument for c in rubric.checks if isinstance(c, MentionsCheck)]
-
-
-def _text_rules(
-    args: Mapping[str, Rule], path: tuple[str, ...], in_list: bool = False
-) -> Iterator[tuple[tuple[str, ...], TextRule | None]]:
-    """Each text rule with a rubric and its path (None in place of a rule inside a list)."""
-    for name, rule in args.items():
-        here = (*path, name)
-        if isinstance(rule, TextRule):
-            if rule.rubric is not None:
-                yield here, None if in_list else rule
-        elif isinstance(rule, ObjectRule):
-            yield from _text_rules(rule.args, here, in_list)
-        elif isinstance(rule, ListRule):
-            yield from _text_rules({"[]": rule.items}, here, True)

@@ -31,7 +31,6 @@ from toolscore.inputs.missing import (
     missing_result,
     nothing_calls,
 )
-from toolscore.scoring.conversation import score_conversation
 from toolscore.specs.loading import SpecSet
 
 if TYPE_CHECKING:
@@ -91,6 +90,8 @@ def score_case(specs: SpecSet, case: Case, trajectory: Trajectory) -> CaseResult
     without an output line fails with `missing_output`; a conversation case is scored turn
     by turn, `scoring.conversation`)."""
     if case.turns:
+        from toolscore.scoring.conversation import score_conversation  # noqa: PLC0415 - rare
+
         return score_conversation(specs, case, trajectory, score_case)
     if trajectory.missing:
         missing = missing_result(case)

@@ -13,22 +13,25 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolscore.core.arguments import value_problem
 from toolscore.core.forbid import by_tool
 from toolscore.core.model import MISSING, Forbid
 from toolscore.core.rules import ListRule, ObjectRule, Rule
 from toolscore.core.rules.strings import holds_pattern
+from toolscore.core.rules.structures import rubric_rules
 from toolscore.core.values import show, suggest
 from toolscore.errors import SpecError
-from toolscore.rubrics.spec import Rubric, RubricSpecError, RubricUse, parse_rubric, rubric_uses
 from toolscore.specs.fields import RulePath, ToolFields, native_field
 from toolscore.specs.forbid import spec_forbid
 from toolscore.specs.parsing import parse_cached
 from toolscore.specs.problems import TOOL_KEYS, Problems, compile_tool, version_problem
 from toolscore.specs.side_rules import DEFINITIONS_KEY, Bundle, bundle_of, side_tools, stored_bundle
 from toolscore.specs.tool_definitions import definition_tools, is_definitions
+
+if TYPE_CHECKING:
+    from toolscore.rubrics.spec import Rubric, RubricUse
 
 RELAXATIONS = ("extra_calls", "unknown_args", "retries")
 """What a relaxation may `allow`."""
@@ -270,8 +273,11 @@ def _parse(
     for name, tool in tools.items():
         _check_defaults(tool.args, (), _adder(name, located, problems, defined))
     declared = data.get("rubrics", {}) if isinstance(data, Mapping) and not listed else {}
-    rubrics = dict(_rubrics(declared, problems))
-    uses = _rubric_uses(tools, rubrics, problems, defined, located)
+    rubrics: dict[str, Rubric] = {}
+    uses: dict[str, tuple[RubricUse, ...]] = {}
+    if declared or any(any(rubric_rules(tool.args.args)) for tool in tools.values()):
+        rubrics = dict(_rubrics(declared, problems))
+        uses = _rubric_uses(tools, rubrics, problems, defined, located)
     errors = defined.errors + problems.errors if defined is not problems else problems.errors
     if errors:
         return None, errors
@@ -349,7 +355,10 @@ def _adder(
 
 
 def _rubrics(node: Any, problems: Problems) -> Iterator[tuple[str, Rubric]]:
-    """The top-level `rubrics` map: rubric names to rubrics."""
+    """The top-level `rubrics` map: rubric names to rubrics (the rubrics' modules are
+    imported for a spec that has some, as are `_rubric_uses`')."""
+    from toolscore.rubrics.spec import RubricSpecError, parse_rubric  # noqa: PLC0415
+
     if not isinstance(node, Mapping):
         problems.add("rubrics", "must be a mapping of rubric names to rubrics")
         return
@@ -395,6 +404,8 @@ def _rubric_uses(
     located: Mapping[str, ToolFields],
 ) -> dict[str, tuple[RubricUse, ...]]:
     """Per tool, the rubrics on its text arguments (inline ones are added to `rubrics`)."""
+    from toolscore.rubrics.spec import rubric_uses  # noqa: PLC0415 - see `_rubrics`
+
     found: dict[str, tuple[RubricUse, ...]] = {}
     for name, tool in tools.items():
         fields = located.get(name)

@@ -86,7 +86,10 @@ def compile_rule(node: Any, path: tuple[str | int, ...] = ()) -> Rule:
     if reason is not None and not (isinstance(reason, str) and reason.strip()):
         raise RuleError(path, "reason must be a non-empty string")
     rule = _build(kind, node, path)
-    return replace(rule, default=node.get("default", MISSING), reason=reason)
+    default = node.get("default", MISSING)
+    if default is MISSING and reason is None:
+        return rule  # as built: most rules have neither (and a spec has thousands of rules)
+    return replace(rule, default=default, reason=reason)
 
 
 def _build(kind: str, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Rule:

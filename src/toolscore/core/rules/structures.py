@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from toolscore.core.rules.base import Rule, Verdict
-from toolscore.core.rules.text import ExactRule
+from toolscore.core.rules.text import ExactRule, TextRule
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -89,3 +89,19 @@ class ObjectRule(Rule):
     def lowercased(self) -> Rule:
         args = {name: rule.lowercased() for name, rule in self.args.items()}
         return replace(self, args=args, ignore_missing=True)
+
+
+def rubric_rules(
+    args: Mapping[str, Rule], path: tuple[str, ...] = (), in_list: bool = False
+) -> Iterator[tuple[tuple[str, ...], TextRule | None]]:
+    """Each text rule with a rubric and its path (None in place of a rule inside a list):
+    what the spec loader links to the spec's rubrics (`toolscore.rubrics.spec`)."""
+    for name, rule in args.items():
+        here = (*path, name)
+        if isinstance(rule, TextRule):
+            if rule.rubric is not None:
+                yield here, None if in_list else rule
+        elif isinstance(rule, ObjectRule):
+            yield from rubric_rules(rule.args, here, in_list)
+        elif isinstance(rule, ListRule):
+            yield from rubric_rules({"[]": rule.items}, here, True)

@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from typing import Any, ClassVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from toolscore.core.rules.base import Rule, Verdict, given_options, type_error, unequal
 from toolscore.core.values import show
@@ -91,6 +90,8 @@ def parse_timezone(text: str) -> tzinfo:
         sign = 1 if match.group(1) == "+" else -1
         offset = timedelta(hours=int(match.group(2)), minutes=int(match.group(3)))
         return timezone(sign * offset)
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # noqa: PLC0415 - 7 ms of start-up
+
     try:
         return ZoneInfo(text)
     except (ZoneInfoNotFoundError, ValueError) as error:

@@ -19,25 +19,15 @@ readers, through `responses`, `streams` and `replies`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+from collections.abc import Mapping
 from typing import Any, Final
 
 from toolscore.core.model import Trajectory
 from toolscore.core.values import suggest
 from toolscore.errors import OutputError
 from toolscore.inputs.calls import json_text
-from toolscore.inputs.formats import (
-    anthropic,
-    gemini,
-    inspect_messages,
-    langchain,
-    mcp,
-    openai_chat,
-    openai_responses,
-    otel,
-)
 from toolscore.inputs.formats.detect import detect, evidence
-from toolscore.inputs.formats.transcript import Transcript
 
 FORMATS: Final = (
     "openai-chat",
@@ -54,16 +44,18 @@ TRANSCRIPT_KEYS: Final = ("messages", "items", "contents", "spans", "resourceSpa
 """The keys that can hold a transcript, one per line (LangChain messages under `messages`)."""
 _TRANSCRIPT_KEY_SET: Final = frozenset(TRANSCRIPT_KEYS)
 
-READERS: Final[Mapping[str, Callable[[Any, str, Transcript], None]]] = {
-    "openai-chat": openai_chat.read,
-    "openai-responses": openai_responses.read,
-    "anthropic": anthropic.read,
-    "gemini": gemini.read,
-    "otel": otel.read,
-    "inspect": inspect_messages.read,
-    "langchain": langchain.read,
-    "mcp": mcp.read,
+READERS: Final[Mapping[str, str]] = {
+    "openai-chat": "openai_chat",
+    "openai-responses": "openai_responses",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "otel": "otel",
+    "inspect": "inspect_messages",
+    "langchain": "langchain",
+    "mcp": "mcp",
 }
+"""Each format's reader: the module of this package whose `read` reads it, imported when a
+line holds that format (a file of plain `calls` lines loads none of them)."""
 
 KEYS: Final[Mapping[str, tuple[str, ...]]] = {
     "openai-chat": ("messages",),
@@ -106,8 +98,10 @@ def read_transcript(
         notes.append(f"format detected: {name}")
     else:
         _check_format(name, key, node, source, line)
+    from toolscore.inputs.formats.transcript import Transcript  # noqa: PLC0415 - as a reader
+
     transcript = Transcript(source, line, name, notes)
-    READERS[name](node, key, transcript)
+    importlib.import_module(f"{__name__}.{READERS[name]}").read(node, key, transcript)
     response = data.get("response")
     if response is None:
         response = transcript.response
