@@ -83,6 +83,10 @@ class SummaryPrinter:
             for line in plain_lines(blocks):
                 click.echo(line, err=self.err)
 
-    def line(self, text: object) -> None:
-        """Print one plain line, made printable, whatever the view."""
-        click.echo(printable(text), err=self.err)
+    def line(self, text: object, fold: bool = False) -> None:
+        """Print one line, made printable, in every view; `fold` lets the tables' view fold
+        it at the terminal's width (as it always printed it), the others keep it whole."""
+        if fold and self.view == "tables":
+            self.console.print(printable(text))
+        else:
+            click.echo(printable(text), err=self.err)

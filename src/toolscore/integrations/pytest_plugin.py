@@ -222,5 +222,5 @@ def summary_lines(scored: ScoredFiles) -> list[str]:
         lines.append(f"outputs with no case (ignored): {summary.unmatched_outputs}{named}")
     ignored = ignored_keys_line(summary)
     if ignored is not None:
-        lines.append(ignored.plain)
+        lines.append(ignored.text)
     return lines
