@@ -19,7 +19,6 @@ import click
 import orjson
 
 from toolscore.cli.common import console, input_errors
-from toolscore.cli.summary import SummaryPrinter, summary_option
 from toolscore.cli.options import (
     db_option,
     json_option,
@@ -27,6 +26,7 @@ from toolscore.cli.options import (
     refresh_rubrics_option,
     show_failures_option,
 )
+from toolscore.cli.summary import SummaryPrinter, summary_option
 from toolscore.errors import InputError
 from toolscore.escape import printable
 from toolscore.report.cells import percent

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from toolscore.core.diagnosis import mismatch_line
 from toolscore.core.model import CaseResult
+from toolscore.escape import printable
 from toolscore.report.absent import join_rows, nothing_lines
 from toolscore.report.cells import interval, percent, rate_row
 from toolscore.report.group_tables import turns_table, variants_table
-from toolscore.escape import printable
 from toolscore.report.layout import Block, Line, Table, safe_line
 from toolscore.report.lenient import lenient_rules
 from toolscore.scoring.summary import Summary
