@@ -224,7 +224,7 @@ def test_every_command_runs_where_the_readme_says(shell: Shell) -> None:
         "toolscore score --specs tools.yaml --cases trace-cases.jsonl --outputs traces.jsonl "
         "--group-by gen_ai.conversation.id --emit-otel verdicts.jsonl"
     )
-    assert re.search(r"accuracy +│ +100\.0% +│ +1/1 ", shell.outputs[traced])
+    assert re.search(r"\naccuracy +100\.0% +1/1 ", shell.outputs[traced])  # piped: plain
     (verdicts,) = (tour / "verdicts.jsonl").read_text().splitlines()
     assert '"traceId":"5b8efff798038103d269b633813fc60c"' in verdicts.replace(" ", "")
 

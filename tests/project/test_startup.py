@@ -71,7 +71,30 @@ def test_score_imports_none_of_the_features_it_does_not_use(
     modules = imported(tmp_path, *inputs, "--json", str(tmp_path / "report.json"))
     assert (tmp_path / "report.json").exists()
     assert found(modules, UNUSED_BY_SCORE) == []
-    assert "rich.console" in modules  # the terminal summary is printed with rich
+
+
+@pytest.mark.parametrize("mode", ["auto", "plain", "none"])
+def test_a_summary_not_drawn_as_tables_imports_no_rich(
+    tmp_path: Path, inputs: list[str], mode: str
+) -> None:
+    """Standard output is a pipe here: `auto` prints the plain summary, and neither it nor
+    `plain` nor `none` loads rich, whose import and tables cost a short run most of its time
+    (issue 30); asked for, the tables do load it (so the listing would see it)."""
+    report = tmp_path / "report.json"
+    modules = imported(tmp_path, *inputs, "--json", str(report), "--summary", mode)
+    assert report.exists()
+    assert found(modules, ("rich",)) == []
+    assert ("toolscore.report.plain_view" in modules) is (mode != "none")  # printed plainly
+    tables = imported(tmp_path, *inputs, "--json", str(report), "--summary", "tables")
+    assert "rich.console" in tables
+    assert "rich.table" in tables
+
+
+def test_show_prints_a_stored_run_plainly_without_rich(tmp_path: Path, inputs: list[str]) -> None:
+    db = str(tmp_path / "results.db")
+    imported(tmp_path, *inputs, "--db", db)
+    assert found(imported(tmp_path, "show", "latest", "--db", db), ("rich",)) == []
+    assert "rich.table" in imported(tmp_path, "show", "latest", "--db", db, "--summary", "tables")
 
 
 def test_the_listing_sees_a_feature_once_a_run_uses_it(tmp_path: Path, inputs: list[str]) -> None:

@@ -80,7 +80,7 @@ def test_a_strict_spec_has_no_lenient_rules() -> None:
     specs = specs_of(strict)
     assert lenient_rules(specs) == []
     assert report_header(specs, "0")["lenient_rules"] == []
-    assert "Lenient rules in force: none" in relaxations(specs).plain
+    assert "Lenient rules in force: none" in relaxations(specs).text
 
 
 def test_the_report_header_adds_lenient_rules_and_keeps_its_fields() -> None:
@@ -100,7 +100,7 @@ def test_the_report_header_adds_lenient_rules_and_keeps_its_fields() -> None:
 
 
 def test_the_terminal_lists_them_with_reasons() -> None:
-    lines = relaxations(specs_of(EVERY_KIND)).plain.splitlines()
+    lines = relaxations(specs_of(EVERY_KIND)).text.splitlines()
     assert lines[0] == "Relaxations in force: none"
     assert lines[1].startswith("Lenient rules in force")
     assert (
@@ -113,7 +113,7 @@ def test_the_terminal_lists_them_with_reasons() -> None:
 
 def test_the_terminal_counts_what_it_does_not_print() -> None:
     many = {f"a{n:02}": "casefold" for n in range(LENIENT_LINES + 3)}
-    lines = relaxations(specs_of({"tools": {"t": {"args": many}}})).plain.splitlines()
+    lines = relaxations(specs_of({"tools": {"t": {"args": many}}})).text.splitlines()
     assert [line.split(":")[0] for line in lines[2:-1]] == [
         f"  t.a{n:02}" for n in range(LENIENT_LINES)
     ]
@@ -124,7 +124,7 @@ def test_the_terminal_counts_what_it_does_not_print() -> None:
 
 def test_a_stand_in_without_tools_lists_only_relaxations() -> None:
     stand_in = SpecSet(tools={})
-    assert relaxations(stand_in).plain == "Relaxations in force: none"
+    assert relaxations(stand_in).text == "Relaxations in force: none"
 
 
 WIDE = {"COLUMNS": "200"}

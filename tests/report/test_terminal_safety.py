@@ -100,15 +100,26 @@ def test_printable_leaves_nothing_a_terminal_acts_on(text: str) -> None:
     assert printable(shown) == shown  # escaping twice changes nothing
 
 
-def test_score_prints_agent_text_inert(hostile: Path) -> None:
-    result = invoke(*score_args(hostile))
+@pytest.mark.parametrize("summary", ["plain", "tables"])
+def test_score_prints_agent_text_inert(hostile: Path, summary: str) -> None:
+    """In both views of the summary (issue 30): the tool name, an argument's name and value
+    and the case id hold ANSI escapes, a carriage return, a bidi override and rich markup."""
+    result = invoke(*score_args(hostile), "--summary", summary)
     assert result.exit_code == 0, result.output
     assert_inert(result.output)
     assert "Weakest tools" in result.stdout
     assert SHOWN in result.stdout  # the tool name, escaped, markup and emoji code as written
     assert "[red]v[/red]\\u202e" in result.stdout  # the spec version
-    report = invoke(*score_args(hostile), "--json", "-")
+    assert ("┃ name" in result.stdout) is (summary == "tables")
+    # the unknown tool's row in the weakest tools, its name whole in the plain view
+    if summary == "plain":
+        assert re.search(re.escape(SHOWN) + r" +0 +0 +1 +unknown_tool x1\n", result.stdout)
+    assert f"unknown_tool call 0: '{SHOWN}' is not a tool" in result.stdout  # a failure line
+    value = SHOWN[:38]  # the produced value, as the mismatch shows it (cut)
+    assert f"value_mismatch call 1 /order_id [exact]: '{value}" in result.stdout
+    report = invoke(*score_args(hostile), "--json", "-", "--summary", summary)
     assert_inert(report.stderr)
+    assert SHOWN in report.stderr
 
 
 def test_stored_runs_print_agent_text_inert(hostile: Path) -> None:
@@ -116,6 +127,7 @@ def test_stored_runs_print_agent_text_inert(hostile: Path) -> None:
     views = [
         invoke("runs", "--db", db),
         invoke("show", "2", "--db", db),
+        invoke("show", "2", "--db", db, "--summary", "tables"),
         invoke("show", "2", "--case", "case" + HOSTILE, "--db", db),
         invoke("compare", "1", "2", "--db", db),
         invoke("spec-diff", "run:1", str(example_dir() / "tools.yaml"), "--db", db),
@@ -124,8 +136,10 @@ def test_stored_runs_print_agent_text_inert(hostile: Path) -> None:
         assert result.exit_code == 0, result.output
         assert_inert(result.output)
     assert "│ \\x1b[2J\\x1b…" in views[0].stdout  # the run's label, cut to its column
+    assert "case" + SHOWN in views[1].stdout  # a failing case, in both views of the summary
     assert "case" + SHOWN in views[2].stdout
-    assert "case" + SHOWN in views[3].stdout  # the flipped case
+    assert "case" + SHOWN in views[3].stdout
+    assert "case" + SHOWN in views[4].stdout  # the flipped case
 
 
 def test_calibration_views_print_agent_text_inert(hostile: Path) -> None:

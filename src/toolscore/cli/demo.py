@@ -16,6 +16,7 @@ from rich.text import Text
 from toolscore.core.diagnosis import mismatch_line
 from toolscore.inputs.cases import read_cases
 from toolscore.inputs.outputs import read_outputs
+from toolscore.report.rich_view import rich_text
 from toolscore.report.terminal import relaxations
 from toolscore.scoring.case import exact_difference, score_case
 from toolscore.specs.loading import load_specs
@@ -32,7 +33,7 @@ def run_demo(console: Console, directory: Path, version: str) -> None:
         Text(f"toolscore {version} demo: a support desk with get_order and refund", style="bold")
     )
     console.print(f"example files: {directory}")
-    console.print(relaxations(specs))
+    console.print(rich_text(relaxations(specs)))
     table = Table(show_lines=True)
     for column in ("case", "prompt", "exact JSON", "rules", "lowercase"):
         table.add_column(column)

@@ -15,7 +15,7 @@ import click
 
 from toolscore._version import __version__
 from toolscore.build import build_kind
-from toolscore.cli.common import console, input_errors
+from toolscore.cli.common import input_errors
 from toolscore.cli.options import (
     env_option,
     missing_option,
@@ -23,6 +23,7 @@ from toolscore.cli.options import (
     show_failures_option,
     tool_timeout_option,
 )
+from toolscore.cli.summary import SummaryPrinter, summary_option
 from toolscore.escape import printable
 from toolscore.run import ENGINES, Progress, RunOptions, RunResult, score_files
 
@@ -195,6 +196,7 @@ class _ProgressBar:
     help="Parse the spec file afresh: neither read nor write the cache of parsed specs "
     "(TOOLSCORE_CACHE_DIR, else $XDG_CACHE_HOME/toolscore).",
 )
+@summary_option
 @input_errors
 def score_command(
     specs_path: str,
@@ -222,6 +224,7 @@ def score_command(
     joined_dir: str | None = None,
     missing: str = "fail",
     no_cache: bool = False,
+    summary_mode: str = "auto",
 ) -> None:
     """Score an outputs file against a cases file under a spec file.
 
@@ -259,37 +262,37 @@ def score_command(
         result = score_files(options, bar)
     finally:
         bar.close()
-    to_stderr = json_target == "-"  # standard output holds the report
-    _print_run(result, to_stderr)
-    _exit_status(result, to_stderr)
+    out = SummaryPrinter(summary_mode, err=json_target == "-")  # stdout may hold the report
+    _print_run(result, out)
+    _exit_status(result, out)
 
 
-def _print_run(result: RunResult, to_stderr: bool) -> None:
-    """The terminal summary of a scored run, and where its results went."""
-    from toolscore.report.terminal import render_summary  # noqa: PLC0415 - rich, when printing
+def _print_run(result: RunResult, out: SummaryPrinter) -> None:
+    """The summary of a scored run (in the view `--summary` chose), and where its results
+    went (plain lines, printed under `--summary none` too)."""
+    if out.view != "none":
+        from toolscore.report.terminal import summary_blocks  # noqa: PLC0415 - when printing
 
-    out = console(err=to_stderr)
-    version = f"{__version__} ({build_kind()})"
-    render_summary(out, result.specs, version, result.summary, result.failures)
+        version = f"{__version__} ({build_kind()})"
+        out.blocks(summary_blocks(result.specs, version, result.summary, result.failures))
     for line in result.earlier:
-        out.print(printable(line), soft_wrap=True)
+        out.line(line)
     if result.run_id is not None:
-        out.print(f"saved as run {result.run_id}")
+        out.line(f"saved as run {result.run_id}")
     if result.html_path:
-        out.print(printable(f"HTML report written to {result.html_path}"), soft_wrap=True)
+        out.line(f"HTML report written to {result.html_path}")
 
 
-def _exit_status(result: RunResult, to_stderr: bool) -> None:
+def _exit_status(result: RunResult, out: SummaryPrinter) -> None:
     """Say why outputs are missing when most are (on stderr), and exit 1 when accuracy is
-    below `--fail-under` or outputs count as missing."""
+    below `--fail-under` or outputs count as missing; these lines are plain in every view."""
     for line in result.likely_causes:
-        console(err=True).print(printable(line), soft_wrap=True)
-    out = console(err=to_stderr)
+        click.echo(printable(line), err=True)
     if result.below_fail_under:
         accuracy = result.summary.accuracy or 0
-        out.print(f"accuracy {accuracy:.4f} is below --fail-under {result.fail_under}")
+        out.line(f"accuracy {accuracy:.4f} is below --fail-under {result.fail_under}")
     if result.missing is not None:
-        out.print(printable(result.missing), soft_wrap=True)
+        out.line(result.missing)
     if result.failing:
         sys.exit(1)
 

@@ -3,7 +3,9 @@ store on the command line.
 
 Each command opens the store, calls one library function and prints its result: tables for
 people, `--json` for machines. A missing store, an unknown run or a bad spec file is one
-line on stderr and exit status 2.
+line on stderr and exit status 2. `show` and `rescore` print a run's summary as `score` does,
+in the view `--summary` chooses; the rich views of `store.terminal` are imported by the
+commands that draw them, so that a plain summary does not load rich.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from toolscore.cli.options import (
     refresh_rubrics_option,
     show_failures_option,
 )
+from toolscore.cli.summary import SummaryPrinter, summary_option
 from toolscore.errors import InputError
+from toolscore.escape import printable
 from toolscore.report.cells import percent
-from toolscore.report.printable import printable
-from toolscore.report.terminal import render_summary
+from toolscore.report.layout import safe_line
+from toolscore.report.terminal import summary_blocks
 from toolscore.specs.loading import SpecSet, load_specs
 from toolscore.store import compare, open_store, spec_diff
 from toolscore.store.database import RunInfo, Store
@@ -35,13 +39,6 @@ from toolscore.store.recovery import recover
 from toolscore.store.report import stored_report_head, stored_specs
 from toolscore.store.rescore import rescore
 from toolscore.store.restore import result_from_json, summary_from_json
-from toolscore.store.terminal import (
-    case_lines,
-    render_changes,
-    render_comparison,
-    run_line,
-    runs_table,
-)
 
 RUN_PREFIX = "run:"
 """`spec-diff run:N NEW` diffs the specs stored with run N."""
@@ -61,6 +58,8 @@ def print_json(value: Any) -> None:
 @input_errors
 def runs_command(limit: int | None, db_path: str | None, as_json: bool) -> None:
     """List the stored runs: id, time, label, spec version and the four metrics."""
+    from toolscore.store.terminal import runs_table  # noqa: PLC0415 - rich
+
     with open_store(db_path, read_only=True) as store:
         runs = store.runs(limit)
     if as_json:
@@ -75,9 +74,15 @@ def runs_command(limit: int | None, db_path: str | None, as_json: bool) -> None:
 @show_failures_option
 @db_option
 @json_option
+@summary_option
 @input_errors
 def show_command(
-    run: str, case_id: str | None, show_failures: int, db_path: str | None, as_json: bool
+    run: str,
+    case_id: str | None,
+    show_failures: int,
+    db_path: str | None,
+    as_json: bool,
+    summary_mode: str = "auto",
 ) -> None:
     """Print a stored run as `score` did (RUN is an id, `latest`, or -N for the N-th newest)."""
     with open_store(db_path, read_only=True) as store:
@@ -89,6 +94,8 @@ def show_command(
             if as_json:
                 print_json(case)
             else:
+                from toolscore.store.terminal import case_lines, run_line  # noqa: PLC0415
+
                 out = console()
                 out.print(run_line(info))
                 for line in case_lines(case):
@@ -97,18 +104,21 @@ def show_command(
         if as_json:
             _write_report(store, info)
         else:
-            _render_run(store, info, show_failures)
+            _render_run(store, info, show_failures, SummaryPrinter(summary_mode))
 
 
-def _render_run(store: Store, info: RunInfo, show_failures: int) -> None:
+def _render_run(store: Store, info: RunInfo, show_failures: int, out: SummaryPrinter) -> None:
+    """A stored run's heading and summary, as `score` printed it (nothing under `none`)."""
+    if out.view == "none":
+        return
     failed = [
         result_from_json(case)
         for case in itertools.islice(store.cases(info.id, failed_only=True), show_failures)
     ]
     summary = summary_from_json(store.summary(info.id))
-    out = console()
-    out.print(run_line(info))
-    render_summary(out, stored_specs(store, info), info.toolscore_version, summary, failed)
+    heading = safe_line(info.heading(), style="bold", soft_wrap=False)
+    specs = stored_specs(store, info)
+    out.blocks([heading, *summary_blocks(specs, info.toolscore_version, summary, failed)])
 
 
 def _write_report(store: Store, info: RunInfo) -> None:
@@ -151,6 +161,7 @@ def _write_report(store: Store, info: RunInfo) -> None:
 )
 @db_option
 @json_option
+@summary_option
 @input_errors
 def rescore_command(
     run: str,
@@ -163,6 +174,7 @@ def rescore_command(
     rubrics_only: bool = False,
     refresh_rubrics: bool = False,
     missing: str | None = None,
+    summary_mode: str = "auto",
 ) -> None:
     """Re-score a stored run's cases and outputs under new specs, rubrics included (judge and
     similarity rubrics reuse the judgments the store keeps); store it as a new run."""
@@ -188,14 +200,14 @@ def rescore_command(
         if as_json:
             print_json({"run": new.to_json(), "rescored_from": old.to_json()})
             return
-        _render_run(store, new, show_failures)
-    console().print(
-        printable(
-            f"accuracy {percent(old.accuracy)} under run {old.id} (specs "
-            f"{old.specs_version or 'unversioned'}) -> {percent(new.accuracy)} under run "
-            f"{new.id} (specs {new.specs_version or 'unversioned'}); `toolscore compare "
-            f"{old.id} {new.id}` lists the cases that flipped"
-        )
+        out = SummaryPrinter(summary_mode)
+        _render_run(store, new, show_failures, out)
+    out.line(
+        f"accuracy {percent(old.accuracy)} under run {old.id} (specs "
+        f"{old.specs_version or 'unversioned'}) -> {percent(new.accuracy)} under run "
+        f"{new.id} (specs {new.specs_version or 'unversioned'}); `toolscore compare "
+        f"{old.id} {new.id}` lists the cases that flipped",
+        fold=True,
     )
 
 
@@ -254,6 +266,8 @@ def compare_command(
     if as_json:
         print_json(comparison.to_json())
     else:
+        from toolscore.store.terminal import render_comparison  # noqa: PLC0415 - rich
+
         render_comparison(console(), comparison, limit)
 
 
@@ -277,6 +291,8 @@ def spec_diff_command(old: str, new: str, db_path: str | None, as_json: bool) ->
             }
         )
         return
+    from toolscore.store.terminal import render_changes  # noqa: PLC0415 - rich
+
     out = console()
     out.print(printable(f"spec-diff {old} ({_label(old_specs)}) -> {new} ({_label(new_specs)})"))
     render_changes(out, changes)

@@ -198,20 +198,19 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 def summary_lines(scored: ScoredFiles) -> list[str]:
     """The metrics of every case in the files (whatever -k selected), as `score` words them."""
-    from toolscore.report.terminal import (  # noqa: PLC0415 - only with a run
-        ignored_keys_line,
-        metric_rows,
-    )
+    from toolscore.report.layout import Table  # noqa: PLC0415 - only with a run
+    from toolscore.report.plain_view import table_lines  # noqa: PLC0415
+    from toolscore.report.terminal import ignored_keys_line, metric_rows  # noqa: PLC0415
 
     summary = scored.summary
-    rows = [("metric", "value", "passed/n", "95% interval"), *metric_rows(summary)]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
     title = f" toolscore: {scored.cases} against {scored.outputs} (specs {scored.specs}) "
-    lines = [title.center(max(len(title) + 6, 78), "=")]
-    for row in rows:
-        cells = [row[0].ljust(widths[0])]
-        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
-        lines.append("  ".join(cells))
+    table = Table(title.center(max(len(title) + 6, 78), "="))
+    table.add_column("metric")
+    for header in ("value", "passed/n", "95% interval"):
+        table.add_column(header, justify="right")
+    for row in metric_rows(summary):
+        table.add_row(*row)
+    lines = table_lines(table)  # as the plain summary of `score` aligns it
     lines.append(f"missed calls (tool cases, no call): {summary.missed_calls}")
     missing = summary.join.missing
     named = f" ({printable(missing.shown())})" if missing.ids else ""
@@ -222,5 +221,5 @@ def summary_lines(scored: ScoredFiles) -> list[str]:
         lines.append(f"outputs with no case (ignored): {summary.unmatched_outputs}{named}")
     ignored = ignored_keys_line(summary)
     if ignored is not None:
-        lines.append(ignored.plain)
+        lines.append(ignored.text)
     return lines

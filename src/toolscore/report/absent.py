@@ -3,27 +3,26 @@ lines without a case, and the cases an agent that did nothing would pass."""
 
 from __future__ import annotations
 
-from rich.text import Text
-
+from toolscore.escape import printable
 from toolscore.inputs.missing import IDS_SHOWN, IdSample
-from toolscore.report.printable import safe_text
+from toolscore.report.layout import Line, safe_line
 from toolscore.scoring.summary import Summary
 
 
-def _ids_row(label: str, sample: IdSample) -> tuple[Text, str, str, str] | None:
+def _ids_row(label: str, sample: IdSample) -> tuple[str, str, str, str] | None:
     """An indented row naming the first ids of `sample` (none when no id was kept)."""
     if not sample.ids:
         return None
-    return safe_text(f"  {label}: {sample.shown()}"), "", "", ""
+    return printable(f"  {label}: {sample.shown()}"), "", "", ""
 
 
-def join_rows(summary: Summary) -> list[tuple[str | Text, str, str, str]]:
+def join_rows(summary: Summary) -> list[tuple[str, str, str, str]]:
     """The metrics table's rows about joining: cases without output (failed, or left out of
     every rate), absent trials, and outputs without case, each with its first ids."""
     join = summary.join
     excluded = join.policy == "exclude"
     label = "missing outputs (left out: --missing exclude)" if excluded else "missing outputs"
-    rows: list[tuple[str | Text, str, str, str] | None] = [
+    rows: list[tuple[str, str, str, str] | None] = [
         (label + (" (failed)" if join.missing.count and not excluded else ""), "",
          str(summary.missing_outputs), ""),
         _ids_row("no output line", join.missing) if join.missing.count else None,
@@ -38,7 +37,7 @@ def join_rows(summary: Summary) -> list[tuple[str | Text, str, str, str]]:
     return [row for row in rows if row is not None]
 
 
-def nothing_lines(summary: Summary, limit: int = IDS_SHOWN) -> list[Text]:
+def nothing_lines(summary: Summary, limit: int = IDS_SHOWN) -> list[Line]:
     """The tool cases the do-nothing baseline passes, as they measure nothing (abstention
     cases aside: doing nothing is their right answer)."""
     tally = summary.baselines.get("nothing")
@@ -46,14 +45,14 @@ def nothing_lines(summary: Summary, limit: int = IDS_SHOWN) -> list[Text]:
         return []
     passes = tally.tool_cases
     lines = [
-        safe_text(
+        safe_line(
             f"Passes without doing anything: {passes.count} tool case"
             f"{'s' if passes.count != 1 else ''} (no call, and under --env the unchanged "
             "initial state, passes them: they measure nothing)",
             style="bold yellow",
         )
     ]
-    lines += [safe_text(f"  {case_id}") for case_id in passes.ids[:limit]]
+    lines += [safe_line(f"  {case_id}") for case_id in passes.ids[:limit]]
     if passes.count > limit:
-        lines.append(Text(f"  ... and {passes.count - limit} more (--json lists them)"))
+        lines.append(Line(f"  ... and {passes.count - limit} more (--json lists them)"))
     return lines

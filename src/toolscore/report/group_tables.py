@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.table import Table
-from rich.text import Text
-
 from toolscore.report.cells import interval, percent, rate_row
-from toolscore.report.printable import safe_text
+from toolscore.report.layout import Block, Table, safe_line
 from toolscore.stats.intervals import Rate
 
 FIRST_FAILED_SHOWN = 10
@@ -21,7 +18,7 @@ def turns_table(block: dict[str, Any]) -> Table:
     its Wilson interval and the one clustered by case, and how many conversations first
     failed at each turn."""
     title = f"Turns ({block['conversations']} conversations)"
-    table = Table(title=title, title_justify="left")
+    table = Table(title)
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("passed/n", justify="right")
@@ -43,11 +40,11 @@ DIFFERING_LISTED = 5
 """Variant groups with differing verdicts the terminal names one by one."""
 
 
-def variants_table(block: dict[str, Any]) -> list[Table | Text]:
+def variants_table(block: dict[str, Any]) -> list[Block]:
     """Variant groups (the summary's `variants` block): the share of groups whose every
     variant passed, the accuracy of each variant label and their spread, and the first
     groups whose verdicts differ, naming the cases that failed."""
-    table = Table(title=f"Variants ({block['groups']} groups)", title_justify="left")
+    table = Table(f"Variants ({block['groups']} groups)", soft_wrap=True)
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("passed/n", justify="right")
@@ -60,10 +57,10 @@ def variants_table(block: dict[str, Any]) -> list[Table | Text]:
         table.add_row("cases without a variant label", "", str(block["unlabelled"]), "")
     if block["spread"] is not None:
         table.add_row("spread (best - worst variant)", percent(block["spread"]), "", "")
-    parts: list[Table | Text] = [table]
+    parts: list[Block] = [table]
     if block["differing"]:
-        parts.append(safe_text(f"Groups whose variants disagree: {block['differing']}"))
+        parts.append(safe_line(f"Groups whose variants disagree: {block['differing']}"))
         for entry in block["differing_groups"][:DIFFERING_LISTED]:
             failed = ", ".join(entry["failed"])
-            parts.append(safe_text(f"  {entry['group']}: failed {failed}", style="red"))
+            parts.append(safe_line(f"  {entry['group']}: failed {failed}", style="red"))
     return parts

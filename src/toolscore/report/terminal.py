@@ -1,4 +1,8 @@
-"""The readable summary of a scoring run, rendered with rich for a terminal."""
+"""The readable summary of a scoring run: what it shows, as `report.layout`'s neutral tables
+and lines; `report.rich_view` draws them for a terminal, `report.plain_view` as plain text.
+
+This is the one place that decides what the summary says; it imports no rich, so that a
+summary written to a pipe or a file (or none at all) never loads it."""
 
 from __future__ import annotations
 
@@ -6,23 +10,22 @@ import itertools
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from toolscore.core.diagnosis import mismatch_line
 from toolscore.core.model import CaseResult
+from toolscore.escape import printable
 from toolscore.report.absent import join_rows, nothing_lines
 from toolscore.report.cells import interval, percent, rate_row
 from toolscore.report.group_tables import turns_table, variants_table
+from toolscore.report.layout import Block, Line, Table, safe_line
 from toolscore.report.lenient import lenient_rules
-from toolscore.report.printable import printable, safe_text
 from toolscore.scoring.summary import Summary
 from toolscore.scoring.tallies import OutcomeTally, Tally
 from toolscore.specs.loading import SpecSet
 from toolscore.stats.intervals import Rate, wilson
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from toolscore.rubrics.summary import RubricTally
 
 LINES_PER_CASE = 20
@@ -30,20 +33,21 @@ LINES_PER_CASE = 20
 counted, and the report JSON keeps every one."""
 
 
-def provenance(specs: SpecSet, version: str, cases: int) -> Text:
+def provenance(specs: SpecSet, version: str, cases: int) -> Line:
     """One line naming the scorer, the spec set and how many cases were scored."""
     label = specs.version or "unversioned"
     digest = specs.sha256[:12] if specs.sha256 else "-"
     if specs.version_from_sha:  # tool definitions without a version label
         label = "from its sha256, no label"
-    return safe_text(
+    return safe_line(
         f"toolscore {version} · specs {specs.source} (version {label}, sha256 {digest}) · "
         f"{cases} cases",
         style="bold",
+        soft_wrap=False,
     )
 
 
-def critical_line(summary: Summary) -> Text | None:
+def critical_line(summary: Summary) -> Line | None:
     """The forbidden calls of the run, first and in bold red: the critical failures, with
     the share of cases that made any (95% interval) and the tools they called; None when
     no call was forbidden."""
@@ -54,7 +58,7 @@ def critical_line(summary: Summary) -> Text | None:
     calls = f"{forbidden.calls} forbidden call{'s' if forbidden.calls != 1 else ''}"
     cases = f"{forbidden.cases} case{'s' if forbidden.cases != 1 else ''}"
     tools = ", ".join(f"{name} x{count}" for name, count in forbidden.per_tool.most_common())
-    return safe_text(
+    return safe_line(
         f"critical failures: {calls} in {cases} (rate {percent(rate.value)} of "
         f"{rate.n} cases, 95% interval {interval(wilson(rate.passed, rate.n))}; {tools})",
         style="bold red",
@@ -65,7 +69,7 @@ LENIENT_LINES = 12
 """Lenient rules printed before the rest are only counted (the report JSON lists them all)."""
 
 
-def relaxations(specs: SpecSet) -> Text:
+def relaxations(specs: SpecSet) -> Line:
     """The relaxations in force and the lenient rules, each with its reason (every report
     lists them). A spec set without tools stands in for a stored run's specs: its rules are
     unknown, so only its relaxations are listed."""
@@ -89,7 +93,7 @@ def relaxations(specs: SpecSet) -> Text:
                     f"  ... and {len(lenient) - LENIENT_LINES} more, all listed under "
                     "lenient_rules in the report JSON (--json)"
                 )
-    return Text("\n".join(lines))
+    return Line("\n".join(lines), soft_wrap=False)
 
 
 def metric_rows(summary: Summary) -> list[tuple[str, str, str, str]]:
@@ -106,7 +110,7 @@ def metric_rows(summary: Summary) -> list[tuple[str, str, str, str]]:
 def metrics_table(summary: Summary) -> Table:
     """The four metrics with their denominators and 95% intervals (Wilson; clustered too
     under `--cluster-by`), and the counts beside them."""
-    table = Table(title="Metrics", title_justify="left")
+    table = Table("Metrics")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("passed/n", justify="right")
@@ -119,7 +123,7 @@ def metrics_table(summary: Summary) -> Table:
             clustered.low, clustered.high
         )  # fmt: skip
         table.add_row(
-            safe_text(f"  clustered by {clustered.field} ({clustered.clusters} clusters)"),
+            printable(f"  clustered by {clustered.field} ({clustered.clusters} clusters)"),
             "", "", interval(bounds),
         )  # fmt: skip
     for row in metrics:
@@ -148,7 +152,7 @@ def call_rates_table(summary: Summary) -> Table | None:
     if summary.call_rates is None:
         return None
     rates = summary.call_rates.rates()
-    table = Table(title="Call error rates (lower is better)", title_justify="left")
+    table = Table("Call error rates (lower is better)")
     table.add_column("rate")
     table.add_column("value", justify="right")
     table.add_column("calls/n", justify="right")
@@ -169,7 +173,7 @@ def partial_table(summary: Summary) -> Table | None:
     partial = summary.partial
     if partial is None:
         return None
-    table = Table(title=f"Partial credit ({partial['cases']} cases)", title_justify="left")
+    table = Table(f"Partial credit ({partial['cases']} cases)")
     table.add_column("measure")
     table.add_column("micro", justify="right")
     table.add_column("macro", justify="right")
@@ -190,7 +194,7 @@ def efficiency_table(summary: Summary) -> Table | None:
     efficiency = summary.efficiency
     if efficiency is None:
         return None
-    table = Table(title="Efficiency (lower is better)", title_justify="left")
+    table = Table("Efficiency (lower is better)")
     table.add_column("measure")
     table.add_column("value", justify="right")
     table.add_row("extra calls (left unpaired)", str(efficiency["extra"]))
@@ -205,7 +209,7 @@ def efficiency_table(summary: Summary) -> Table | None:
         if retries.get("excused"):
             table.add_row("  of which excused by a relaxation", str(retries["excused"]))
         for tool, count in sorted(retries.get("per_tool", {}).items())[:MAX_RETRY_TOOLS]:
-            table.add_row(safe_text(f"  retried {tool}"), str(count))
+            table.add_row(printable(f"  retried {tool}"), str(count))
     return table
 
 
@@ -230,7 +234,7 @@ IGNORED_KEYS_SHOWN = 12
 """Ignored keys the terminal names before it only counts the rest (the report JSON has all)."""
 
 
-def ignored_keys_line(summary: Summary) -> Text | None:
+def ignored_keys_line(summary: Summary) -> Line | None:
     """The outputs lines' keys that no reader uses, most common first, with how many lines
     had each; None when every key was read."""
     if not summary.ignored_keys:
@@ -239,13 +243,13 @@ def ignored_keys_line(summary: Summary) -> Text | None:
     shown = ", ".join(f"{key} ({count})" for key, count in ranked[:IGNORED_KEYS_SHOWN])
     rest = len(ranked) - IGNORED_KEYS_SHOWN
     more = f", and {rest} more (ignored_keys in the report JSON)" if rest > 0 else ""
-    return safe_text(f"Outputs keys no reader uses, ignored (lines with each): {shown}{more}")
+    return safe_line(f"Outputs keys no reader uses, ignored (lines with each): {shown}{more}")
 
 
 def baselines_table(summary: Summary) -> Table:
     """The rules beside exact JSON, global lower-casing and doing nothing, with where they
     disagree."""
-    table = Table(title="Scorers side by side", title_justify="left")
+    table = Table("Scorers side by side")
     for column in ("scorer", "passed", "accuracy", "95% interval", "disagrees with rules"):
         table.add_column(column, justify="left" if column == "scorer" else "right")
     table.add_row(
@@ -271,7 +275,7 @@ def outcomes_table(outcomes: OutcomeTally) -> Table:
     """State accuracy beside call accuracy, and where the two disagree (a run that judged no
     state, as one without `--env`, judged required outputs alone: its title says so)."""
     what = "calls replayed against the store" if outcomes.state_n else "required outputs"
-    table = Table(title=f"Outcomes ({what})", title_justify="left")
+    table = Table(f"Outcomes ({what})")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("passed/n", justify="right")
@@ -295,13 +299,13 @@ def state_checks_table(outcomes: OutcomeTally, limit: int = STATE_CHECK_ROWS) ->
         return None
     failing = outcomes.most_failed(limit=len(rates))
     listed = [*failing, *((name, rate) for name, rate in rates.items() if rate.passed == rate.n)]
-    table = Table(title="State checks (failing most first)", title_justify="left")
+    table = Table("State checks (failing most first)")
     table.add_column("check")
     table.add_column("pass rate", justify="right")
     table.add_column("passed/n", justify="right")
     table.add_column("95% interval", justify="right")
     for name, rate in listed[:limit]:
-        table.add_row(safe_text(name), *rate_row("", rate)[1:])
+        table.add_row(printable(name), *rate_row("", rate)[1:])
     if len(listed) > limit:
         table.add_row(f"... {len(listed) - limit} more checks", "", "", "")
     return table
@@ -314,7 +318,7 @@ RUBRIC_ROWS = 20
 def rubrics_table(tally: RubricTally) -> Table:
     """Rubric results per rubric and per tool.argument: texts scored, mean score, pass rate
     with its 95% interval, and how many could not be scored."""
-    table = Table(title="Rubrics (apart from the call score)", title_justify="left")
+    table = Table("Rubrics (apart from the call score)")
     for column in (
         "rubric / argument",
         "scored",
@@ -330,7 +334,7 @@ def rubrics_table(tally: RubricTally) -> Table:
         mean = "-" if stats.mean is None else f"{stats.mean:.3f}"
         rate = Rate(stats.passed, stats.n)
         table.add_row(
-            safe_text(label), str(stats.n), mean, f"{percent(rate.value)} ({rate.passed}/{rate.n})",
+            printable(label), str(stats.n), mean, f"{percent(rate.value)} ({rate.passed}/{rate.n})",
             interval(wilson(rate.passed, rate.n)), str(sum(stats.unscored.values())),
         )  # fmt: skip
     notes = []
@@ -364,7 +368,7 @@ def trials_table(block: dict[str, Any]) -> Table:
     n, missing = block["n"], block["missing_trials"]
     title = f"Trials ({n} per case, {block['cases']} cases"
     title += f"; {missing} missing, counted as failures)" if missing else ")"
-    table = Table(title=title, title_justify="left")
+    table = Table(title)
     table.add_column("k", justify="right")
     sides = [(name, block[name]) for name in ("calls", "state") if block.get(name)]
     for name, _ in sides:
@@ -417,7 +421,7 @@ def worst_table(title: str, tallies: dict[str, Tally], limit: int = 5) -> Table 
             item[0],
         )
     )
-    table = Table(title=title, title_justify="left")
+    table = Table(title)
     for column in ("name", "passed", "failed", "extra", "most common codes"):
         table.add_column(
             column, justify="left" if column in ("name", "most common codes") else "right"
@@ -425,7 +429,7 @@ def worst_table(title: str, tallies: dict[str, Tally], limit: int = 5) -> Table 
     for name, tally in failing[:limit]:
         codes = ", ".join(f"{code} x{count}" for code, count in tally.codes.most_common(3))
         table.add_row(
-            safe_text(name), str(tally.passed), str(tally.failed), str(tally.extra or ""), codes
+            printable(name), str(tally.passed), str(tally.failed), str(tally.extra or ""), codes
         )
     return table
 
@@ -482,12 +486,12 @@ def _turn_lines(result: CaseResult) -> Iterable[str]:
     yield from (mismatch_line(m) for m in result.mismatches[in_turns:])
 
 
-def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
+def failures(results: Sequence[CaseResult], total_failed: int) -> list[Line]:
     """The first failing cases with the mismatches that decided them, a line each."""
     if not results:
         return []
-    lines: list[Text] = [
-        Text(f"Failing cases (first {len(results)} of {total_failed}):", style="bold")
+    lines: list[Line] = [
+        Line(f"Failing cases (first {len(results)} of {total_failed}):", style="bold")
     ]
     for result in results:
         plan = "" if result.plan is None else f" (plan {result.plan})"
@@ -497,9 +501,48 @@ def failures(results: Sequence[CaseResult], total_failed: int) -> list[Text]:
         if result.first_failed_turn is not None:
             calls += f" (first at turn {result.first_failed_turn})"
         calls += case_partial(result)
-        lines.append(safe_text(f"  {result.id}{trial}{plan}{missing}: {calls}", style="red"))
-        lines += [Text("    " + line) for line in case_detail(result)]
+        lines.append(safe_line(f"  {result.id}{trial}{plan}{missing}: {calls}", style="red"))
+        lines += [Line("    " + detail) for detail in case_detail(result)]
     return lines
+
+
+def summary_blocks(
+    specs: SpecSet,
+    version: str,
+    summary: Summary,
+    failed: Sequence[CaseResult],
+) -> list[Block]:
+    """The whole readable summary of a run, in order: what each view prints."""
+    blocks: list[Block | None] = [
+        critical_line(summary),
+        provenance(specs, version, summary.cases),
+        relaxations(specs),
+        metrics_table(summary),
+        call_rates_table(summary),
+        partial_table(summary),
+        efficiency_table(summary),
+        ignored_keys_line(summary),
+        baselines_table(summary),
+        *nothing_lines(summary),
+    ]
+    if summary.outcomes is not None:
+        blocks += [outcomes_table(summary.outcomes), state_checks_table(summary.outcomes)]
+    if summary.rubrics is not None:
+        blocks.append(rubrics_table(summary.rubrics))
+        blocks += [Line(unscored) for unscored in rubric_unscored_lines(summary.rubrics)]
+    if summary.trials is not None:
+        blocks.append(trials_table(summary.trials.to_json()))
+    if summary.turns is not None:
+        blocks.append(turns_table(summary.turns))
+    if summary.variants is not None:
+        blocks += variants_table(summary.variants)
+    blocks += [
+        worst_table("Weakest tools", summary.per_tool),
+        worst_table("Weakest arguments", summary.per_argument),
+    ]
+    # Long values stay whole, for copying.
+    blocks += failures(failed, len(failed) if summary.outcomes else summary.cases - summary.passed)
+    return [block for block in blocks if block is not None]
 
 
 def render_summary(
@@ -509,48 +552,7 @@ def render_summary(
     summary: Summary,
     failed: Sequence[CaseResult],
 ) -> None:
-    """Print the whole readable summary of a run."""
-    critical = critical_line(summary)
-    if critical is not None:
-        console.print(critical, soft_wrap=True)
-    console.print(provenance(specs, version, summary.cases))
-    console.print(relaxations(specs))
-    console.print(metrics_table(summary))
-    call_rates = call_rates_table(summary)
-    if call_rates is not None:
-        console.print(call_rates)
-    for closeness in (partial_table(summary), efficiency_table(summary)):
-        if closeness is not None:
-            console.print(closeness)
-    ignored = ignored_keys_line(summary)
-    if ignored is not None:
-        console.print(ignored, soft_wrap=True)
-    console.print(baselines_table(summary))
-    for passes in nothing_lines(summary):
-        console.print(passes, soft_wrap=True)
-    if summary.outcomes is not None:
-        console.print(outcomes_table(summary.outcomes))
-        checks = state_checks_table(summary.outcomes)
-        if checks is not None:
-            console.print(checks)
-    if summary.rubrics is not None:
-        console.print(rubrics_table(summary.rubrics))
-        for unscored in rubric_unscored_lines(summary.rubrics):
-            console.print(Text(unscored), soft_wrap=True)
-    if summary.trials is not None:
-        console.print(trials_table(summary.trials.to_json()))
-    if summary.turns is not None:
-        console.print(turns_table(summary.turns))
-    if summary.variants is not None:
-        for part in variants_table(summary.variants):
-            console.print(part, soft_wrap=True)
-    for table in (
-        worst_table("Weakest tools", summary.per_tool),
-        worst_table("Weakest arguments", summary.per_argument),
-    ):
-        if table is not None:
-            console.print(table)
-    for line in failures(
-        failed, len(failed) if summary.outcomes else summary.cases - summary.passed
-    ):
-        console.print(line, soft_wrap=True)  # long values stay whole, for copying
+    """Print the whole readable summary of a run on a rich console (the tables' view)."""
+    from toolscore.report.rich_view import print_blocks  # noqa: PLC0415 - rich, when drawn
+
+    print_blocks(console, summary_blocks(specs, version, summary, failed))

@@ -69,6 +69,19 @@ class RunInfo:
         """The run as `toolscore runs --json` lists it."""
         return asdict(self)
 
+    def heading(self) -> str:
+        """One line naming the run: id, time, label, git revision, what it re-scored, and
+        its inputs (raw: a view makes it printable)."""
+        parts = [f"run {self.id}", self.created]
+        if self.label:
+            parts.append(f"label {self.label!r}")
+        if self.git_revision:
+            parts.append(f"git {self.git_revision[:12]}")
+        if self.rescored_from is not None:
+            parts.append(f"re-scored from run {self.rescored_from}")
+        parts.append(f"cases {self.cases_path}, outputs {self.outputs_path}")
+        return " · ".join(parts)
+
     def spec_stand_in(self) -> SpecSet:
         """A spec set with this run's provenance and relaxations but no tools: what the
         terminal report prints about specs, without parsing the stored spec file."""

@@ -23,16 +23,8 @@ from toolscore.store.specdiff import Change
 
 
 def run_line(run: RunInfo) -> Text:
-    """One line naming a stored run: id, time, label, git revision, and what it re-scored."""
-    parts = [f"run {run.id}", run.created]
-    if run.label:
-        parts.append(f"label {run.label!r}")
-    if run.git_revision:
-        parts.append(f"git {run.git_revision[:12]}")
-    if run.rescored_from is not None:
-        parts.append(f"re-scored from run {run.rescored_from}")
-    parts.append(f"cases {run.cases_path}, outputs {run.outputs_path}")
-    return safe_text(" · ".join(parts), style="bold")
+    """One line naming a stored run (`RunInfo.heading`), in bold."""
+    return safe_text(run.heading(), style="bold")
 
 
 def runs_table(runs: Sequence[RunInfo]) -> Table:
