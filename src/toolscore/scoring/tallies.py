@@ -34,6 +34,13 @@ def accuracy_json(passed: int, cases: int) -> dict[str, Any]:
     }
 
 
+def empty_counter() -> Counter[str]:
+    """A new, empty Counter, made without `Counter.__init__` (a Python-level call to
+    `update`): a summary makes one per tool and argument it meets, which on a file with a
+    tool per case (BFCL's) is several per case, and most stay empty."""
+    return Counter.__new__(Counter)
+
+
 @dataclass
 class Tally:
     """Pass/fail counts and mismatch codes for one tool or one argument."""
@@ -41,7 +48,7 @@ class Tally:
     passed: int = 0
     failed: int = 0
     extra: int = 0
-    codes: Counter[str] = field(default_factory=Counter)
+    codes: Counter[str] = field(default_factory=empty_counter)
 
     def merge(self, other: Tally) -> None:
         """Add another tally's counts to this one."""
@@ -56,8 +63,8 @@ class Tally:
         data: dict[str, Any] = {"passed": self.passed, "failed": self.failed}
         if self.extra:
             data["extra"] = self.extra
-        codes = self.codes.most_common(top) if self.codes else ()
-        data["top_codes"] = [[code, count] for code, count in codes]
+        codes = self.codes
+        data["top_codes"] = [[code, n] for code, n in codes.most_common(top)] if codes else []
         data["ci95"] = interval_json(self.passed, self.passed + self.failed)
         return data
 
