@@ -368,7 +368,28 @@ def argument_count(
         return 0 if expected is produced or owner.ignore_missing else 1
     if plain and expected is not None and produced is not None and type(expected) not in _MARKERS:
         return 0 if rule.judge(expected, produced) is None else 1
+    if type(expected) is AnyOf and rule.compared:
+        return _any_of_count(rule, expected, produced)
     return sum(1 for _ in iter_mismatches(rule, expected, produced, (), False))
+
+
+def _any_of_count(rule: Rule, alternatives: AnyOf, produced: Any) -> int:
+    """`_any_of`'s count (0 when some alternative equals `produced`, else 1), without its
+    generators for the alternatives a scalar rule judges: BFCL's cases give most optional
+    arguments as `$any`, so matching and diagnosis take this step for most of their pairs."""
+    scalar, judges_null = rule.scalar, rule.judges_null
+    for alternative in alternatives:
+        if alternative is OMITTED:
+            continue  # the argument is present: its omission is not what happened
+        if not scalar or type(alternative) in _MARKERS:
+            if next(iter_mismatches(rule, alternative, produced, (), False), None) is None:
+                return 0
+        elif (alternative is None or produced is None) and not judges_null:
+            if alternative is produced:
+                return 0
+        elif rule.judge(alternative, produced) is None:
+            return 0
+    return 1
 
 
 def accepted_keys(rule: Rule, expected: Any) -> frozenset[Any] | None:
