@@ -370,7 +370,28 @@ def argument_count(
         return 0 if rule.judge(expected, produced) is None else 1
     if type(expected) is AnyOf and rule.compared:
         return _any_of_count(rule, expected, produced)
+    if type(rule) is ListRule and type(expected) is list and type(produced) is list:
+        return _list_count(rule, expected, produced)
     return sum(1 for _ in iter_mismatches(rule, expected, produced, (), False))
+
+
+def _list_count(rule: ListRule, expected: list[Any], produced: list[Any]) -> int:
+    """`_list`'s count for two lists, without a generator per item where an ordered list's
+    items are plain values a scalar rule judges (BFCL's arrays of numbers and names)."""
+    if not rule.ordered or not rule.compared:
+        return sum(1 for _ in iter_mismatches(rule, expected, produced, (), False))
+    items = rule.items
+    count = 0
+    if items.scalar and items.compared:
+        for e, p in zip(expected, produced, strict=False):
+            if e is not None and p is not None and type(e) not in _MARKERS:
+                count += items.judge(e, p) is not None
+            else:
+                count += sum(1 for _ in iter_mismatches(items, e, p, (), False))
+    else:
+        for e, p in zip(expected, produced, strict=False):
+            count += sum(1 for _ in iter_mismatches(items, e, p, (), False))
+    return count + (len(expected) != len(produced))
 
 
 def _any_of_count(rule: Rule, alternatives: AnyOf, produced: Any) -> int:
