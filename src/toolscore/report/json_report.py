@@ -50,11 +50,17 @@ def plain(value: Any, markers: bool = False) -> Any:
     return value
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""The types `plain` returns unchanged, whatever `markers` says."""
+
+
 def safe_value(value: Any, markers: bool = False) -> Any:
     """`plain(value, markers)`, or its short rendering when it is nested too deep to write as
     JSON (an agent can send anything; the report must still be written)."""
     try:
-        converted = plain(value, markers)
+        # `plain` leaves a scalar as it is; orjson may still refuse it (a lone surrogate, an
+        # integer beyond 64 bits).
+        converted = value if type(value) in _SCALARS else plain(value, markers)
         orjson.dumps(converted)
     except (orjson.JSONEncodeError, RecursionError):
         return {"$unwritable": show(value)}

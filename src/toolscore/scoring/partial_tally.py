@@ -4,6 +4,7 @@ cases' rates, so that the tally takes constant memory and merges across workers.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,11 +17,19 @@ from toolscore.stats.intervals import normal_interval, ratio, rounded
 def micro_json(matched: int, expected: int, produced: int) -> dict[str, float | None]:
     """Precision matched / produced, recall matched / expected and F1 2·matched /
     (expected + produced), each None when its denominator is 0, rounded as rates are."""
-    return {
-        "precision": rounded(ratio(matched, produced)),
-        "recall": rounded(ratio(matched, expected)),
-        "f1": rounded(ratio(2 * matched, expected + produced)),
-    }
+    precision, recall, f1 = _micro(matched, expected, produced)
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+@functools.lru_cache(maxsize=4096)
+def _micro(matched: int, expected: int, produced: int) -> tuple[float | None, ...]:
+    """`micro_json`'s three figures, computed once per count: the summary's per-tool rows
+    repeat a few small counts (1, 1, 1 above all) once per tool."""
+    return (
+        rounded(ratio(matched, produced)),
+        rounded(ratio(matched, expected)),
+        rounded(ratio(2 * matched, expected + produced)),
+    )
 
 
 def macro_interval(total: float, squares: float, n: int) -> list[float] | None:
@@ -32,6 +41,19 @@ def macro_interval(total: float, squares: float, n: int) -> list[float] | None:
     variance = max(0.0, (squares - total * mean) / (n - 1))
     low, high = normal_interval(mean, math.sqrt(variance / n))
     return [round(low, 4), round(high, 4)]
+
+
+def _tool_json(matched: int, expected: int, produced: int) -> dict[str, Any]:
+    """One tool's row of the `partial` block: its counts and their micro rates."""
+    precision, recall, f1 = _micro(matched, expected, produced)
+    return {
+        "matched": matched,
+        "expected": expected,
+        "produced": produced,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+    }
 
 
 @dataclass
@@ -157,10 +179,7 @@ class PartialTally:
                 "macro_ci95": macro_interval(sums[k], sums[k + 3], n),
             }
         data["cases"] = n
-        data["per_tool"] = {
-            tool: {"matched": m, "expected": e, "produced": p, **micro_json(m, e, p)}
-            for tool, (m, e, p) in sorted(self.per_tool.items())
-        }
+        data["per_tool"] = {tool: _tool_json(*row) for tool, row in sorted(self.per_tool.items())}
         return data
 
     def efficiency_json(self) -> dict[str, Any]:

@@ -34,6 +34,13 @@ def accuracy_json(passed: int, cases: int) -> dict[str, Any]:
     }
 
 
+def empty_counter() -> Counter[str]:
+    """A new, empty Counter, made without `Counter.__init__` (a Python-level call to
+    `update`): a summary makes one per tool and argument it meets, which on a file with a
+    tool per case (BFCL's) is several per case, and most stay empty."""
+    return Counter.__new__(Counter)
+
+
 @dataclass
 class Tally:
     """Pass/fail counts and mismatch codes for one tool or one argument."""
@@ -41,7 +48,7 @@ class Tally:
     passed: int = 0
     failed: int = 0
     extra: int = 0
-    codes: Counter[str] = field(default_factory=Counter)
+    codes: Counter[str] = field(default_factory=empty_counter)
 
     def merge(self, other: Tally) -> None:
         """Add another tally's counts to this one."""
@@ -53,12 +60,20 @@ class Tally:
     def to_json(self, top: int = 3) -> dict[str, Any]:
         """Counts, the most common mismatch codes, and the 95% interval of the pass rate
         passed / (passed + failed)."""
-        data: dict[str, Any] = {"passed": self.passed, "failed": self.failed}
+        passed, failed = self.passed, self.failed
+        if not self.extra and not self.codes:  # most tallies of a run: built in one go
+            return {
+                "passed": passed,
+                "failed": failed,
+                "top_codes": [],
+                "ci95": interval_json(passed, passed + failed),
+            }
+        data: dict[str, Any] = {"passed": passed, "failed": failed}
         if self.extra:
             data["extra"] = self.extra
-        codes = self.codes.most_common(top) if self.codes else ()
-        data["top_codes"] = [[code, count] for code, count in codes]
-        data["ci95"] = interval_json(self.passed, self.passed + self.failed)
+        codes = self.codes
+        data["top_codes"] = [[code, n] for code, n in codes.most_common(top)] if codes else []
+        data["ci95"] = interval_json(passed, passed + failed)
         return data
 
 

@@ -184,6 +184,11 @@ class IntegerRule(_CoercingRule):
     kind: ClassVar[str] = "integer"
     expects: ClassVar[str] = "an integer"
 
+    def judge(self, expected: Any, produced: Any) -> Verdict:
+        if type(expected) is int and type(produced) is int:  # the commonest pair (no bool)
+            return None if expected == produced else unequal(expected, produced, "")
+        return _CoercingRule.judge(self, expected, produced)
+
     def convert(self, value: Any) -> Any:
         return _coerce_integer(value, self.coerce)
 
