@@ -2,9 +2,12 @@
 
 An environment is the `environment` block of a spec file. Its database (a `.sql` script or a
 SQLite file) is read once into an in-memory image that every replay copies, so the user's
-file is only ever opened read-only. Its tools module is the user's own code, imported by
-`environment_common` (what this kind shares with `documents`) only when the user named an
-environment. `load_environment` picks the kind.
+file is only ever opened read-only. The image is the one copy of the initial state that the
+environment keeps: its rows are read from it when a comparison needs them (`StoredTables`),
+and a store's load holds at most two copies of it at once (the image and the database it is
+read from), so that a replay's memory is bounded by a few times the store's size. Its tools
+module is the user's own code, imported by `environment_common` (what this kind shares with
+`documents`) only when the user named an environment. `load_environment` picks the kind.
 """
 
 from __future__ import annotations
@@ -49,10 +52,10 @@ from toolscore.state.size import (
 from toolscore.state.snapshot import (
     Ignore,
     Snapshot,
+    StoredTables,
     TableShape,
     read_shapes,
     schema_version,
-    take_snapshot,
 )
 
 __all__ = [
@@ -104,8 +107,11 @@ class Environment(EnvironmentBase):
     image: bytes
     """The initial database, serialised; every replay opens a private copy of it."""
     schema_version: int
+    schema: tuple[tuple[str, str], ...]
+    """Each object of the initial schema: its type and its SQL (`touched` reads it)."""
     shapes: Mapping[str, TableShape]
     initial: Snapshot
+    """The initial state, its rows read from `image` when asked for (`StoredTables`)."""
     ignore: Ignore
     foreign_keys: bool
     max_size_mb: int
@@ -187,28 +193,30 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
     shared = shared_fields(config, base_dir, source, fail)
 
     database = base_dir / config["database"]
-    template = _template(database, source, max_size_mb)
+    template, image = _template(database, source, max_size_mb)
     try:
-        image = without_wal(template.serialize())
+        if image is None:
+            image = without_wal(template.serialize())
         if len(image) > max_size_mb * MB:
             size = f"{len(image) / MB:,.1f} MB"
             raise fail("max_size_mb", f"the database {database} holds {size}, over the cap "
                                       f"of {max_size_mb} MB: raise max_size_mb")  # fmt: skip
         ignore = _ignore(config.get("ignore", {}), read_shapes(template, Ignore()), fail)
         shapes = read_shapes(template, ignore)
-        initial = take_snapshot(template, shapes.values())
         version = schema_version(template)
+        schema = template.execute("SELECT type, coalesce(sql, '') FROM sqlite_schema").fetchall()
         settings = size_settings(template, max_size_mb)
     finally:
         template.close()
     return Environment(
         **shared,
         database=database,
-        database_sha256=hashlib.sha256(database.read_bytes()).hexdigest(),
+        database_sha256=_sha256(database),
         image=image,
         schema_version=version,
+        schema=tuple(schema),
         shapes=shapes,
-        initial=initial,
+        initial=Snapshot(StoredTables(shapes, _image_reader(image))),
         ignore=ignore,
         foreign_keys=foreign_keys,
         max_size_mb=max_size_mb,
@@ -216,13 +224,17 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
     )
 
 
-def _template(path: Path, source: str, max_size_mb: int) -> sqlite3.Connection:
+def _template(
+    path: Path, source: str, max_size_mb: int
+) -> tuple[sqlite3.Connection, bytes | None]:
     """The initial database in memory, built from a SQL script (under the size cap, as a
-    replay is) or copied from a SQLite file."""
+    replay is) or copied from a SQLite file; and its image when the file itself is that
+    image (a file at rest: then nothing serializes the database again)."""
     field = "environment.database"
     if not path.is_file():
         raise InputError(source, f"no such file: {path}", field=field)
     template = sqlite3.connect(":memory:")
+    image = None
     try:
         if path.suffix.lower() == ".sql":
             (page_size,) = template.execute("PRAGMA page_size").fetchone()
@@ -230,11 +242,32 @@ def _template(path: Path, source: str, max_size_mb: int) -> sqlite3.Connection:
             cap_length(template, max_size_mb)
             _run_script(template, path, source, max_size_mb)
         else:
-            _copy_database(template, path, source)
+            image = _copy_database(template, path, source)
     except BaseException:
         template.close()
         raise
-    return template
+    return template, image
+
+
+def _sha256(path: Path) -> str:
+    """The file's sha256, read in chunks (never the whole file in memory at once)."""
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def _image_reader(image: bytes) -> Callable[[TableShape], list[tuple[Any, ...]]]:
+    """Reads a table's compared rows from a copy of `image` made for the read and freed after
+    it: what the initial state's `StoredTables` asks for."""
+
+    def read(shape: TableShape) -> list[tuple[Any, ...]]:
+        db = sqlite3.connect(":memory:")
+        try:
+            db.deserialize(image)
+            return db.execute(shape.select).fetchall()
+        finally:
+            db.close()
+
+    return read
 
 
 def _run_script(db: sqlite3.Connection, path: Path, source: str, max_size_mb: int) -> None:
@@ -278,20 +311,23 @@ def _statements(text: str) -> Iterator[tuple[int, str]]:
         yield start, "".join(buffer)
 
 
-def _copy_database(db: sqlite3.Connection, path: Path, source: str) -> None:
-    """Copy a SQLite file into `db` without writing to it or beside it.
+def _copy_database(db: sqlite3.Connection, path: Path, source: str) -> bytes | None:
+    """Copy a SQLite file into `db` without writing to it or beside it; return the image
+    read, when the file was read as one (None: the database must be serialized).
 
-    A file at rest is read as bytes and loaded into memory. When a `-wal` or `-journal` file
-    lies beside it, another connection has changes in flight: SQLite itself reads them then,
-    from a read-only connection.
+    A file at rest is read as bytes and loaded into memory: those bytes are the image. When a
+    `-wal` or `-journal` file lies beside it, another connection has changes in flight:
+    SQLite itself reads them then, from a read-only connection.
     """
-    content = path.read_bytes()
-    if not content.startswith(_SQLITE_MAGIC):
+    with path.open("rb") as file:
+        magic = file.read(len(_SQLITE_MAGIC))
+    if magic != _SQLITE_MAGIC:
         raise InputError(
             source,
             f"{path} is not a SQLite database (use a .sql script or a SQLite file)",
             field="environment.database",
         )
+    image = None
     try:
         if any(path.with_name(path.name + s).exists() for s in ("-wal", "-journal")):
             uri = f"file:{quote_uri(str(path.resolve()))}?mode=ro"
@@ -301,12 +337,14 @@ def _copy_database(db: sqlite3.Connection, path: Path, source: str) -> None:
             finally:
                 original.close()
         else:
-            db.deserialize(without_wal(content))
+            image = without_wal(path.read_bytes())
+            db.deserialize(image)
         db.execute("SELECT count(*) FROM sqlite_schema").fetchone()
     except sqlite3.Error as error:
         raise InputError(
             source, f"cannot read the database {path}: {error}", field="environment.database"
         ) from None
+    return image
 
 
 def without_wal(image: bytes) -> bytes:
