@@ -204,7 +204,10 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
     shared = shared_fields(config, base_dir, source, fail)
 
     database = base_dir / config["database"]
-    folder = new_folder()
+    try:
+        folder = new_folder()
+    except OSError as error:
+        raise fail("database", f"cannot make a folder for the replays' copy: {error}") from None
     try:
         image = folder / "initial.db"
         sha256 = build_image(database, image, source, max_size_mb)
