@@ -25,12 +25,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolscore import Case, parse_case, parse_specs
+from toolscore import Case, SpecSet, parse_case, parse_specs
 from toolscore.errors import InputError
 from toolscore.inputs.outputs import parse_output
 from toolscore.state import Environment, check_state, load_environment
 from toolscore.state import image as image_module
-from toolscore.state.snapshot import StoredTables, take_snapshot
+from toolscore.state.snapshot import StoredTables, TableState, take_snapshot
 from toolscore.state.touched import full_copies, workspace
 from toolscore.state.verdict import same_image
 
@@ -54,7 +54,7 @@ def borrow(db, book_id, member):
     db.execute("UPDATE books SET available = available - 1 WHERE book_id = ?", (book_id,))
     db.execute("INSERT INTO loans VALUES (?, ?)", (book_id, member))
 """
-SPECS = parse_specs(
+SPECS: SpecSet = parse_specs(
     {
         "tools": {
             "find_book": {"args": {"book_id": "exact"}},
@@ -62,7 +62,7 @@ SPECS = parse_specs(
         }
     },
     "tools.yaml",
-)[0]
+)[0]  # type: ignore[assignment]
 PADDING = "x" * 60
 
 
@@ -102,6 +102,19 @@ def load(folder: Path, database: Path, **config: Any) -> Environment:
     return env
 
 
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tables whose rows are read from a stored state from now on, in order."""
+    reads: list[str] = []
+    real = StoredTables.__getitem__
+
+    def counted(tables: StoredTables, name: str) -> TableState:
+        reads.append(name)
+        return real(tables, name)
+
+    monkeypatch.setattr(StoredTables, "__getitem__", counted)
+    return reads
+
+
 def python_peak(action: Callable[[], Any]) -> int:
     """The most bytes Python held at once while `action` ran (above what it held before)."""
     gc.collect()
@@ -137,9 +150,7 @@ def test_the_initial_state_reads_its_rows_only_when_asked(
 ) -> None:
     env = load(tmp_path, sqlite_store(tmp_path, 50))
     assert isinstance(env.initial.tables, StoredTables)
-    reads: list[str] = []
-    real = StoredTables.__getitem__
-    monkeypatch.setattr(StoredTables, "__getitem__", lambda s, n: reads.append(n) or real(s, n))
+    reads = count_reads(monkeypatch)
     assert "books" in env.initial.tables
     assert "nothing" not in env.initial.tables
     assert list(env.initial.tables) == ["books", "loans"]
@@ -211,9 +222,7 @@ def test_a_replay_in_place_reads_no_whole_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = load(tmp_path, sqlite_store(tmp_path, 2_000))
-    reads: list[str] = []
-    real = StoredTables.__getitem__
-    monkeypatch.setattr(StoredTables, "__getitem__", lambda s, n: reads.append(n) or real(s, n))
+    reads = count_reads(monkeypatch)
     verdicts, statements = traced_replay(env)
     assert verdicts == [True, False, False, True]
     assert statements, "the trace saw nothing: the test would pass whatever ran"
