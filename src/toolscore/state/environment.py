@@ -1,21 +1,23 @@
 """Load a state environment: the initial SQLite database and the tools' implementations.
 
 An environment is the `environment` block of a spec file. Its database (a `.sql` script or a
-SQLite file) is read once into an in-memory image that every replay copies, so the user's
-file is only ever opened read-only. Its tools module is the user's own code, imported by
-`environment_common` (what this kind shares with `documents`) only when the user named an
-environment. `load_environment` picks the kind.
+SQLite file) is read once into a private image that every replay copies into memory, so the
+user's file is only ever opened read-only (`image`: the image is a file of toolscore's own,
+and the environment holds no copy of the store in memory; the initial state's rows are read
+from it when a comparison needs them, `StoredTables`). Its tools module is the user's own
+code, imported by `environment_common` (what this kind shares with `documents`) only when the
+user named an environment. `load_environment` picks the kind.
 """
 
 from __future__ import annotations
 
-import hashlib
+import shutil
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
-from urllib.parse import quote as quote_uri
 
 from toolscore.core.values import show, suggest
 from toolscore.errors import InputError
@@ -36,23 +38,31 @@ from toolscore.state.environment_common import (
 )
 from toolscore.state.errors_policy import POLICY_KEYS, ErrorPolicy
 from toolscore.state.guard import ReplayConnection, guard
+from toolscore.state.image import (
+    build_image,
+    copy_into,
+    new_folder,
+    open_image,
+    read_rows,
+    remove_when_freed,
+    without_wal,
+)
 from toolscore.state.limits import PROGRESS_STEPS, watch
 from toolscore.state.outputs import OPTION_KEYS, output_option
 from toolscore.state.size import (
     DEFAULT_MAX_SIZE_MB,
     MB,
     cap_length,
-    oversize,
     size_problem,
     size_settings,
 )
 from toolscore.state.snapshot import (
     Ignore,
     Snapshot,
+    StoredTables,
     TableShape,
     read_shapes,
     schema_version,
-    take_snapshot,
 )
 
 __all__ = [
@@ -92,7 +102,6 @@ SQLITE_KEYS = (
 KINDS = ("sqlite", "documents")
 NO_POLICY = ErrorPolicy()
 """Today's behaviour: a call that raises is rolled back; no result is an error."""
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True, kw_only=True)
@@ -101,11 +110,14 @@ class Environment(EnvironmentBase):
 
     database: Path
     database_sha256: str
-    image: bytes
-    """The initial database, serialised; every replay opens a private copy of it."""
+    image_path: Path
+    """The initial database, a private file that every replay copies (`image`)."""
     schema_version: int
+    schema: tuple[tuple[str, str], ...]
+    """Each object of the initial schema: its type and its SQL (`touched` reads it)."""
     shapes: Mapping[str, TableShape]
     initial: Snapshot
+    """The initial state, its rows read from the image when asked for (`StoredTables`)."""
     ignore: Ignore
     foreign_keys: bool
     max_size_mb: int
@@ -123,11 +135,16 @@ class Environment(EnvironmentBase):
         (`guard`: it reaches no file), capped (`size`: it holds at most `max_size_mb`) and
         watched (`limits`: its statements can be stopped)."""
         db = sqlite3.connect(":memory:", factory=factory)
-        db.deserialize(self.image)
+        copy_into(self.image_path, db)
         guard(db, *self.size_settings, *(["PRAGMA foreign_keys = ON"] if self.foreign_keys else []))
         cap_length(db, self.max_size_mb)
         db.set_progress_handler(watch, PROGRESS_STEPS)
         return db
+
+    @property
+    def image(self) -> bytes:
+        """The initial database, serialised (read from its file: a copy each time)."""
+        return self.image_path.read_bytes()
 
     def describe(self) -> dict[str, Any]:
         """Provenance for reports: the database and its hash, the tools module, the rules."""
@@ -187,131 +204,46 @@ def load_sqlite(config: Mapping[str, Any], base_dir: Path, source: str) -> Envir
     shared = shared_fields(config, base_dir, source, fail)
 
     database = base_dir / config["database"]
-    template = _template(database, source, max_size_mb)
     try:
-        image = without_wal(template.serialize())
-        if len(image) > max_size_mb * MB:
-            size = f"{len(image) / MB:,.1f} MB"
+        folder = new_folder()
+    except OSError as error:
+        raise fail("database", f"cannot make a folder for the replays' copy: {error}") from None
+    try:
+        image = folder / "initial.db"
+        sha256 = build_image(database, image, source, max_size_mb)
+        if image.stat().st_size > max_size_mb * MB:
+            size = f"{image.stat().st_size / MB:,.1f} MB"
             raise fail("max_size_mb", f"the database {database} holds {size}, over the cap "
                                       f"of {max_size_mb} MB: raise max_size_mb")  # fmt: skip
-        ignore = _ignore(config.get("ignore", {}), read_shapes(template, Ignore()), fail)
-        shapes = read_shapes(template, ignore)
-        initial = take_snapshot(template, shapes.values())
-        version = schema_version(template)
-        settings = size_settings(template, max_size_mb)
-    finally:
-        template.close()
-    return Environment(
+        template = open_image(image)
+        try:
+            ignore = _ignore(config.get("ignore", {}), read_shapes(template, Ignore()), fail)
+            shapes = read_shapes(template, ignore)
+            version = schema_version(template)
+            read = template.execute("SELECT type, coalesce(sql, '') FROM sqlite_schema")
+            schema = tuple(read.fetchall())
+            settings = size_settings(template, max_size_mb)
+        finally:
+            template.close()
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    env = Environment(
         **shared,
         database=database,
-        database_sha256=hashlib.sha256(database.read_bytes()).hexdigest(),
-        image=image,
+        database_sha256=sha256,
+        image_path=image,
         schema_version=version,
+        schema=schema,
         shapes=shapes,
-        initial=initial,
+        initial=Snapshot(StoredTables(shapes, partial(read_rows, image))),
         ignore=ignore,
         foreign_keys=foreign_keys,
         max_size_mb=max_size_mb,
         size_settings=settings,
     )
-
-
-def _template(path: Path, source: str, max_size_mb: int) -> sqlite3.Connection:
-    """The initial database in memory, built from a SQL script (under the size cap, as a
-    replay is) or copied from a SQLite file."""
-    field = "environment.database"
-    if not path.is_file():
-        raise InputError(source, f"no such file: {path}", field=field)
-    template = sqlite3.connect(":memory:")
-    try:
-        if path.suffix.lower() == ".sql":
-            (page_size,) = template.execute("PRAGMA page_size").fetchone()
-            template.execute(f"PRAGMA max_page_count = {max_size_mb * MB // page_size}")
-            cap_length(template, max_size_mb)
-            _run_script(template, path, source, max_size_mb)
-        else:
-            _copy_database(template, path, source)
-    except BaseException:
-        template.close()
-        raise
-    return template
-
-
-def _run_script(db: sqlite3.Connection, path: Path, source: str, max_size_mb: int) -> None:
-    """Run a SQL script statement by statement, so that an error names its line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(
-            source, f"cannot read {path}: {error}", field="environment.database"
-        ) from None
-    for start, statement in _statements(text):
-        try:
-            db.executescript(statement)
-        except sqlite3.Error as error:
-            first = statement.strip().splitlines()[0]
-            cap = (
-                f", over the cap of {max_size_mb} MB: raise max_size_mb" if oversize(error) else ""
-            )
-            raise InputError(
-                str(path),
-                f"{error} (in the statement {show(first)}){cap}",
-                line=start,
-                field="environment.database",
-            ) from None
-
-
-def _statements(text: str) -> Iterator[tuple[int, str]]:
-    """Complete SQL statements with the line each starts on; a trailing fragment last."""
-    buffer: list[str] = []
-    start = 1
-    for number, line in enumerate(text.splitlines(keepends=True), 1):
-        if not buffer:
-            if not line.strip() or line.lstrip().startswith("--"):
-                continue
-            start = number
-        buffer.append(line)
-        if ";" in line and sqlite3.complete_statement("".join(buffer)):
-            yield start, "".join(buffer)
-            buffer = []
-    if buffer:
-        yield start, "".join(buffer)
-
-
-def _copy_database(db: sqlite3.Connection, path: Path, source: str) -> None:
-    """Copy a SQLite file into `db` without writing to it or beside it.
-
-    A file at rest is read as bytes and loaded into memory. When a `-wal` or `-journal` file
-    lies beside it, another connection has changes in flight: SQLite itself reads them then,
-    from a read-only connection.
-    """
-    content = path.read_bytes()
-    if not content.startswith(_SQLITE_MAGIC):
-        raise InputError(
-            source,
-            f"{path} is not a SQLite database (use a .sql script or a SQLite file)",
-            field="environment.database",
-        )
-    try:
-        if any(path.with_name(path.name + s).exists() for s in ("-wal", "-journal")):
-            uri = f"file:{quote_uri(str(path.resolve()))}?mode=ro"
-            original = sqlite3.connect(uri, uri=True)
-            try:
-                original.backup(db)
-            finally:
-                original.close()
-        else:
-            db.deserialize(without_wal(content))
-        db.execute("SELECT count(*) FROM sqlite_schema").fetchone()
-    except sqlite3.Error as error:
-        raise InputError(
-            source, f"cannot read the database {path}: {error}", field="environment.database"
-        ) from None
-
-
-def without_wal(image: bytes) -> bytes:
-    """A database image marked for a rollback journal: in memory there is no WAL."""
-    return image[:18] + b"\x01\x01" + image[20:] if image[18:20] == b"\x02\x02" else image
+    remove_when_freed(env, folder)
+    return env
 
 
 def _ignore(

@@ -9,6 +9,7 @@ array stands for text holding that JSON.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,28 +17,29 @@ import orjson
 
 from toolscore.core.values import show, suggest
 from toolscore.state.replay import Fail
-from toolscore.state.snapshot import Ignore, Snapshot, TableShape, TableState
+from toolscore.state.snapshot import Ignore, Snapshot, TableShape, TableState, table_shape
 
 GOAL_FORMS = 'either "plan" or a mapping of table names to lists of rows'
 
 
 def annotated_goal(node: Any, start: Snapshot, ignore: Ignore, fail: Fail) -> Snapshot:
-    """The goal snapshot: the start state with the listed tables replaced by their rows."""
+    """The goal snapshot: the start state with the listed tables replaced by their rows (the
+    other tables are the start's own, not read here: a stored start reads them when used)."""
     if not isinstance(node, Mapping) or not node:
         raise fail("goal_state", f"must be {GOAL_FORMS}")
-    tables = dict(start.tables)
+    tables: dict[str, TableState] = {}
     for name, rows in node.items():
         where = f"goal_state.{name}"
-        state = start.tables.get(name)
-        if state is None:
+        shape = table_shape(start, name)
+        if shape is None:
             if name in ignore.tables:
                 raise fail(where, f"the environment ignores table {name!r} ('*')")
             hint = suggest(str(name), list(start.tables))
             raise fail(where, f"no table {name!r} in the database{hint}")
         if not isinstance(rows, list):
             raise fail(where, "must be a list of row objects (every row the table must hold)")
-        tables[name] = TableState(state.shape, _rows(rows, state.shape, where, fail))
-    return Snapshot(tables)
+        tables[name] = TableState(shape, _rows(rows, shape, where, fail))
+    return Snapshot(ChainMap(tables, start.tables))  # type: ignore[arg-type]
 
 
 def _rows(rows: list[Any], shape: TableShape, where: str, fail: Fail) -> list[tuple[Any, ...]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import orjson
@@ -85,6 +85,44 @@ class Snapshot(NamedTuple):
             ]
             for name, state in sorted(self.tables.items())
         }
+
+
+class StoredTables(Mapping[str, TableState]):
+    """The tables of a state that SQLite keeps, not Python: each table's rows are read when
+    the table is asked for, and not kept, so that holding the state costs no row in memory
+    (the environment's initial state: a million rows held as tuples weigh four times the
+    store). Which tables there are, and their shapes, are known without reading a row."""
+
+    __slots__ = ("_read", "shapes")
+
+    def __init__(
+        self, shapes: Mapping[str, TableShape], read: Callable[[TableShape], list[tuple[Any, ...]]]
+    ) -> None:
+        self.shapes = shapes
+        self._read = read
+
+    def __getitem__(self, name: str) -> TableState:
+        shape = self.shapes[name]
+        return TableState(shape, self._read(shape))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.shapes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.shapes)
+
+    def __len__(self) -> int:
+        return len(self.shapes)
+
+
+def table_shape(snapshot: Snapshot, name: str) -> TableShape | None:
+    """The shape of a table of `snapshot`, or None when it has none by that name (a stored
+    state tells it without reading the table's rows)."""
+    tables = snapshot.tables
+    if isinstance(tables, StoredTables):
+        return tables.shapes.get(name)
+    state = tables.get(name)
+    return None if state is None else state.shape
 
 
 def quote(name: str) -> str:

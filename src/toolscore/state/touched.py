@@ -497,23 +497,16 @@ def workspace(env: Environment) -> Workspace | None:
 
 def _eligible(env: Environment) -> Workspace | None:
     """A workspace when the schema lets the capture see every change (the module docstring)."""
-    db = sqlite3.connect(":memory:")
-    try:
-        db.deserialize(env.image)
-        schema = db.execute("SELECT type, coalesce(sql, '') FROM sqlite_schema").fetchall()
-        if any(
-            kind == "trigger" or sql.upper().startswith("CREATE VIRTUAL") for kind, sql in schema
-        ):
+    schema = env.schema
+    if any(kind == "trigger" or sql.upper().startswith("CREATE VIRTUAL") for kind, sql in schema):
+        return None
+    if any(_DEFERRED.search(sql) for _, sql in schema):
+        return None
+    rowids: dict[str, str] = {}
+    for shape in env.shapes.values():
+        if shape.residue.counts is None:  # WITHOUT ROWID, or every rowid name shadowed
             return None
-        if any(_DEFERRED.search(sql) for _, sql in schema):
-            return None
-        rowids: dict[str, str] = {}
-        for shape in env.shapes.values():
-            if shape.residue.counts is None:  # WITHOUT ROWID, or every rowid name shadowed
-                return None
-            rowids[shape.name] = next(
-                a for a in ("rowid", "_rowid_", "oid") if a not in shape.all_columns
-            )
-    finally:
-        db.close()
+        rowids[shape.name] = next(
+            a for a in ("rowid", "_rowid_", "oid") if a not in shape.all_columns
+        )
     return Workspace(env, rowids)

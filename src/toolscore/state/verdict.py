@@ -366,10 +366,8 @@ def _annotation_on_copies(
     """`_against_annotation` on private full copies of the initial database."""
     db, ctx = start(env, case, fail)
     try:
-        if "setup" in case.extra:
-            start_image, initial = db.serialize(), snapshot(env, db)
-        else:
-            start_image, initial = env.image, env.initial
+        start_image = db.serialize()
+        initial = snapshot(env, db) if "setup" in case.extra else env.initial
         goal = annotated_goal(node, initial, env.ignore, fail)
         outcomes = run_calls(env, db, ctx, calls)
         final = initial if same_image(start_image, db.serialize()) else snapshot(env, db)
