@@ -67,11 +67,11 @@ LEAN_RUNNER = HERE / "lean_runner.py"
 MIXES = (upper_case, ints_as_floats, extra_call, missing_call, reversed_calls)
 SAMPLE = 0.1
 """Seconds of work in one timed in-process sample (several runs over the same file)."""
-IN_PROCESS_TARGETS = {False: 3.0, True: 1.5}
+IN_PROCESS_TARGETS = {False: 1.5, True: 1.0}
 """In process, by output set (perturbed or not): toolscore's speed over BFCL's, at least."""
 END_TO_END_CATEGORIES = ("simple_python", "multiple", "parallel")
 """The categories the end-to-end targets name (parallel_multiple is measured, not targeted)."""
-END_TO_END_TARGETS = {False: 0.5, True: 2.0}
+END_TO_END_TARGETS = {False: 1.0, True: 2.0}
 """End to end, by size (replicated or not): toolscore's speed over BFCL's, at least."""
 BUILD_PROBE = (
     "import toolscore; "
