@@ -117,15 +117,14 @@ def _made(
     response object's shape; an input error when the line says it twice, or not at all
     while holding keys no reader uses."""
     from toolscore.inputs.formats.hints import response_error, unknown_line  # noqa: PLC0415
-    from toolscore.inputs.formats.replies import reply_shape  # noqa: PLC0415
 
     found = [key for key in ("calls", "stream", "turns") if data.get(key) is not None]
     if has_transcript(data):
         found.append(next(key for key in TRANSCRIPT_KEYS if data.get(key) is not None))
-    shape = reply_shape(data.get("response"))
+    shape = _reply_shape(data.get("response"))
     if shape is not None:
         found.append("response")
-    merged = reply_shape(data) if unknown else None  # an object has fields beside LINE_KEYS
+    merged = _reply_shape(data) if unknown else None  # an object has fields beside LINE_KEYS
     if merged is not None:
         found.append("")
         shape = merged
