@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -334,6 +335,29 @@ def test_env_with_workers_gives_the_same_report(tmp_path: Path) -> None:
     assert run(*env_args("--json", str(one))).exit_code == 0
     assert run(*env_args("--json", str(two), "--workers", "2")).exit_code == 0
     assert one.read_bytes() == two.read_bytes()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_store_holding_text_not_in_utf8_is_one_input_error(tmp_path: Path, workers: str) -> None:
+    """Python reads such text as an OperationalError; taken for the agent's failed SQL it
+    would fail a case, and uncaught it was a traceback. It is the store's: exit 2, no report."""
+    folder = tmp_path / "env"
+    shutil.copytree(ENV_EXAMPLE, folder)
+    db = sqlite3.connect(folder / "store.db")
+    db.executescript((folder / "store.sql").read_text(encoding="utf-8"))
+    db.execute("UPDATE orders SET customer_id = CAST(X'41ff42' AS TEXT) WHERE rowid = 2")
+    db.commit()
+    db.close()
+    spec = folder / "tools.yaml"
+    spec.write_text(spec.read_text().replace("store.sql", "store.db"), encoding="utf-8")
+    report = tmp_path / "r.json"
+    line = one_error_line(
+        run(*score_args(folder, "--env", "--json", str(report), "--workers", workers))
+    )
+    assert line.startswith(f"toolscore: error: {spec}: environment.database: case "), line
+    assert "a table holds text that is not UTF-8" in line
+    assert "column 'customer_id'" in line
+    assert not report.exists()
 
 
 def test_env_from_a_file_and_its_errors(tmp_path: Path) -> None:

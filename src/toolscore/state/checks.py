@@ -23,7 +23,7 @@ from toolscore.state.goal import cell
 from toolscore.state.guard import trusted
 from toolscore.state.pointer_diff import parse_pointer
 from toolscore.state.replay import Fail
-from toolscore.state.snapshot import jsonable, quote, same
+from toolscore.state.snapshot import jsonable, quote, read_all, same
 
 DOCUMENT_TESTS = ("equals", "in", "absent", "matches")
 """The tests a check of a documents environment may make (exactly one per check)."""
@@ -237,7 +237,7 @@ def _sqlite_check_result(db: sqlite3.Connection, check: StateCheck, typed: bool)
             check.name, False, f"{place}: expected {check.expected} row(s), found {count}"
         )
     assert check.column is not None
-    rows = db.execute(f"SELECT {quote(check.column)} {source} LIMIT 2", values).fetchall()
+    rows = read_all(db, f"SELECT {quote(check.column)} {source} LIMIT 2", values)
     if len(rows) != 1:
         count = db.execute(f"SELECT count(*) {source}", values).fetchone()[0] if rows else 0
         return CheckResult(

@@ -31,7 +31,7 @@ from urllib.parse import quote as quote_uri
 from toolscore.core.values import show
 from toolscore.errors import InputError
 from toolscore.state.size import MB, cap_length, oversize
-from toolscore.state.snapshot import TableShape
+from toolscore.state.snapshot import UNDECODABLE, TableShape, read_all
 
 FIELD = "environment.database"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -105,7 +105,7 @@ def read_rows(path: Path, shape: TableShape) -> list[tuple[Any, ...]]:
     """Every compared row of one table of the image (`StoredTables` asks)."""
     image = open_image(path)
     try:
-        return image.execute(shape.select).fetchall()
+        return read_all(image, shape.select)
     finally:
         image.close()
 
@@ -155,6 +155,9 @@ def _copy_database(path: Path, target: Path, source: str) -> str:
     return digest
 
 
+_NOT_UTF8 = "its schema is not UTF-8 text"
+
+
 def _check_pages(path: Path) -> str | None:
     """SQLite's first complaint about the pages of the database at `path` (`quick_check`,
     in C: about half a second for a million rows), or None. The rows are read only when a
@@ -162,8 +165,14 @@ def _check_pages(path: Path) -> str | None:
     a case later."""
     image = open_image(path)
     try:
-        image.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        image.execute("SELECT name, tbl_name, sql FROM sqlite_schema").fetchall()
         (first,) = image.execute("PRAGMA quick_check(1)").fetchone()
+    except sqlite3.OperationalError as error:
+        if not str(error).startswith(UNDECODABLE):
+            raise
+        return _NOT_UTF8
+    except UnicodeDecodeError:  # SQLite's complaint quotes the damaged schema
+        return _NOT_UTF8
     finally:
         image.close()
     return None if first == "ok" else " ".join(str(first).split())

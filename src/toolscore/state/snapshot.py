@@ -188,11 +188,32 @@ def _residue_sql(table: str, columns: tuple[str, ...], rowid: str | None) -> Res
     )
 
 
+UNDECODABLE = "Could not decode to UTF-8"
+"""The start of Python's complaint about stored text that is not UTF-8."""
+
+
+class NotUtf8Error(Exception):
+    """A table holds text that is not UTF-8 (a damaged store, or a tool that wrote bytes as
+    text): no comparison can read it, and it is no agent's doing."""
+
+
+def read_all(
+    db: sqlite3.Connection, sql: str, parameters: tuple[Any, ...] = ()
+) -> list[tuple[Any, ...]]:
+    """Every row that `sql` (a SELECT) gives. Python reports text that is not UTF-8 as an
+    `OperationalError`, which a replay would take for a failed statement of the agent's; it
+    is raised here as `NotUtf8Error`."""
+    try:
+        return db.execute(sql, parameters).fetchall()
+    except sqlite3.OperationalError as error:
+        if str(error).startswith(UNDECODABLE):
+            raise NotUtf8Error(str(error)) from None
+        raise
+
+
 def take_snapshot(db: sqlite3.Connection, shapes: Iterable[TableShape]) -> Snapshot:
     """Read every compared row of the given tables."""
-    return Snapshot(
-        {shape.name: TableState(shape, db.execute(shape.select).fetchall()) for shape in shapes}
-    )
+    return Snapshot({shape.name: TableState(shape, read_all(db, shape.select)) for shape in shapes})
 
 
 def residues(
@@ -223,17 +244,17 @@ def _table_residues(
     db: sqlite3.Connection, sql: ResidueSql, width: int
 ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     if sql.counts is None:
-        return db.execute(sql.pairs).fetchall(), db.execute(sql.orphans).fetchall()
+        return read_all(db, sql.pairs), read_all(db, sql.orphans)
     final: list[tuple[Any, ...]] = []
     goal: list[tuple[Any, ...]] = []
-    for row in db.execute(sql.pairs):
+    for row in read_all(db, sql.pairs):
         final.append(row[:width])
         if row[width]:
             goal.append(row[width + 1 :])
     in_final, in_goal = db.execute(sql.counts).fetchone()
     partnered = in_final - (len(final) - len(goal))
     if in_goal > partnered:
-        goal.extend(db.execute(sql.orphans).fetchall())
+        goal.extend(read_all(db, sql.orphans))
     return final, goal
 
 

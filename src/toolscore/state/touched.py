@@ -37,7 +37,7 @@ from typing import Any
 from toolscore.core.model import Case
 from toolscore.state.environment import Environment, ToolContext
 from toolscore.state.guard import Guard, ReplayConnection, trusted
-from toolscore.state.snapshot import Snapshot, TableShape, TableState, quote
+from toolscore.state.snapshot import Snapshot, TableShape, TableState, quote, read_all
 
 TOUCHED = "toolscore_touched"
 """The temporary table of (table number, rowid) pairs that the capture triggers fill."""
@@ -422,11 +422,11 @@ class CaseRun:
                 shape = space.tables[number]
                 touched[shape.name] = {
                     row[0]: row[2:] if row[1] else None
-                    for row in db.execute(space.reads[shape.name], (number,))
+                    for row in read_all(db, space.reads[shape.name], (number,))
                 }
             full = Snapshot(
                 {
-                    s.name: TableState(s, db.execute(s.select).fetchall())
+                    s.name: TableState(s, read_all(db, s.select))
                     for s in space.tables
                     if whole is True or (whole and s.name in whole)
                 }
@@ -447,7 +447,7 @@ class CaseRun:
     ) -> Iterator[tuple[int, tuple[Any, ...]]]:
         rowid = self.space.rowids[shape.name]
         sql = f"{shape.select.replace(' FROM ', f', {rowid} FROM ', 1)} WHERE {rowid} {where}"
-        for row in self.db.execute(sql, parameters):
+        for row in read_all(self.db, sql, parameters):
             yield row[-1], row[:-1]
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from toolscore.core.answers import NO_CALLS, RequiredOutput, ScoredCalls, case_required_outputs
 from toolscore.core.model import MISSING, Call, Case
+from toolscore.errors import InputError
 from toolscore.state.checks import (
     CheckResult,
     StateCheck,
@@ -58,7 +59,13 @@ from toolscore.state.replay import (
     snapshot,
     start,
 )
-from toolscore.state.snapshot import Snapshot, residues, schema_version, state_hash
+from toolscore.state.snapshot import (
+    NotUtf8Error,
+    Snapshot,
+    residues,
+    schema_version,
+    state_hash,
+)
 from toolscore.state.touched import NeedsFullCopy, Workspace, residue_states, workspace
 from toolscore.stats.records import fields_json
 
@@ -247,6 +254,14 @@ def check_state(
                 verdict = _against_annotation(env, case, calls, node, fail)
             if checks:
                 verdict = _with_checks(verdict, *_checked(env, case, calls, checks, fail))
+    except NotUtf8Error as error:
+        assert isinstance(env, Environment)  # documents are JSON: they hold no bytes
+        raise InputError(
+            env.source,
+            f"case {case.id!r}: a table holds text that is not UTF-8 (from the database "
+            f"{env.database}, or written by a tool), which no state can be compared on: {error}",
+            field="environment.database",
+        ) from None
     except ReplayStoppedError as stop:
         not_judged = failed_checks(checks_node, f"not judged: replay stopped at {stop}")
         stopped = StateVerdict(
