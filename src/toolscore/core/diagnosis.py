@@ -532,7 +532,7 @@ COUNT_TABLE_FROM = 64 * 64
 """Pairs of one tool from which `_pair_counts` counts mismatches an argument at a time
 (`mismatch_counts`, a NumPy table). Walking each pair costs as little up to about 400 pairs
 and at most 1.5x more up to here, while NumPy's import costs 50-100 ms once per process: at
-4,096 pairs the table repays it after about 36 such cases; at 25, where it was used before,
+4,096 pairs the table repays it after about 40 such cases; at 25, where it was used before,
 never (bench/count_table.py, bench/RESULTS.md). BFCL's parallel files, whose cases hold up
 to a few dozen pairs, then never import NumPy."""
 
